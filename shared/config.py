@@ -1,0 +1,213 @@
+"""Configuration: read from the environment once, validated completely before any port is bound.
+
+:func:`load_config` is the only reader of environment variables in the project. Every refusal
+raises :class:`~shared.errors.ConfigError` with one line naming the variable and the rule.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Final, Literal, TypeVar
+
+import msgspec
+
+from shared.errors import ConfigError
+
+Backend = Literal["postgres", "embedded", "s3"]
+Provider = Literal["bedrock", "openai", "local"]
+
+PROVIDERS: Final[tuple[Provider, ...]] = ("bedrock", "openai", "local")
+DEFAULT_DATA_DIR: Final = Path.home() / ".local" / "share" / "mcp-memory"
+
+
+class ProviderDefaults(msgspec.Struct, frozen=True, kw_only=True):
+    model: str
+    dim: int
+    min_similarity: float
+
+
+PROVIDER_DEFAULTS: Final[dict[Provider, ProviderDefaults]] = {
+    "bedrock": ProviderDefaults(model="amazon.titan-embed-text-v2:0", dim=1024, min_similarity=0.1),
+    "openai": ProviderDefaults(model="text-embedding-3-small", dim=1536, min_similarity=0.1),
+    # Calibrated for all-MiniLM-L6-v2 (see README, "Calibrating the relevance floor").
+    "local": ProviderDefaults(model="all-MiniLM-L6-v2", dim=384, min_similarity=0.25),
+}
+
+
+class Config(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything both processes read from their environment, already validated."""
+
+    backend: Backend
+    database_url: str | None = None
+    data_dir: Path | None = None
+    vector_bucket: str | None = None
+    vector_index: str = "memories"
+    state_bucket: str | None = None
+    aws_region: str = "ap-northeast-2"
+    aws_endpoint_url: str | None = None
+    knowledge_base_id: str | None = None
+    embedding_provider: Provider = "bedrock"
+    embedding_model: str
+    embedding_dim: int
+    embedding_base_url: str | None = None
+    embedding_api_key: str | None = None
+    recall_min_similarity: float
+    port: int = 3000
+    mcp_api_key: str | None = None
+    stats_flush_ms: int = 30_000
+    stats_compact_threshold: int = 20
+    metrics_port: int = 9300
+    fold_interval_s: float = 15.0
+    gc_interval_s: float = 300.0
+
+
+T = TypeVar("T")
+
+
+class _Env:
+    """Trimmed reads where blank counts as unset, with typed casts that name the variable."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+
+    def text(self, name: str) -> str | None:
+        value = self._environ.get(name, "").strip()
+        return value or None
+
+    def cast(self, name: str, parse: Callable[[str], T], default: T, rule: str) -> T:
+        raw = self.text(name)
+        if raw is None:
+            return default
+        try:
+            return parse(raw)
+        except ValueError:
+            raise ConfigError(f"{name} must be {rule}, got {raw!r}") from None
+
+
+def _positive_int(raw: str) -> int:
+    value = int(raw)
+    if value <= 0:
+        raise ValueError(raw)
+    return value
+
+
+def _port(raw: str) -> int:
+    value = int(raw)
+    if not 0 < value < 65536:
+        raise ValueError(raw)
+    return value
+
+
+def _positive_float(raw: str) -> float:
+    value = float(raw)
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(raw)
+    return value
+
+
+def _similarity_floor(raw: str) -> float:
+    value = float(raw)
+    # Zero admits every hit, and confidence is a multiple of the floor: everything would be HIGH.
+    if not math.isfinite(value) or not 0 < value <= 1:
+        raise ValueError(raw)
+    return value
+
+
+def _choose_backend(env: _Env, *, local: bool) -> Backend:
+    if local:
+        if env.text("DATABASE_URL"):
+            raise ConfigError(
+                "--local runs its own embedded database; unset DATABASE_URL or drop --local"
+            )
+        return "embedded"
+    if env.text("DATABASE_URL"):
+        return "postgres"
+    vector_bucket, state_bucket = env.text("VECTOR_BUCKET"), env.text("STATE_BUCKET")
+    if vector_bucket is None and state_bucket is None:
+        raise ConfigError(
+            "no storage is configured: set DATABASE_URL for PostgreSQL, or VECTOR_BUCKET and "
+            "STATE_BUCKET for S3, or run with --local for the embedded database"
+        )
+    if vector_bucket is None:
+        raise ConfigError("VECTOR_BUCKET is required when STATE_BUCKET is set (S3 backend)")
+    if state_bucket is None:
+        raise ConfigError("STATE_BUCKET is required when VECTOR_BUCKET is set (S3 backend)")
+    return "s3"
+
+
+def _choose_provider(env: _Env, *, local: bool) -> Provider:
+    raw = env.text("EMBEDDING_PROVIDER")
+    if raw is None:
+        return "local" if local else "bedrock"
+    if raw not in PROVIDERS:
+        raise ConfigError(f"EMBEDDING_PROVIDER must be one of bedrock, openai or local, got {raw!r}")
+    return raw  # type: ignore[return-value]
+
+
+def load_config(
+    environ: Mapping[str, str], *, local: bool = False, data_dir: Path | None = None
+) -> Config:
+    """Validate the whole environment; the first broken rule raises ConfigError.
+
+    Args:
+        environ: the process environment (tests pass a dict).
+        local: ``--local`` was given: use the embedded PostgreSQL in ``data_dir`` and, unless
+            EMBEDDING_PROVIDER says otherwise, the local embedding model.
+        data_dir: where the embedded database lives; defaults to ~/.local/share/mcp-memory.
+    """
+    env = _Env(environ)
+    port = env.cast("PORT", _port, 3000, "an integer between 1 and 65535")
+    backend = _choose_backend(env, local=local)
+    provider = _choose_provider(env, local=local)
+    defaults = PROVIDER_DEFAULTS[provider]
+    base_url = env.text("EMBEDDING_BASE_URL")
+    api_key = env.text("EMBEDDING_API_KEY")
+    if provider == "openai":
+        if base_url is None:
+            raise ConfigError("EMBEDDING_BASE_URL is required when EMBEDDING_PROVIDER=openai")
+        if api_key is None:
+            raise ConfigError("EMBEDDING_API_KEY is required when EMBEDDING_PROVIDER=openai")
+        base_url = base_url.rstrip("/")
+    else:
+        base_url, api_key = None, None
+    s3 = backend == "s3"
+    return Config(
+        backend=backend,
+        database_url=env.text("DATABASE_URL") if backend == "postgres" else None,
+        data_dir=(data_dir or DEFAULT_DATA_DIR) if backend == "embedded" else None,
+        vector_bucket=env.text("VECTOR_BUCKET") if s3 else None,
+        vector_index=env.text("VECTOR_INDEX") or "memories",
+        state_bucket=env.text("STATE_BUCKET") if s3 else None,
+        aws_region=env.text("AWS_REGION") or "ap-northeast-2",
+        aws_endpoint_url=env.text("AWS_ENDPOINT_URL"),
+        knowledge_base_id=env.text("KNOWLEDGE_BASE_ID"),
+        embedding_provider=provider,
+        embedding_model=env.text("EMBEDDING_MODEL") or defaults.model,
+        embedding_dim=env.cast("EMBEDDING_DIM", _positive_int, defaults.dim, "a positive integer"),
+        embedding_base_url=base_url,
+        embedding_api_key=api_key,
+        recall_min_similarity=env.cast(
+            "RECALL_MIN_SIMILARITY",
+            _similarity_floor,
+            defaults.min_similarity,
+            "a number greater than 0 and at most 1",
+        ),
+        port=port,
+        mcp_api_key=env.text("MCP_API_KEY"),
+        stats_flush_ms=env.cast("STATS_FLUSH_MS", _positive_int, 30_000, "a positive integer"),
+        stats_compact_threshold=env.cast(
+            "STATS_COMPACT_THRESHOLD", _positive_int, 20, "a positive integer"
+        ),
+        metrics_port=env.cast("METRICS_PORT", _port, 9300, "an integer between 1 and 65535"),
+        fold_interval_s=env.cast(
+            "COMPACTOR_FOLD_INTERVAL_S", _positive_float, 15.0, "a positive number of seconds"
+        ),
+        gc_interval_s=env.cast(
+            "COMPACTOR_GC_INTERVAL_S", _positive_float, 300.0, "a positive number of seconds"
+        ),
+    )
+
+
+__all__ = ["PROVIDER_DEFAULTS", "Backend", "Config", "Provider", "load_config"]

@@ -1,0 +1,52 @@
+"""The embedder interface and the checks every returned vector must pass."""
+
+from __future__ import annotations
+
+import abc
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from shared.errors import EmbeddingError
+
+
+class Embedder(abc.ABC):
+    """Turns text into one vector of ``dim`` floats."""
+
+    model: str
+    dim: int
+
+    @abc.abstractmethod
+    async def embed(self, text: str) -> list[float]:
+        """One text's vector, already validated (see :func:`validated_vector`).
+
+        Raises:
+            EmbeddingError: the provider failed or returned something unusable.
+        """
+
+    async def embed_many(self, texts: Sequence[str]) -> list[list[float]]:
+        """Vectors for several texts, in order. Providers that batch natively override this."""
+        return [await self.embed(text) for text in texts]
+
+    async def close(self) -> None:  # noqa: B027 - optional hook, most embedders hold nothing
+        """Release what the embedder holds (HTTP sessions, clients)."""
+
+
+def validated_vector(raw: Any, *, model: str, dim: int) -> list[float]:
+    """Check a provider's answer is a usable embedding: numbers, the index's width, not all zero."""
+    if not isinstance(raw, list) or not raw:
+        raise EmbeddingError(f"the embedding response from {model} had no embedding in it")
+    if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in raw):
+        raise EmbeddingError(f"the embedding response from {model} had no embedding in it")
+    vector = [float(x) for x in raw]
+    if len(vector) != dim:
+        raise EmbeddingError(
+            f"{model} returned a {len(vector)}-dimension embedding but EMBEDDING_DIM is {dim}; "
+            "the index width cannot be changed after it is created, so set EMBEDDING_DIM and "
+            "EMBEDDING_MODEL to match it, or create a new index"
+        )
+    if not all(math.isfinite(x) for x in vector):
+        raise EmbeddingError(f"{model} returned an embedding with non-finite values")
+    if not any(vector):
+        raise EmbeddingError(f"{model} returned an all-zero embedding, which has no direction")
+    return vector

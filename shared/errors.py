@@ -1,0 +1,89 @@
+"""The one exception tree of mcp-memory.
+
+Every error the project raises descends from :class:`ServiceError`, and the branches follow what
+the caller does next::
+
+    ServiceError
+    ├── ConfigError                 bad environment or flags: stop before the port is bound
+    ├── InvalidInputError           a caller's argument or header broke a rule: tell them which
+    ├── NotFoundError               the thing named does not exist (for this tenant)
+    ├── ConflictError               a conditional write lost (compare-and-swap): someone else won
+    ├── StorageError                the memory or state store failed
+    │   ├── StorageUnavailableError     it could not be reached or set up (boot stops on this)
+    │   ├── SchemaError                 the PostgreSQL schema could not be created
+    │   └── BudgetError                 a record exceeds the vector metadata budget
+    ├── EmbeddingError              the embedder failed or returned something unusable
+    └── DocsError                   the documentation knowledge base could not be searched
+
+Driver exceptions (asyncpg, botocore) are translated into these in one place per backend and
+raised ``from`` the original, so callers never see a driver type.
+"""
+
+from __future__ import annotations
+
+
+class ServiceError(Exception):
+    """Root of every error mcp-memory raises on purpose."""
+
+
+class ConfigError(ServiceError):
+    """The configuration is invalid; the message names the variable and the rule."""
+
+
+class InvalidInputError(ServiceError):
+    """A tool argument or request header broke a rule.
+
+    Attributes:
+        field: the argument or header that was wrong, as the caller spelled it.
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class NotFoundError(ServiceError):
+    """The named record does not exist for this tenant."""
+
+
+class ConflictError(ServiceError):
+    """A conditional write's precondition failed (if-match or if-none-match)."""
+
+
+class StorageError(ServiceError):
+    """The memory or state store could not complete an operation."""
+
+
+class StorageUnavailableError(StorageError):
+    """The store could not be reached or opened."""
+
+
+class SchemaError(StorageError):
+    """The PostgreSQL schema (or the pgvector extension) could not be created."""
+
+
+class BudgetError(StorageError):
+    """A memory's metadata exceeds what the vector store accepts; the message names the field."""
+
+
+class EmbeddingError(ServiceError):
+    """The embedding provider failed, or returned a vector that cannot be stored."""
+
+
+class DocsError(ServiceError):
+    """The documentation knowledge base could not be searched."""
+
+
+__all__ = [
+    "BudgetError",
+    "ConfigError",
+    "ConflictError",
+    "DocsError",
+    "EmbeddingError",
+    "InvalidInputError",
+    "NotFoundError",
+    "SchemaError",
+    "ServiceError",
+    "StorageError",
+    "StorageUnavailableError",
+]

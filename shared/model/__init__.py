@@ -1,0 +1,32 @@
+"""Frozen records and key codecs: the bottom layer, importing nothing else of ours."""
+
+from shared.model.ids import (
+    conversation_digest,
+    inverted_time,
+    iso_ms,
+    new_ulid,
+    parse_iso_ms,
+    ulid_time_ms,
+)
+from shared.model.keys import IndexEntry, index_key, index_prefix, parse_index_key
+from shared.model.memory import MEMORY_TYPES, SCOPES, TRUST_MANUAL, Hit, Memory, MemoryType, Scope
+
+__all__ = [
+    "MEMORY_TYPES",
+    "SCOPES",
+    "TRUST_MANUAL",
+    "Hit",
+    "IndexEntry",
+    "Memory",
+    "MemoryType",
+    "Scope",
+    "conversation_digest",
+    "index_key",
+    "index_prefix",
+    "inverted_time",
+    "iso_ms",
+    "new_ulid",
+    "parse_index_key",
+    "parse_iso_ms",
+    "ulid_time_ms",
+]

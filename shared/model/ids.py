@@ -1,0 +1,58 @@
+"""Identifiers and the time encodings that keys are built from."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from datetime import UTC, datetime
+from typing import Final
+
+from ulid import ULID, base32
+
+MAX_ULID_TIME_MS: Final = 2**48 - 1
+CONVERSATION_DIGEST_CHARS: Final = 16
+
+
+def new_ulid(now_ms: int) -> str:
+    """A fresh ULID whose time part is ``now_ms``."""
+    if not 0 <= now_ms <= MAX_ULID_TIME_MS:
+        raise ValueError(f"ULID time out of range: {now_ms}")
+    # Built from bytes rather than a float timestamp, which can round a millisecond away.
+    return str(ULID.from_bytes(now_ms.to_bytes(6, "big") + os.urandom(10)))
+
+
+def ulid_time_ms(value: str) -> int | None:
+    """The millisecond time encoded in a ULID's first 10 characters, or None if it is not one."""
+    if len(value) != 26:
+        return None
+    try:
+        return ULID.from_str(value).milliseconds
+    except ValueError:
+        return None
+
+
+def inverted_time(ms: int) -> str:
+    """10 Crockford-base32 characters of (2^48 − 1 − ms): ascending order is newest first."""
+    return base32.encode_timestamp((MAX_ULID_TIME_MS - ms).to_bytes(6, "big"))
+
+
+def conversation_digest(conversation: str) -> str:
+    """The first 16 hex characters of SHA-256: the conversation's mark on an index key."""
+    return hashlib.sha256(conversation.encode()).hexdigest()[:CONVERSATION_DIGEST_CHARS]
+
+
+def iso_ms(now_ms: int) -> str:
+    """ISO-8601 UTC with exactly three fractional digits, so strings compare as times."""
+    stamp = datetime.fromtimestamp(now_ms / 1000, tz=UTC)
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now_ms % 1000:03d}Z"
+
+
+def parse_iso_ms(value: str) -> int | None:
+    """Milliseconds since the epoch for an ISO-8601 timestamp, or None when it does not parse."""
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return int(parsed.timestamp() * 1000)

@@ -1,0 +1,56 @@
+"""The memory record: written once, never updated."""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+import msgspec
+
+MemoryType = Literal["project", "pattern", "reference", "conversation"]
+Scope = Literal["project", "conversation"]
+
+MEMORY_TYPES: Final[tuple[MemoryType, ...]] = ("project", "pattern", "reference", "conversation")
+SCOPES: Final[tuple[Scope, ...]] = ("project", "conversation")
+TRUST_MANUAL: Final = 1.0
+
+
+class Memory(msgspec.Struct, frozen=True, kw_only=True):
+    """One stored fact.
+
+    Attributes:
+        id: a ULID; its time part is when the memory was written.
+        tenant: the tenant that owns it (the isolation boundary).
+        content: the fact itself, exactly as the caller sent it.
+        memory_type: what kind of fact it is; only the trust half-life depends on it.
+        category: an optional free-form sub-label.
+        tags: optional labels, stored as given after trimming.
+        scope: "conversation" when only ``conversation`` may see it, else "project".
+        conversation: the conversation it was written from: the visibility key of a
+            conversation-scoped memory, provenance only for a project memory.
+        created_at: ISO-8601 UTC with milliseconds (``2026-01-02T03:04:05.678Z``).
+        trust_base: the starting trust; 1.0 for everything written through remember.
+    """
+
+    id: str
+    tenant: str
+    content: str
+    memory_type: MemoryType = "project"
+    category: str | None = None
+    tags: tuple[str, ...] = ()
+    scope: Scope = "project"
+    conversation: str | None = None
+    created_at: str
+    trust_base: float = TRUST_MANUAL
+
+    def visible_to(self, conversation: str | None) -> bool:
+        """Whether a request in ``conversation`` (or in none) may see this memory."""
+        if self.scope != "conversation":
+            return True
+        return conversation is not None and conversation == self.conversation
+
+
+class Hit(msgspec.Struct, frozen=True, kw_only=True):
+    """A memory returned by a vector query with its cosine similarity (1 − cosine distance)."""
+
+    memory: Memory
+    similarity: float

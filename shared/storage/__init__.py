@@ -1,0 +1,17 @@
+"""Storage: the two interfaces, the shared codec, and the factory that opens a backend."""
+
+from shared.storage.codec import check_budget, from_metadata, to_metadata, vector_key
+from shared.storage.factory import open_stores
+from shared.storage.interfaces import ObjectStore, StoredObject, Stores, VectorStore
+
+__all__ = [
+    "ObjectStore",
+    "StoredObject",
+    "Stores",
+    "VectorStore",
+    "check_budget",
+    "from_metadata",
+    "open_stores",
+    "to_metadata",
+    "vector_key",
+]

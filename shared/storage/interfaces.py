@@ -1,0 +1,98 @@
+"""The two storage interfaces every backend implements.
+
+Everything above them — ranking, dedup, tenancy, the counters — is the same code whichever
+backend is chosen. Driver errors never cross these methods: a backend raises
+:class:`~shared.errors.StorageError` (or a subclass) ``from`` the driver's exception, and a failed
+write condition raises :class:`~shared.errors.ConflictError`.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+
+import msgspec
+
+from shared.model import Hit, Memory
+
+
+class StoredObject(msgspec.Struct, frozen=True, kw_only=True):
+    """An object's body and the version a compare-and-swap must name (an ETag on S3)."""
+
+    body: str
+    etag: str
+
+
+class VectorStore(abc.ABC):
+    """Memories with their embeddings (S3 Vectors, or the PostgreSQL ``memories`` table)."""
+
+    @abc.abstractmethod
+    async def put(self, memory: Memory, embedding: Sequence[float]) -> None:
+        """Write a memory once. Checks the metadata budget first and sends nothing over it.
+
+        Raises:
+            BudgetError: a field is over the vector metadata budget; the message names it.
+            StorageError: the store failed.
+        """
+
+    @abc.abstractmethod
+    async def query(self, tenant: str, embedding: Sequence[float], *, top_k: int) -> list[Hit]:
+        """The nearest ``top_k`` (at most 100) memories of one tenant.
+
+        Similarity is 1 − cosine distance. **No order is promised**: callers find the maximum
+        themselves. Every returned memory belongs to ``tenant`` (re-checked by the backend).
+        """
+
+    @abc.abstractmethod
+    async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
+        """The memories with these ids in ``tenant``; missing ids are dropped, order not promised."""
+
+    @abc.abstractmethod
+    async def delete(self, tenant: str, ids: Sequence[str]) -> None:
+        """Delete these ids in ``tenant``; ids that do not exist are ignored."""
+
+
+class ObjectStore(abc.ABC):
+    """Small mutable objects by key (ordinary S3, or the PostgreSQL ``objects`` table)."""
+
+    @abc.abstractmethod
+    async def get(self, key: str) -> StoredObject | None:
+        """The object's body and etag, or None when there is no such key."""
+
+    @abc.abstractmethod
+    async def put(
+        self,
+        key: str,
+        body: str,
+        *,
+        if_match: str | None = None,
+        if_none_match: bool = False,
+    ) -> str:
+        """Write ``body`` under ``key`` and return the new etag.
+
+        Args:
+            if_match: only overwrite when the current etag equals this (compare-and-swap).
+            if_none_match: only create; fail when the key exists.
+
+        Raises:
+            ConflictError: the condition did not hold; nothing was written.
+        """
+
+    @abc.abstractmethod
+    async def list(
+        self, prefix: str, *, limit: int = 1000, start_after: str | None = None
+    ) -> list[str]:
+        """Up to ``limit`` keys starting with ``prefix`` (literally), in ascending byte order,
+        strictly after ``start_after`` when given."""
+
+    @abc.abstractmethod
+    async def delete(self, keys: Sequence[str]) -> None:
+        """Delete these keys; keys that do not exist are ignored."""
+
+
+class Stores(msgspec.Struct, frozen=True, kw_only=True):
+    """The opened pair, and the one line that describes where they live (no secrets)."""
+
+    vectors: VectorStore
+    objects: ObjectStore
+    description: str
