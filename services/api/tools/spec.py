@@ -1,0 +1,39 @@
+"""What a tool is, to the transport: a name, a schema, a description and one async handler.
+
+Tool handlers never see HTTP: the transport resolves the tenant and conversation from headers
+when a tool runs and hands them over in :class:`ToolContext`. That is what keeps "tenant never
+from a tool argument" true by construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import msgspec
+
+
+class ToolContext(msgspec.Struct, frozen=True, kw_only=True):
+    """Who is asking: the tenant (required) and the conversation (optional), from headers."""
+
+    tenant: str
+    conversation: str | None = None
+
+
+class ToolResult(msgspec.Struct, frozen=True, kw_only=True):
+    """The text the model reads, and whether it reports a failure."""
+
+    text: str
+    is_error: bool = False
+
+
+ToolHandler = Callable[[ToolContext, Mapping[str, Any]], Awaitable[ToolResult]]
+
+
+class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """One entry of the catalogue, fixed for the process's lifetime."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    handler: ToolHandler
