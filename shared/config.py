@@ -143,7 +143,7 @@ def _choose_provider(env: _Env, *, local: bool) -> Provider:
         return "local" if local else "bedrock"
     if raw not in PROVIDERS:
         raise ConfigError(f"EMBEDDING_PROVIDER must be one of bedrock, openai or local, got {raw!r}")
-    return raw  # type: ignore[return-value]
+    return raw
 
 
 def load_config(

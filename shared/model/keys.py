@@ -46,7 +46,8 @@ def index_key(memory: Memory) -> str:
     created_ms = ulid_time_ms(memory.id)
     if created_ms is None:
         raise ValueError(f"not a ULID: {memory.id!r}")
-    key = f"{index_prefix(memory.tenant)}{inverted_time(created_ms)}#{memory.id}#{memory.memory_type}"
+    stamp = inverted_time(created_ms)
+    key = f"{index_prefix(memory.tenant)}{stamp}#{memory.id}#{memory.memory_type}"
     if memory.scope == "conversation" and memory.conversation is not None:
         key += f"#{conversation_digest(memory.conversation)}"
     return key
@@ -64,7 +65,7 @@ def parse_index_key(key: str) -> IndexEntry | None:
     return IndexEntry(
         key=key,
         memory_id=memory_id,
-        memory_type=memory_type,  # type: ignore[arg-type]
+        memory_type=memory_type,
         conversation_digest=digest,
     )
 

@@ -1,0 +1,34 @@
+"""Recall modes: how strict the cut is, how many results by default, and how the score is mixed."""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+import msgspec
+
+RecallMode = Literal["precision", "balanced", "exploratory"]
+RECALL_MODES: Final[tuple[RecallMode, ...]] = ("precision", "balanced", "exploratory")
+DEFAULT_MODE: Final[RecallMode] = "balanced"
+
+
+class ModeProfile(msgspec.Struct, frozen=True, kw_only=True):
+    """keep_ratio: a hit survives when its similarity is at least this fraction of the top one's."""
+
+    keep_ratio: float
+    limit: int
+    w_similarity: float
+    w_recency: float
+    w_access: float
+
+
+MODE_PROFILES: Final[dict[RecallMode, ModeProfile]] = {
+    "precision": ModeProfile(
+        keep_ratio=0.80, limit=3, w_similarity=0.85, w_recency=0.10, w_access=0.05
+    ),
+    "balanced": ModeProfile(
+        keep_ratio=0.60, limit=5, w_similarity=0.70, w_recency=0.20, w_access=0.10
+    ),
+    "exploratory": ModeProfile(
+        keep_ratio=0.35, limit=10, w_similarity=0.50, w_recency=0.30, w_access=0.20
+    ),
+}
