@@ -37,7 +37,9 @@ def validated_vector(raw: Any, *, model: str, dim: int) -> list[float]:
     if not isinstance(raw, list) or not raw:
         raise EmbeddingError(f"the embedding response from {model} had no embedding in it")
     if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in raw):
-        raise EmbeddingError(f"the embedding response from {model} had no embedding in it")
+        raise EmbeddingError(
+            f"the embedding response from {model} had no embedding in it (non-numeric values)"
+        )
     vector = [float(x) for x in raw]
     if len(vector) != dim:
         raise EmbeddingError(
