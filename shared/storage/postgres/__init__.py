@@ -1,0 +1,74 @@
+"""The PostgreSQL backend: both store interfaces over one database, asyncpg + pgvector.
+
+Used for ``DATABASE_URL`` and, through the very same code, for the embedded database that
+``--local`` starts in a data dir.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+
+from shared.config import Config
+from shared.errors import ConfigError
+from shared.storage.interfaces import Stores
+from shared.storage.postgres._datastore import PostgresDatastore, redact_url
+from shared.storage.postgres.embedded import describe as describe_embedded
+from shared.storage.postgres.embedded import embedded_database
+from shared.storage.postgres.object_store import PostgresObjectStore
+from shared.storage.postgres.schema import ensure_schema
+from shared.storage.postgres.vector_store import PostgresVectorStore
+
+logger = logging.getLogger(__name__)
+
+
+def describe(url: str) -> str:
+    """The boot line's store description: where the data lives, never the password."""
+    return f"postgres (memories, objects) at {redact_url(url)}"
+
+
+@contextlib.asynccontextmanager
+async def _open_url(url: str, *, description: str) -> AsyncIterator[Stores]:
+    started = time.monotonic()
+    async with PostgresDatastore.open(url, prepare=ensure_schema) as (datastore, created):
+        logger.info(
+            "postgres_stores_open",
+            extra={
+                "store": description,
+                "schema": "created" if created else "found",
+                "ms": round((time.monotonic() - started) * 1000),
+            },
+        )
+        yield Stores(
+            vectors=PostgresVectorStore(datastore),
+            objects=PostgresObjectStore(datastore),
+            description=description,
+        )
+
+
+@contextlib.asynccontextmanager
+async def open_postgres_stores(config: Config) -> AsyncIterator[Stores]:
+    """Open both stores (creating the schema if missing) and close the pool afterwards.
+
+    Raises:
+        StorageUnavailableError: the database (or the embedded server) cannot be reached.
+        SchemaError: the pgvector extension is missing and cannot be created.
+    """
+    if config.backend == "embedded":
+        if config.data_dir is None:
+            raise ConfigError("the embedded database needs a data dir (--data-dir)")
+        async with embedded_database(config.data_dir) as url:
+            async with _open_url(url, description=describe_embedded(config.data_dir)) as stores:
+                yield stores
+    elif config.backend == "postgres":
+        if config.database_url is None:
+            raise ConfigError("DATABASE_URL is required for the PostgreSQL backend")
+        async with _open_url(config.database_url, description=describe(config.database_url)) as s:
+            yield s
+    else:
+        raise ConfigError(f"open_postgres_stores cannot open the {config.backend} backend")
+
+
+__all__ = ["PostgresObjectStore", "PostgresVectorStore", "describe", "open_postgres_stores"]

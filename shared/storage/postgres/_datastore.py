@@ -1,0 +1,227 @@
+"""The asyncpg pool, and the one place asyncpg exceptions become :mod:`shared.errors` classes.
+
+Every query the PostgreSQL backend runs goes through a :class:`Session`, whose methods translate
+driver errors (raised ``from`` the original) so that nothing above this module sees an asyncpg
+type: an unreachable or overloaded server is :class:`StorageUnavailableError`, anything else the
+server refuses is :class:`StorageError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any, Final, TypeVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import asyncpg
+import msgspec
+from pgvector.asyncpg import register_vector
+
+from shared.errors import StorageError, StorageUnavailableError
+
+logger = logging.getLogger(__name__)
+
+UNPARSEABLE_URL: Final = "<unparseable database URL>"
+CONNECT_TIMEOUT_S: Final = 10.0
+# A query that takes this long is a stuck server, not a slow scan (100k rows scan in ~0.1 s).
+COMMAND_TIMEOUT_S: Final = 60.0
+DEFAULT_POOL_MAX_SIZE: Final = 10
+_SECRET_QUERY_KEYS: Final = frozenset({"password", "passfile", "sslpassword"})
+
+# Connection-level failures: SQLSTATE classes 08 (connection), 53 (insufficient resources, such
+# as too many connections) and 57 (operator intervention: shutdown, starting up).
+_UNAVAILABLE_CLASSES: Final = ("08", "53", "57")
+
+T = TypeVar("T")
+
+
+def redact_url(url: str) -> str:
+    """The URL with any password (in the userinfo or the query string) replaced by ``***``."""
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # raises ValueError on a malformed port
+    except ValueError:
+        return UNPARSEABLE_URL
+    netloc = parts.netloc
+    if parts.password:
+        user = parts.username or ""
+        host = netloc.rpartition("@")[2]
+        netloc = f"{user}:***@{host}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        redacted = [(k, "***" if k.lower() in _SECRET_QUERY_KEYS else v) for k, v in pairs]
+        query = urlencode(redacted, safe="/")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _cause(error: BaseException) -> str:
+    return str(error) or type(error).__name__
+
+
+def _is_unavailable(error: BaseException) -> bool:
+    if isinstance(error, OSError | TimeoutError | asyncpg.InterfaceError):
+        return True
+    sqlstate = getattr(error, "sqlstate", None) or ""
+    return isinstance(error, asyncpg.PostgresError) and sqlstate[:2] in _UNAVAILABLE_CLASSES
+
+
+@contextlib.contextmanager
+def translated(display_url: str, *, connecting: bool = False) -> Iterator[None]:
+    """Re-raise driver errors as StorageUnavailableError or StorageError, ``from`` the original.
+
+    Args:
+        display_url: the database URL without its password, for the message.
+        connecting: every failure while connecting (refused, bad password, no such database)
+            means the store is unavailable, whatever its SQLSTATE.
+    """
+    try:
+        yield
+    except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as error:
+        if connecting:
+            raise StorageUnavailableError(
+                f"cannot connect to PostgreSQL at {display_url}: {_cause(error)}"
+            ) from error
+        if _is_unavailable(error):
+            raise StorageUnavailableError(
+                f"PostgreSQL at {display_url} is unavailable: {_cause(error)}"
+            ) from error
+        raise StorageError(f"PostgreSQL at {display_url} failed: {_cause(error)}") from error
+    except ValueError as error:
+        # asyncpg parses the DSN itself and raises ValueError on one it cannot read.
+        if not connecting:
+            raise
+        raise StorageUnavailableError(
+            f"cannot connect to PostgreSQL at {display_url}: {_cause(error)}"
+        ) from error
+
+
+class Session:
+    """One connection; every method translates driver errors."""
+
+    def __init__(self, connection: asyncpg.Connection, *, display_url: str) -> None:
+        self._connection = connection
+        self._display_url = display_url
+
+    async def execute(self, sql: str, *args: object) -> str:
+        with translated(self._display_url):
+            status: str = await self._connection.execute(sql, *args)
+        return status
+
+    async def fetch(self, sql: str, *args: object) -> list[asyncpg.Record]:
+        with translated(self._display_url):
+            rows: list[asyncpg.Record] = await self._connection.fetch(sql, *args)
+        return rows
+
+    async def fetchval(self, sql: str, *args: object) -> Any:
+        with translated(self._display_url):
+            return await self._connection.fetchval(sql, *args)
+
+    async def copy_records(
+        self, table: str, *, records: list[tuple[object, ...]], columns: list[str]
+    ) -> None:
+        """Bulk load (COPY); for benchmarks and fixtures, not the request path."""
+        with translated(self._display_url):
+            await self._connection.copy_records_to_table(table, records=records, columns=columns)
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Session]:
+        """BEGIN … COMMIT, rolled back when the body raises."""
+        with translated(self._display_url):
+            tx = self._connection.transaction()
+            await tx.start()
+        try:
+            yield self
+        except BaseException:
+            with translated(self._display_url):
+                await tx.rollback()
+            raise
+        with translated(self._display_url):
+            await tx.commit()
+
+
+async def _init_connection(connection: asyncpg.Connection) -> None:
+    # Embeddings travel in pgvector's binary format (lists or numpy arrays, never text), and
+    # metadata as JSON decoded by msgspec.
+    await register_vector(connection)
+    await connection.set_type_codec(
+        "jsonb",
+        schema="pg_catalog",
+        encoder=lambda value: msgspec.json.encode(value).decode(),
+        decoder=msgspec.json.decode,
+        format="text",
+    )
+
+
+class PostgresDatastore:
+    """The pool of one database, with the password-free URL its errors name."""
+
+    def __init__(self, pool: asyncpg.Pool, *, display_url: str) -> None:
+        self._pool = pool
+        self.display_url = display_url
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def open(
+        cls,
+        url: str,
+        *,
+        prepare: Callable[[Session], Awaitable[T]],
+        pool_max_size: int = DEFAULT_POOL_MAX_SIZE,
+    ) -> AsyncIterator[tuple[PostgresDatastore, T]]:
+        """Connect once to run ``prepare`` (the schema), then open the pool; close it after.
+
+        The pool opens only after ``prepare`` because each pooled connection registers the
+        ``vector`` type, which exists only once the extension has been created.
+
+        Raises:
+            StorageUnavailableError: the database cannot be reached; names the URL, no password.
+        """
+        display_url = redact_url(url)
+        with translated(display_url, connecting=True):
+            connection = await asyncpg.connect(url, timeout=CONNECT_TIMEOUT_S)
+        try:
+            prepared = await prepare(Session(connection, display_url=display_url))
+        finally:
+            with translated(display_url):
+                await connection.close()
+        with translated(display_url, connecting=True):
+            pool = await asyncpg.create_pool(
+                url,
+                min_size=1,
+                max_size=pool_max_size,
+                init=_init_connection,
+                timeout=CONNECT_TIMEOUT_S,
+                command_timeout=COMMAND_TIMEOUT_S,
+            )
+        try:
+            yield cls(pool, display_url=display_url), prepared
+        finally:
+            with translated(display_url):
+                await pool.close()
+
+    @contextlib.asynccontextmanager
+    async def session(self) -> AsyncIterator[Session]:
+        """A pooled connection for several statements (a transaction, a bulk load)."""
+        with translated(self.display_url):
+            connection = await self._pool.acquire()
+        try:
+            yield Session(connection, display_url=self.display_url)
+        finally:
+            with translated(self.display_url):
+                await self._pool.release(connection)
+
+    async def execute(self, sql: str, *args: object) -> str:
+        with translated(self.display_url):
+            status: str = await self._pool.execute(sql, *args)
+        return status
+
+    async def fetch(self, sql: str, *args: object) -> list[asyncpg.Record]:
+        with translated(self.display_url):
+            rows: list[asyncpg.Record] = await self._pool.fetch(sql, *args)
+        return rows
+
+    async def fetchval(self, sql: str, *args: object) -> Any:
+        with translated(self.display_url):
+            return await self._pool.fetchval(sql, *args)

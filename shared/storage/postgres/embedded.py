@@ -1,0 +1,173 @@
+"""The embedded default: a real PostgreSQL with pgvector, carried by the ``pgserver`` wheel.
+
+``--local`` starts (or joins) a server whose data lives in ``<data_dir>/postgres`` and listens
+only on a Unix socket; the backend then uses it through the same code as any other PostgreSQL.
+
+Several processes may share one data dir (the API and the compactor both run ``--local``).
+pgserver keeps the pids of its users in ``.handle_pids.json`` inside the data dir, under an
+inter-process file lock, and the process that removes the last pid stops the server. Two things
+are added here:
+
+* a process that died without running its exit hooks (SIGKILL, OOM) leaves its pid behind, and
+  the server would then never stop; dead pids are dropped before joining and before leaving;
+* within one process, users are counted, so the server is joined once and left (stopping it
+  when no other live process uses it) when the last user closes, not only at interpreter exit.
+
+pgserver blocks on subprocesses (initdb, pg_ctl), so callers run it off the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from collections.abc import AsyncIterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Final
+
+from shared.errors import StorageUnavailableError
+
+logger = logging.getLogger(__name__)
+
+PGDATA_DIRNAME: Final = "postgres"
+_PIDS_FILENAME: Final = ".handle_pids.json"  # pgserver's list of processes using the server
+
+
+class _Handle:
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self.users = 0
+
+
+_HANDLES: dict[Path, _Handle] = {}
+_HANDLES_LOCK = threading.Lock()
+
+
+def pgdata_path(data_dir: Path) -> Path:
+    """Where the embedded server keeps its files inside the data dir."""
+    return (data_dir.expanduser() / PGDATA_DIRNAME).resolve()
+
+
+def _import_pgserver() -> ModuleType:
+    cached = sys.modules.get("pgserver")
+    if cached is not None:
+        return cached
+    # Not thread-safe (catch_warnings swaps global filters): the async entry point imports it
+    # on the event loop thread before handing the blocking work to a worker thread.
+    with warnings.catch_warnings():
+        # platformdirs warns at import time when XDG_RUNTIME_DIR is unset (containers, CI);
+        # pgserver then keeps its lock file under /tmp/runtime-<uid>, which is fine.
+        warnings.simplefilter("ignore")
+        import pgserver
+    return pgserver
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def _forget_dead_users(pgdata: Path) -> None:
+    path = pgdata / _PIDS_FILENAME
+    if not path.exists():
+        return
+    try:
+        pids = [int(pid) for pid in json.loads(path.read_text())]
+    except (ValueError, TypeError):
+        pids = []  # unreadable: treat as "nobody", so this process may stop the server
+    alive = [pid for pid in pids if _pid_alive(pid)]
+    if alive != pids:
+        logger.info("embedded_postgres_dead_users_dropped", extra={"count": len(pids) - len(alive)})
+        path.write_text(json.dumps(alive))
+
+
+def _start(pgdata: Path, pgserver: ModuleType) -> Any:
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    # The lock pgserver itself takes around its pid list; it is not re-entrant, so it is held
+    # only for the pruning and released before get_server takes it again.
+    with pgserver.PostgresServer._lock:
+        if pgdata.exists():
+            _forget_dead_users(pgdata)
+    return pgserver.get_server(pgdata, cleanup_mode="stop")
+
+
+def acquire_server(data_dir: Path) -> str:
+    """Start or join the embedded server in ``data_dir``; its connection URL (a Unix socket).
+
+    Blocking. Every call must be paired with :func:`release_server`.
+
+    Raises:
+        StorageUnavailableError: the server could not be initialised or started.
+    """
+    pgdata = pgdata_path(data_dir)
+    pgserver = _import_pgserver()
+    with _HANDLES_LOCK:
+        handle = _HANDLES.get(pgdata)
+        if handle is None:
+            started = time.monotonic()
+            try:
+                server = _start(pgdata, pgserver)
+            except (OSError, subprocess.SubprocessError, RuntimeError, AssertionError) as error:
+                raise StorageUnavailableError(
+                    f"embedded postgres at {data_dir} could not start: {error or type(error)}; "
+                    f"its log is {pgdata / 'log'}"
+                ) from error
+            handle = _HANDLES[pgdata] = _Handle(server)
+            logger.info(
+                "embedded_postgres_ready",
+                extra={
+                    "data_dir": str(data_dir),
+                    "ms": round((time.monotonic() - started) * 1000),
+                },
+            )
+        handle.users += 1
+        return str(handle.server.get_uri())
+
+
+def release_server(data_dir: Path) -> None:
+    """Leave the server; the last user of the last live process stops it. Blocking."""
+    pgdata = pgdata_path(data_dir)
+    pgserver = _import_pgserver()
+    with _HANDLES_LOCK:
+        handle = _HANDLES.get(pgdata)
+        if handle is None:
+            return
+        handle.users -= 1
+        if handle.users > 0:
+            return
+        del _HANDLES[pgdata]
+        with pgserver.PostgresServer._lock:
+            _forget_dead_users(pgdata)
+        # Removes this pid from the shared list and stops the server if it was the last one.
+        handle.server.cleanup()
+        # When another process still uses it, pgserver keeps this process's instance cached;
+        # drop it so a later acquire registers this pid again instead of reusing a stale handle.
+        pgserver.PostgresServer._instances.pop(pgdata, None)
+
+
+@contextlib.asynccontextmanager
+async def embedded_database(data_dir: Path) -> AsyncIterator[str]:
+    """The embedded server's URL for the duration of the block, run off the event loop."""
+    _import_pgserver()
+    url = await asyncio.to_thread(acquire_server, data_dir)
+    try:
+        yield url
+    finally:
+        await asyncio.to_thread(release_server, data_dir)
+
+
+def describe(data_dir: Path) -> str:
+    return f"embedded postgres at {data_dir}"

@@ -1,0 +1,98 @@
+"""Memories and their embeddings in the ``memories`` table (what S3 Vectors holds)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from shared.errors import InvalidInputError
+from shared.model import Hit, Memory
+from shared.storage.codec import check_budget, from_metadata, to_metadata, vector_key
+from shared.storage.interfaces import VectorStore
+from shared.storage.postgres._datastore import PostgresDatastore
+
+# The same page cap S3 Vectors' QueryVectors has, so both backends answer the same question.
+MAX_TOP_K: Final = 100
+
+_PUT_SQL: Final = """
+INSERT INTO memories (tenant_id, id, embedding, metadata) VALUES ($1, $2, $3, $4)
+ON CONFLICT (tenant_id, id) DO UPDATE SET embedding = EXCLUDED.embedding,
+                                          metadata = EXCLUDED.metadata
+"""
+# An exact scan of one tenant's rows: no vector index, so the nearest neighbour is never missed.
+_QUERY_SQL: Final = """
+SELECT id, metadata, embedding <=> $2::vector AS distance
+FROM memories WHERE tenant_id = $1
+ORDER BY embedding <=> $2::vector LIMIT $3
+"""
+_GET_SQL: Final = "SELECT id, metadata FROM memories WHERE tenant_id = $1 AND id = ANY($2::text[])"
+_DELETE_SQL: Final = "DELETE FROM memories WHERE tenant_id = $1 AND id = ANY($2::text[])"
+
+
+def as_vector(embedding: Sequence[float]) -> npt.NDArray[np.float32]:
+    """The embedding as pgvector's binary codec takes it; refuses what no index can hold."""
+    vector = np.asarray(embedding, dtype=np.float32)
+    if vector.ndim != 1 or vector.size == 0:
+        raise InvalidInputError("embedding", "embedding must be a non-empty list of numbers")
+    if not np.isfinite(vector).all():
+        raise InvalidInputError("embedding", "embedding must contain only finite numbers")
+    return vector
+
+
+class PostgresVectorStore(VectorStore):
+    """VectorStore over pgvector, storing exactly the metadata the S3 Vectors store writes."""
+
+    def __init__(self, datastore: PostgresDatastore) -> None:
+        self._datastore = datastore
+
+    async def put(self, memory: Memory, embedding: Sequence[float]) -> None:
+        metadata = to_metadata(memory)
+        check_budget(metadata)
+        vector = as_vector(embedding)
+        await self._datastore.execute(_PUT_SQL, memory.tenant, memory.id, vector, metadata)
+
+    async def query(self, tenant: str, embedding: Sequence[float], *, top_k: int) -> list[Hit]:
+        if top_k < 1:
+            raise InvalidInputError("top_k", f"top_k must be at least 1, got {top_k}")
+        rows = await self._datastore.fetch(
+            _QUERY_SQL, tenant, as_vector(embedding), min(top_k, MAX_TOP_K)
+        )
+        hits: list[Hit] = []
+        for row in rows:
+            memory = _rebuild(tenant, row["id"], row["metadata"])
+            if memory is not None:
+                hits.append(Hit(memory=memory, similarity=_similarity(row["distance"])))
+        return hits
+
+    async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
+        if not ids:
+            return []
+        rows = await self._datastore.fetch(_GET_SQL, tenant, list(ids))
+        memories = (_rebuild(tenant, row["id"], row["metadata"]) for row in rows)
+        return [memory for memory in memories if memory is not None]
+
+    async def delete(self, tenant: str, ids: Sequence[str]) -> None:
+        if ids:
+            await self._datastore.execute(_DELETE_SQL, tenant, list(ids))
+
+
+def _similarity(distance: object) -> float:
+    # A zero vector has no direction: pgvector answers NaN, which must not outrank real hits.
+    if not isinstance(distance, int | float) or not math.isfinite(distance):
+        return 0.0
+    return 1.0 - float(distance)
+
+
+def _rebuild(tenant: str, memory_id: str, metadata: Any) -> Memory | None:
+    if not isinstance(metadata, dict):
+        return None
+    owner = metadata.get("tenantId")
+    memory = from_metadata(vector_key(str(owner), memory_id), metadata)
+    # The tenant filter is the isolation boundary: re-check it on what came back.
+    if memory is None or memory.tenant != tenant:
+        return None
+    return memory
