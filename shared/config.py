@@ -142,7 +142,9 @@ def _choose_provider(env: _Env, *, local: bool) -> Provider:
     if raw is None:
         return "local" if local else "bedrock"
     if raw not in PROVIDERS:
-        raise ConfigError(f"EMBEDDING_PROVIDER must be one of bedrock, openai or local, got {raw!r}")
+        raise ConfigError(
+            f"EMBEDDING_PROVIDER must be one of bedrock, openai or local, got {raw!r}"
+        )
     return raw
 
 

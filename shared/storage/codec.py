@@ -85,7 +85,8 @@ def from_metadata(key_or_id: str, metadata: dict[str, Any]) -> Memory | None:
     tags = metadata.get("tags")
     conversation = metadata.get("conversation")
     trust = metadata.get("trustBase")
-    trust_ok = isinstance(trust, int | float) and not isinstance(trust, bool) and math.isfinite(trust)
+    numeric = isinstance(trust, int | float) and not isinstance(trust, bool)
+    trust_ok = numeric and math.isfinite(trust)
     return Memory(
         id=memory_id,
         tenant=tenant,

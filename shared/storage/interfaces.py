@@ -45,7 +45,7 @@ class VectorStore(abc.ABC):
 
     @abc.abstractmethod
     async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
-        """The memories with these ids in ``tenant``; missing ids are dropped, order not promised."""
+        """The memories with these ids in ``tenant``; missing ids dropped, order not promised."""
 
     @abc.abstractmethod
     async def delete(self, tenant: str, ids: Sequence[str]) -> None:

@@ -1,0 +1,140 @@
+"""The prose the model reads. Never a raw cosine: standing is shown relative to the top result."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Final
+
+from services.api.service import RecallAnswer, StatsAnswer
+from shared.model import MEMORY_TYPES, Memory
+
+PREFIX: Final = "[MEMORY]"
+
+
+def plural(count: int, singular: str, many: str) -> str:
+    return f"{count} {singular if count == 1 else many}"
+
+
+def percent(part: float, whole: float) -> int:
+    """Half-up rounding (as people read percentages), not Python's round-half-even."""
+    if whole <= 0:
+        return 0
+    return math.floor(100 * min(1.0, part / whole) + 0.5)
+
+
+def render_memory(index: int, memory: Memory, *, standing: int | None = None) -> str:
+    kind = memory.memory_type + (f"/{memory.category}" if memory.category else "")
+    facets = [kind]
+    if memory.scope == "conversation":
+        facets.append("this conversation only")
+    if standing is not None:
+        facets.append(f"{standing}% of the top result")
+    facets.append(f"stored {memory.created_at[:10]}")
+    lines = [f"{index}. [id:{memory.id}] ({', '.join(facets)})", f"   {memory.content}"]
+    if memory.tags:
+        lines.append(f"   tags: {', '.join(memory.tags)}")
+    return "\n".join(lines)
+
+
+def _no_match_guidance(mode: str) -> str:
+    suggestions = []
+    if mode == "precision":
+        suggestions.append("try mode 'exploratory' for a looser search")
+    suggestions.append("try rephrasing the query")
+    suggestions.append("once the answer is known, store it with remember")
+    return (
+        "NO MATCH FOUND: nothing is stored on this subject. Suggestions: "
+        + "; ".join(suggestions)
+        + ". An empty memory is no evidence about the subject: do not infer an answer from it."
+    )
+
+
+def _gated_guidance(gated: int) -> str:
+    found = "memory was" if gated == 1 else "memories were"
+    return (
+        f"NO CONFIDENT MATCH: {gated} {found} found but fell below the similarity threshold. "
+        "Rephrase the query, or reason from first principles and say that you did. "
+        "Do not present a guess as a remembered fact."
+    )
+
+
+_CONFIDENCE_LINES: Final = {
+    "high": "HIGH CONFIDENCE: these memories match closely; use them directly.",
+    "medium": "MEDIUM CONFIDENCE: these memories are related; check that they apply before "
+    "relying on them.",
+}
+
+
+def render_recall(query: str, answer: RecallAnswer) -> str:
+    outcome = answer.outcome
+    if outcome is None:
+        return (
+            f'{PREFIX} No memories stored for this project matched "{query}".\n'
+            + _no_match_guidance(answer.mode)
+        )
+    if not outcome.results:
+        return f'{PREFIX} Nothing matched "{query}" closely enough.\n' + _gated_guidance(
+            outcome.gated
+        )
+    header = (
+        f"{PREFIX} {plural(len(outcome.results), 'memory', 'memories')} matched "
+        f'"{query}" (mode: {answer.mode}).'
+    )
+    blocks = [
+        render_memory(i, ranked.memory, standing=percent(ranked.score, outcome.top_score))
+        for i, ranked in enumerate(outcome.results, start=1)
+    ]
+    return f"{header}\n{_CONFIDENCE_LINES[outcome.confidence]}\n\n" + "\n".join(blocks)
+
+
+def render_remembered(memory: Memory, *, already_known: bool) -> str:
+    if already_known:
+        head = (
+            f"{PREFIX} Already known — an existing memory already says this, so nothing new "
+            "was written."
+        )
+    else:
+        head = f"{PREFIX} Stored as {memory.id}."
+    return f"{head}\n\n{render_memory(1, memory)}"
+
+
+def render_list(memories: Sequence[Memory], *, memory_type: str | None) -> str:
+    if not memories:
+        if memory_type is None:
+            return f"{PREFIX} This project has no memories yet."
+        return f'{PREFIX} This project has no memories of type "{memory_type}" yet.'
+    header = f"{PREFIX} {plural(len(memories), 'memory', 'memories')}, newest first."
+    blocks = [render_memory(i, m) for i, m in enumerate(memories, start=1)]
+    return f"{header}\n\n" + "\n".join(blocks)
+
+
+def render_forget(memory_id: str, *, deleted: bool) -> str:
+    if deleted:
+        return f"{PREFIX} Deleted {memory_id}."
+    return f"{PREFIX} No memory with id {memory_id} exists for this project. Nothing was deleted."
+
+
+def render_stats(answer: StatsAnswer, *, cap: int) -> str:
+    if answer.total == 0 and not answer.capped:
+        return f"{PREFIX} This project has no memories yet."
+    breakdown = ", ".join(f"{t}: {answer.by_type[t]}" for t in MEMORY_TYPES if t in answer.by_type)
+    counted = plural(answer.total, "memory", "memories")
+    if answer.capped:
+        return (
+            f"{PREFIX} At least {counted} for this project ({breakdown}). Counting stopped at "
+            f"{cap} keys, so every figure is a lower bound."
+        )
+    return f"{PREFIX} {counted} for this project ({breakdown})."
+
+
+__all__ = [
+    "percent",
+    "plural",
+    "render_forget",
+    "render_list",
+    "render_memory",
+    "render_recall",
+    "render_remembered",
+    "render_stats",
+]

@@ -1,0 +1,239 @@
+"""The five memory operations: the only place the vector store, the state store, the embedder and
+the counters are combined. Tool modules validate arguments and render text; this decides."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Final, Protocol
+
+import msgspec
+
+from shared.embedding import Embedder
+from shared.errors import StorageError
+from shared.model import (
+    MEMORY_TYPES,
+    Hit,
+    IndexEntry,
+    Memory,
+    MemoryType,
+    Scope,
+    index_key,
+    index_prefix,
+    iso_ms,
+    new_ulid,
+    parse_index_key,
+)
+from shared.model.counters import AccessCount
+from shared.ranking import MODE_PROFILES, RecallMode, RecallOutcome, already_known, rank
+from shared.storage import ObjectStore, VectorStore
+
+logger = logging.getLogger(__name__)
+
+# The store is asked for the nearest hundred; visibility is applied to what comes back.
+RECALL_CANDIDATES: Final = 100
+DEDUP_CANDIDATES: Final = 5
+LIST_PAGE_SIZE: Final = 1000
+STATS_SCAN_CAP: Final = 10_000
+
+
+class AccessCounters(Protocol):
+    """The counters as the service uses them (shared.counters.CounterTracker implements it)."""
+
+    def record(self, tenant: str, memory_id: str, *, at_ms: int) -> None: ...
+
+    async def load(self, tenant: str) -> Mapping[str, AccessCount]: ...
+
+
+class RecallAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    """``visible`` is how many candidates this conversation may see at all (0: nothing stored)."""
+
+    mode: RecallMode
+    visible: int
+    outcome: RecallOutcome | None
+
+
+class RememberAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    memory: Memory
+    already_known: bool
+
+
+class StatsAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    by_type: dict[str, int]
+    capped: bool
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_type.values())
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class MemoryService:
+    def __init__(
+        self,
+        *,
+        vectors: VectorStore,
+        objects: ObjectStore,
+        embedder: Embedder,
+        counters: AccessCounters,
+        floor: float,
+        clock_ms: Callable[[], int] = wall_clock_ms,
+    ) -> None:
+        self._vectors = vectors
+        self._objects = objects
+        self._embedder = embedder
+        self._counters = counters
+        self._floor = floor
+        self._clock_ms = clock_ms
+
+    @property
+    def floor(self) -> float:
+        return self._floor
+
+    async def _visible_hits(
+        self, tenant: str, conversation: str | None, text: str, *, top_k: int
+    ) -> tuple[list[float], list[Hit]]:
+        embedding = await self._embedder.embed(text)
+        hits = await self._vectors.query(tenant, embedding, top_k=top_k)
+        return embedding, [hit for hit in hits if hit.memory.visible_to(conversation)]
+
+    async def recall(
+        self,
+        tenant: str,
+        conversation: str | None,
+        *,
+        query: str,
+        mode: RecallMode,
+        limit: int,
+    ) -> RecallAnswer:
+        _, visible = await self._visible_hits(tenant, conversation, query, top_k=RECALL_CANDIDATES)
+        if not visible:
+            return RecallAnswer(mode=mode, visible=0, outcome=None)
+        now_ms = self._clock_ms()
+        counts = await self._counters.load(tenant)
+        outcome = rank(
+            visible,
+            counts,
+            profile=MODE_PROFILES[mode],
+            limit=limit,
+            floor=self._floor,
+            now_ms=now_ms,
+        )
+        for ranked in outcome.results:
+            self._counters.record(tenant, ranked.memory.id, at_ms=now_ms)
+        return RecallAnswer(mode=mode, visible=len(visible), outcome=outcome)
+
+    async def remember(
+        self,
+        tenant: str,
+        conversation: str | None,
+        *,
+        content: str,
+        memory_type: MemoryType,
+        category: str | None,
+        tags: Sequence[str],
+        scope: Scope,
+    ) -> RememberAnswer:
+        embedding, visible = await self._visible_hits(
+            tenant, conversation, content, top_k=DEDUP_CANDIDATES
+        )
+        now_ms = self._clock_ms()
+        known = already_known(content, visible)
+        if known is not None:
+            self._counters.record(tenant, known.memory.id, at_ms=now_ms)
+            return RememberAnswer(memory=known.memory, already_known=True)
+        memory = Memory(
+            id=new_ulid(now_ms),
+            tenant=tenant,
+            content=content,
+            memory_type=memory_type,
+            category=category,
+            tags=tuple(tags),
+            scope=scope,
+            # Recorded whatever the scope: visibility key when scoped, provenance otherwise.
+            conversation=conversation,
+            created_at=iso_ms(now_ms),
+        )
+        # The vector first: an index key without a body is skipped by list; the reverse order
+        # would leave a memory that recall finds and list never shows.
+        await self._vectors.put(memory, embedding)
+        await self._objects.put(index_key(memory), "")
+        return RememberAnswer(memory=memory, already_known=False)
+
+    async def list_memories(
+        self,
+        tenant: str,
+        conversation: str | None,
+        *,
+        memory_type: MemoryType | None,
+        limit: int,
+    ) -> list[Memory]:
+        entries = await self._walk_index(tenant, conversation, memory_type=memory_type, limit=limit)
+        if not entries:
+            return []
+        found = await self._vectors.get(tenant, [entry.memory_id for entry in entries])
+        by_id = {memory.id: memory for memory in found}
+        ordered = (by_id.get(entry.memory_id) for entry in entries)
+        return [m for m in ordered if m is not None and m.visible_to(conversation)]
+
+    async def _walk_index(
+        self,
+        tenant: str,
+        conversation: str | None,
+        *,
+        memory_type: MemoryType | None,
+        limit: int,
+    ) -> list[IndexEntry]:
+        # Without a filter every key is kept, so one page of `limit` is enough; a type filter or
+        # another thread's notes can thin a page, so then page on until enough are found.
+        thinning = memory_type is not None or conversation is not None
+        page_size = LIST_PAGE_SIZE if thinning else limit
+        kept: list[IndexEntry] = []
+        start_after: str | None = None
+        while len(kept) < limit:
+            keys = await self._objects.list(
+                index_prefix(tenant), limit=page_size, start_after=start_after
+            )
+            for key in keys:
+                entry = parse_index_key(key)
+                if entry is None or not entry.visible_to(conversation):
+                    continue
+                if memory_type is None or entry.memory_type == memory_type:
+                    kept.append(entry)
+            if len(keys) < page_size:
+                break
+            start_after = keys[-1]
+        return kept[:limit]
+
+    async def forget(self, tenant: str, conversation: str | None, *, memory_id: str) -> bool:
+        """Delete one memory; False (and nothing deleted) when this caller cannot see it."""
+        found = await self._vectors.get(tenant, [memory_id])
+        memory = next((m for m in found if m.id == memory_id), None)
+        if memory is None or not memory.visible_to(conversation):
+            return False
+        await self._vectors.delete(tenant, [memory_id])
+        key = index_key(memory)
+        try:
+            await self._objects.delete([key])
+        except StorageError:
+            # The memory is gone already; an orphan index key is skipped by list and only
+            # over-counts stats, so the caller is not told the forget failed.
+            logger.warning("forget_index_cleanup_failed", extra={"tenant": tenant, "key": key})
+        return True
+
+    async def stats(self, tenant: str, conversation: str | None) -> StatsAnswer:
+        keys = await self._objects.list(index_prefix(tenant), limit=STATS_SCAN_CAP)
+        by_type = dict.fromkeys(MEMORY_TYPES, 0)
+        for key in keys:
+            entry = parse_index_key(key)
+            if entry is not None and entry.visible_to(conversation):
+                by_type[entry.memory_type] += 1
+        # The cap is judged on keys scanned, so a total thinned by other threads is flagged too.
+        return StatsAnswer(
+            by_type={t: n for t, n in by_type.items() if n},
+            capped=len(keys) >= STATS_SCAN_CAP,
+        )

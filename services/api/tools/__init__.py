@@ -1,0 +1,47 @@
+"""The MCP tools. One module per tool; :func:`build_catalogue` fixes their order."""
+
+from __future__ import annotations
+
+import functools
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+from services.api.service import MemoryService
+from services.api.tools import forget, list_memories, memory_stats, recall, remember
+from services.api.tools.catalogue import guarded
+from services.api.tools.spec import ToolContext, ToolResult, ToolSpec
+
+if TYPE_CHECKING:
+    from shared.docs import KnowledgeBaseRetriever
+
+MEMORY_TOOLS: tuple[ModuleType, ...] = (recall, remember, list_memories, forget, memory_stats)
+
+
+def build_catalogue(
+    service: MemoryService, *, docs: KnowledgeBaseRetriever | None = None
+) -> tuple[ToolSpec, ...]:
+    """The five memory tools in order, plus search_docs last when a knowledge base is set."""
+    specs = [
+        guarded(
+            name=module.NAME,
+            description=module.DESCRIPTION,
+            schema=module.INPUT_SCHEMA,
+            handle=functools.partial(module.handle, service),
+        )
+        for module in MEMORY_TOOLS
+    ]
+    if docs is not None:
+        from services.api.tools import search_docs
+
+        specs.append(
+            guarded(
+                name=search_docs.NAME,
+                description=search_docs.DESCRIPTION,
+                schema=search_docs.INPUT_SCHEMA,
+                handle=functools.partial(search_docs.handle, docs),
+            )
+        )
+    return tuple(specs)
+
+
+__all__ = ["ToolContext", "ToolResult", "ToolSpec", "build_catalogue"]

@@ -1,0 +1,84 @@
+"""The catalogue: each tool module wrapped in the one guard that logs, counts and maps errors.
+
+Every tool call leaves one ``tool_call`` line on stdout (tenant, tool, ms, ok, inConversation);
+a failure that reaches a tool also leaves ``tool_failed`` on stderr. Neither carries content, a
+query, tags or a conversation id. A refusal of the caller's arguments is the model's mistake and
+is answered, not logged as a failure.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final
+
+from services.api import metrics
+from services.api.tools.spec import ToolContext, ToolResult, ToolSpec
+from shared.errors import DocsError, InvalidInputError, ServiceError
+
+logger = logging.getLogger(__name__)
+
+Handle = Callable[[ToolContext, Mapping[str, Any]], Awaitable[str]]
+
+STORE_FAILURE: Final = "the memory store could not complete this request"
+DOCS_FAILURE: Final = "the documentation index could not be searched"
+
+
+def _refuse_unknown_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> None:
+    known = schema.get("properties", {})
+    for name in arguments:
+        if name not in known:
+            hint = (
+                " (the tenant and conversation come from request headers, never from arguments)"
+                if name.lower() in {"tenant", "tenantid", "tenant_id", "conversation"}
+                else ""
+            )
+            allowed = ", ".join(known) or "none"
+            raise InvalidInputError(
+                name, f"unknown argument `{name}`; this tool takes: {allowed}{hint}"
+            )
+
+
+async def _failure(name: str, ctx: ToolContext, error: Exception) -> ToolResult:
+    # exc_info puts the error's message and class on the line (never a traceback).
+    logger.error("tool_failed", exc_info=error, extra={"tenant": ctx.tenant, "tool": name})
+    if isinstance(error, DocsError):
+        return ToolResult(text=f"Error: {DOCS_FAILURE} — {error}", is_error=True)
+    if isinstance(error, ServiceError):
+        return ToolResult(text=f"Error: {STORE_FAILURE} — {error}", is_error=True)
+    # An unexpected bug: the model gets a plain sentence, never a traceback.
+    return ToolResult(text=f"Error: {STORE_FAILURE} — internal error", is_error=True)
+
+
+def guarded(*, name: str, description: str, schema: dict[str, Any], handle: Handle) -> ToolSpec:
+    """A ToolSpec whose handler never raises: every outcome is a ToolResult."""
+
+    async def handler(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolResult:
+        started = time.perf_counter()
+        outcome = "ok"
+        try:
+            _refuse_unknown_arguments(schema, arguments)
+            result = ToolResult(text=await handle(ctx, arguments))
+        except InvalidInputError as error:
+            outcome = "invalid"
+            result = ToolResult(text=f"Error: {error}", is_error=True)
+        except Exception as error:
+            outcome = "failed"
+            result = await _failure(name, ctx, error)
+        elapsed_s = time.perf_counter() - started
+        metrics.TOOL_CALLS.labels(tool=name, outcome=outcome).inc()
+        metrics.TOOL_SECONDS.labels(tool=name).observe(elapsed_s)
+        logger.info(
+            "tool_call",
+            extra={
+                "tenant": ctx.tenant,
+                "tool": name,
+                "ms": round(elapsed_s * 1000),
+                "ok": outcome == "ok",
+                "inConversation": ctx.conversation is not None,
+            },
+        )
+        return result
+
+    return ToolSpec(name=name, description=description, input_schema=schema, handler=handler)

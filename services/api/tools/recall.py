@@ -1,0 +1,56 @@
+"""recall: search the project's memory by meaning."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from services.api.render import render_recall
+from services.api.service import MemoryService
+from services.api.tools.arguments import MAX_LIMIT, optional_choice, optional_limit, required_text
+from services.api.tools.spec import ToolContext
+from shared.ranking import DEFAULT_MODE, MODE_PROFILES, RECALL_MODES
+
+NAME: Final = "recall"
+DESCRIPTION: Final = (
+    "Search this project's long-term memory by meaning. Call it at the start of a task, before "
+    "asking the user to re-explain anything: decisions, conventions and commands that worked may "
+    "already be stored. Returns the memories themselves, ranked, with a confidence level. An "
+    "empty result means nothing is stored on the subject, not that the subject has no answer. "
+    "Includes the project's memories plus this conversation's own notes, never other "
+    "conversations' notes."
+)
+INPUT_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "description": "What you want to know, in natural language.",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_LIMIT,
+            "description": "Max memories, 1-50; defaults to the mode's own limit (3, 5 or 10).",
+        },
+        "mode": {
+            "type": "string",
+            "enum": list(RECALL_MODES),
+            "description": (
+                "precision: few, closely matching results. balanced (default): the usual "
+                "trade-off. exploratory: more results on looser matching; use it when a "
+                "balanced search found nothing."
+            ),
+        },
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+
+async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[str, Any]) -> str:
+    query = required_text(arguments, "query")
+    mode = optional_choice(arguments, "mode", RECALL_MODES, default=DEFAULT_MODE) or DEFAULT_MODE
+    limit = optional_limit(arguments, default=MODE_PROFILES[mode].limit)
+    answer = await service.recall(ctx.tenant, ctx.conversation, query=query, mode=mode, limit=limit)
+    return render_recall(query, answer)

@@ -1,0 +1,129 @@
+"""remember: store a durable fact, unless an existing memory already says it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from services.api.render import render_remembered
+from services.api.service import MemoryService
+from services.api.tools.arguments import optional, optional_choice, required_text, utf8_bytes
+from services.api.tools.spec import ToolContext
+from shared.errors import InvalidInputError
+from shared.model import MEMORY_TYPES, SCOPES
+from shared.storage.codec import MAX_CONTENT_BYTES
+
+MAX_CATEGORY_BYTES: Final = 128
+MAX_TAGS: Final = 20
+MAX_TAG_BYTES: Final = 64
+
+NAME: Final = "remember"
+DESCRIPTION: Final = (
+    "Store a durable fact for later runs: a decision and its reason, a convention, a command "
+    "that worked, something the user asked to be kept. Write it so it makes sense months from "
+    "now without this conversation. A near-identical fact is not written twice: you are told "
+    "which memory already says it (the tags and category you passed are then discarded). "
+    'scope "conversation" keeps a note for this conversation only.'
+)
+INPUT_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "content": {
+            "type": "string",
+            "description": "The fact, self-contained, at most 32,000 bytes.",
+        },
+        "type": {
+            "type": "string",
+            "enum": list(MEMORY_TYPES),
+            "description": (
+                "project (default): how the project is built or decided. pattern: a reusable "
+                "snippet or command. reference: an external fact or link. conversation: "
+                "something the user said that should persist."
+            ),
+        },
+        "category": {
+            "type": "string",
+            "description": "Optional sub-label such as decision, architecture, convention; "
+            "at most 128 bytes.",
+        },
+        "tags": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Optional labels: at most 20, each at most 64 bytes.",
+        },
+        "scope": {
+            "type": "string",
+            "enum": list(SCOPES),
+            "description": (
+                "project (default): shared by every conversation of the project. conversation: "
+                "for this conversation only; needs the request to be in a conversation."
+            ),
+        },
+    },
+    "required": ["content"],
+    "additionalProperties": False,
+}
+
+
+def _content(arguments: Mapping[str, Any]) -> str:
+    content = required_text(arguments, "content")
+    size = utf8_bytes(content)
+    if size > MAX_CONTENT_BYTES:
+        raise InvalidInputError(
+            "content",
+            f"`content` is {size} bytes; it may be at most {MAX_CONTENT_BYTES} bytes — store "
+            "the essential fact",
+        )
+    return content
+
+
+def _category(arguments: Mapping[str, Any]) -> str | None:
+    value = optional(arguments, "category")
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInputError("category", "`category` must be a string")
+    if utf8_bytes(value) > MAX_CATEGORY_BYTES:
+        raise InvalidInputError("category", f"`category` may be at most {MAX_CATEGORY_BYTES} bytes")
+    return value.strip() or None
+
+
+def _tags(arguments: Mapping[str, Any]) -> list[str]:
+    value = optional(arguments, "tags")
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(tag, str) for tag in value):
+        raise InvalidInputError("tags", "`tags` must be an array of strings")
+    tags = [tag.strip() for tag in value if tag.strip()]
+    if len(tags) > MAX_TAGS:
+        raise InvalidInputError("tags", f"`tags` may hold at most {MAX_TAGS} entries")
+    for tag in tags:
+        if utf8_bytes(tag) > MAX_TAG_BYTES:
+            raise InvalidInputError(
+                "tags", f'each tag may be at most {MAX_TAG_BYTES} bytes: "{tag[:30]}…" is longer'
+            )
+    return tags
+
+
+async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[str, Any]) -> str:
+    content = _content(arguments)
+    memory_type = optional_choice(arguments, "type", MEMORY_TYPES, default="project") or "project"
+    category = _category(arguments)
+    tags = _tags(arguments)
+    scope = optional_choice(arguments, "scope", SCOPES, default="project") or "project"
+    if scope == "conversation" and ctx.conversation is None:
+        raise InvalidInputError(
+            "scope",
+            '`scope` "conversation" needs an X-Conversation-Id header on the request, and this '
+            'request is in no conversation; use scope "project" to keep it for the project',
+        )
+    answer = await service.remember(
+        ctx.tenant,
+        ctx.conversation,
+        content=content,
+        memory_type=memory_type,
+        category=category,
+        tags=tags,
+        scope=scope,
+    )
+    return render_remembered(answer.memory, already_known=answer.already_known)
