@@ -85,8 +85,9 @@ def from_metadata(key_or_id: str, metadata: dict[str, Any]) -> Memory | None:
     tags = metadata.get("tags")
     conversation = metadata.get("conversation")
     trust = metadata.get("trustBase")
-    numeric = isinstance(trust, int | float) and not isinstance(trust, bool)
-    trust_ok = numeric and math.isfinite(trust)
+    trust_base = 1.0
+    if isinstance(trust, int | float) and not isinstance(trust, bool) and math.isfinite(trust):
+        trust_base = float(trust)
     return Memory(
         id=memory_id,
         tenant=tenant,
@@ -97,5 +98,5 @@ def from_metadata(key_or_id: str, metadata: dict[str, Any]) -> Memory | None:
         scope="conversation" if metadata.get("scope") == "conversation" else "project",
         conversation=conversation if isinstance(conversation, str) and conversation else None,
         created_at=created_at,
-        trust_base=float(trust) if trust_ok else 1.0,  # type: ignore[arg-type]
+        trust_base=trust_base,
     )
