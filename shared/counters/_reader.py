@@ -1,0 +1,121 @@
+"""Reading one tenant's counter objects: merged.json, the shard listing, and shard bodies."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Final
+
+import msgspec
+
+from shared.counters.codec import decode_merged, decode_shard
+from shared.model.counters import AccessCount, MergedCounters
+from shared.model.keys import merged_key, shard_key, shard_prefix
+from shared.storage.interfaces import ObjectStore
+
+logger = logging.getLogger(__name__)
+
+SHARD_READ_BATCH: Final = 16
+LIST_PAGE_KEYS: Final = 1000
+
+
+class MergedRead(msgspec.Struct, frozen=True, kw_only=True):
+    """merged.json as read, with the etag a compare-and-swap must name (None: no object yet)."""
+
+    merged: MergedCounters
+    etag: str | None
+
+
+class TenantCounters(msgspec.Struct, frozen=True, kw_only=True):
+    """One consistent-enough read: merged.json first, then every shard above its watermark."""
+
+    merged: MergedCounters
+    etag: str | None
+    shards: dict[str, dict[str, AccessCount]]
+
+
+async def read_merged(objects: ObjectStore, tenant: str) -> MergedRead:
+    """Absent: empty, no etag. Unreadable: empty, but the etag is kept so a fold can replace it."""
+    stored = await objects.get(merged_key(tenant))
+    if stored is None:
+        return MergedRead(merged=MergedCounters(), etag=None)
+    merged = decode_merged(stored.body)
+    if merged is None:
+        logger.warning("stats_merged_unreadable", extra={"tenant": tenant})
+        merged = MergedCounters()
+    return MergedRead(merged=merged, etag=stored.etag)
+
+
+async def list_shard_names(
+    objects: ObjectStore, tenant: str, *, after: str = "", up_to: str | None = None
+) -> list[str]:
+    """Every shard name above ``after`` (and at most ``up_to``), ascending, across all pages.
+
+    Listing starts after the watermark's key, so shards already folded but not yet deleted cost
+    nothing here; the backlog above it may be any size, so every page is followed.
+    """
+    prefix = shard_prefix(tenant)
+    start_after = shard_key(tenant, after) if after else None
+    names: list[str] = []
+    while True:
+        keys = await objects.list(prefix, limit=LIST_PAGE_KEYS, start_after=start_after)
+        for key in keys:
+            name = key[len(prefix) :]
+            if up_to is not None and name > up_to:
+                return names
+            if "/" not in name:
+                names.append(name)
+        if len(keys) < LIST_PAGE_KEYS:
+            return names
+        start_after = keys[-1]
+
+
+async def _read_shard(
+    objects: ObjectStore, tenant: str, name: str
+) -> tuple[str, dict[str, AccessCount]] | None:
+    stored = await objects.get(shard_key(tenant, name))
+    if stored is None:
+        # Folded and deleted by someone else between the listing and this read.
+        return None
+    deltas = decode_shard(stored.body)
+    if deltas is None:
+        # Kept as an empty shard: it counts for nothing, but a fold still absorbs and removes it.
+        logger.warning("stats_shard_unreadable", extra={"tenant": tenant, "shard": name})
+        deltas = {}
+    return name, deltas
+
+
+async def read_shards(
+    objects: ObjectStore, tenant: str, names: Sequence[str]
+) -> dict[str, dict[str, AccessCount]]:
+    """Shard bodies by name, fetched in parallel batches; shards gone meanwhile are omitted."""
+    shards: dict[str, dict[str, AccessCount]] = {}
+    for start in range(0, len(names), SHARD_READ_BATCH):
+        batch = names[start : start + SHARD_READ_BATCH]
+        for read in await asyncio.gather(*(_read_shard(objects, tenant, n) for n in batch)):
+            if read is not None:
+                shards[read[0]] = read[1]
+    return shards
+
+
+async def read_tenant(objects: ObjectStore, tenant: str, *, attempts: int = 3) -> TenantCounters:
+    """merged.json, then the shards above its watermark, then merged.json's etag once more.
+
+    A fold landing between the first read and the listing moves the watermark and deletes the
+    shards it absorbed, so this read would see them in neither place. The second look at the etag
+    catches that and reads again; after ``attempts`` the last read stands (an undercount that the
+    next re-read corrects — never an overcount, and never durable).
+    """
+    while True:
+        attempts -= 1
+        current = await read_merged(objects, tenant)
+        names = await list_shard_names(objects, tenant, after=current.merged.watermark)
+        shards = await read_shards(objects, tenant, names)
+        if attempts <= 0 or await _etag(objects, tenant) == current.etag:
+            return TenantCounters(merged=current.merged, etag=current.etag, shards=shards)
+
+
+async def _etag(objects: ObjectStore, tenant: str) -> str | None:
+    stored = await objects.get(merged_key(tenant))
+    return None if stored is None else stored.etag

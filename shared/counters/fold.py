@@ -1,0 +1,94 @@
+"""The pure arithmetic of the counters: merging deltas and folding shards into merged.json.
+
+Nothing here awaits, reads a clock or touches storage: ``now_ms`` is a parameter. Callers in
+:mod:`shared.counters.compaction` and :mod:`shared.counters.tracker` do the I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import msgspec
+
+from shared.model.counters import AccessCount, MergedCounters
+from shared.model.keys import shard_time_ms
+
+Counts = Mapping[str, AccessCount]
+
+
+class FoldPlan(msgspec.Struct, frozen=True, kw_only=True):
+    """What a fold would write, and which shard names it absorbs (ascending)."""
+
+    merged: MergedCounters
+    absorbed: tuple[str, ...]
+
+
+def combine(left: AccessCount | None, right: AccessCount) -> AccessCount:
+    """One memory's counts from two parts: accesses add, ``lastAt`` takes the later.
+
+    ISO-8601 UTC strings with milliseconds compare as times, so the later is the larger string.
+    """
+    if left is None:
+        return right
+    return AccessCount(
+        access=left.access + right.access,
+        last_at=max(left.last_at, right.last_at),
+    )
+
+
+def merge(*parts: Counts) -> dict[str, AccessCount]:
+    """Sum count maps. Commutative and associative, so parts may arrive in any order."""
+    total: dict[str, AccessCount] = {}
+    for part in parts:
+        for memory_id, count in part.items():
+            total[memory_id] = combine(total.get(memory_id), count)
+    return total
+
+
+def fresh_names(names: Iterable[str], *, watermark: str) -> list[str]:
+    """Shard names not yet folded: strictly above the watermark, ascending."""
+    return sorted(name for name in names if name > watermark)
+
+
+def absorbable_names(
+    names: Iterable[str], *, watermark: str, now_ms: int, lag_ms: int
+) -> list[str]:
+    """Fresh shard names stamped at least ``lag_ms`` before ``now_ms``, ascending.
+
+    A key is stamped when the flush builds it, not when the store accepts it, so a write still in
+    flight (or one from a process whose clock runs behind) can land below names already visible.
+    Drawing the line a full lag in the past means any write that lands within the lag of being
+    stamped is still above the line when it becomes visible, so it is never skipped. A name whose
+    time does not parse is never absorbed (a reader still counts it while it is fresh).
+    """
+    cutoff_ms = now_ms - lag_ms
+    absorbable = []
+    for name in fresh_names(names, watermark=watermark):
+        stamped_ms = shard_time_ms(name)
+        if stamped_ms is not None and stamped_ms <= cutoff_ms:
+            absorbable.append(name)
+    return absorbable
+
+
+def total_counts(merged: MergedCounters, shards: Mapping[str, Counts]) -> dict[str, AccessCount]:
+    """What a reader reports: merged counts plus every shard above the watermark."""
+    fresh = fresh_names(shards, watermark=merged.watermark)
+    return merge(merged.counts, *(shards[name] for name in fresh))
+
+
+def fold(
+    merged: MergedCounters, shards: Mapping[str, Counts], *, now_ms: int, lag_ms: int
+) -> FoldPlan:
+    """Fold the absorbable shards into ``merged`` and move the watermark to the largest of them.
+
+    Only absorbable shards are added: younger ones stay above the new watermark and keep being
+    counted by readers, so nothing is counted twice (the watermark) or zero times (the lag).
+    With nothing absorbable the plan is ``merged`` unchanged and no names.
+    """
+    absorbed = absorbable_names(shards, watermark=merged.watermark, now_ms=now_ms, lag_ms=lag_ms)
+    if not absorbed:
+        return FoldPlan(merged=merged, absorbed=())
+    counts = merge(merged.counts, *(shards[name] for name in absorbed))
+    return FoldPlan(
+        merged=MergedCounters(counts=counts, watermark=absorbed[-1]), absorbed=tuple(absorbed)
+    )

@@ -1,0 +1,242 @@
+"""CounterTracker: this process's access counts, its shards, and its view of everyone's.
+
+Recording touches memory only. A flush turns each tenant's pending deltas into one immutable shard
+that only this process will ever write. A read sums merged.json and the shards above its
+watermark, cached per tenant for ``cache_ttl_ms``; when more than ``compact_threshold`` shards are
+old enough to absorb, the read starts a fold in the background rather than on the caller's time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Final
+
+import msgspec
+
+from shared.counters._reader import read_tenant
+from shared.counters.codec import encode_shard
+from shared.counters.compaction import fold_tenant
+from shared.counters.events import CounterEvents, NoCounterEvents
+from shared.counters.fold import absorbable_names, combine, merge, total_counts
+from shared.errors import StorageError
+from shared.model.counters import AccessCount
+from shared.model.ids import iso_ms, new_ulid
+from shared.model.keys import shard_key, shard_name
+from shared.storage.interfaces import ObjectStore
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_CACHED_TENANTS: Final = 4096
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class _Durable(msgspec.Struct, frozen=True, kw_only=True):
+    """One tenant's durable counts as read, and what that read already includes."""
+
+    counts: dict[str, AccessCount]
+    watermark: str
+    seen: frozenset[str]
+    read_at_ms: int
+    read_seq: int
+
+
+class _OwnShard(msgspec.Struct, kw_only=True):
+    """A shard this process wrote (or is writing), kept visible to its own reads until a read
+    that started after the write completed has picked it up."""
+
+    name: str
+    deltas: dict[str, AccessCount]
+    done_seq: int | None = None
+    done_at_ms: int = 0
+
+
+class CounterTracker:
+    """Lock-free access counters over an ObjectStore (see the module docstring)."""
+
+    def __init__(
+        self,
+        objects: ObjectStore,
+        *,
+        process_id: str,
+        compact_threshold: int,
+        events: CounterEvents | None = None,
+        clock_ms: Callable[[], int] = wall_clock_ms,
+        cache_ttl_ms: int = 60_000,
+        lag_ms: int = 60_000,
+        max_cached_tenants: int = DEFAULT_MAX_CACHED_TENANTS,
+    ) -> None:
+        self._objects = objects
+        self._process_id = process_id
+        self._compact_threshold = compact_threshold
+        self._events: CounterEvents = events or NoCounterEvents()
+        self._clock_ms = clock_ms
+        self._cache_ttl_ms = cache_ttl_ms
+        self._lag_ms = lag_ms
+        self._max_cached_tenants = max_cached_tenants
+        self._pending: dict[str, dict[str, AccessCount]] = {}
+        self._durable: OrderedDict[str, _Durable] = OrderedDict()
+        self._own: dict[str, list[_OwnShard]] = {}
+        self._folds: dict[str, asyncio.Task[None]] = {}
+        # Orders reads against completed writes without trusting the (injectable) clock.
+        self._seq = itertools.count(1)
+
+    def record(self, tenant: str, memory_id: str, *, at_ms: int) -> None:
+        """Count one access in memory; this process's next ``load`` sees it at once."""
+        pending = self._pending.setdefault(tenant, {})
+        pending[memory_id] = combine(
+            pending.get(memory_id), AccessCount(access=1, last_at=iso_ms(at_ms))
+        )
+
+    async def load(self, tenant: str) -> Mapping[str, AccessCount]:
+        """Durable counts (re-read at most every ``cache_ttl_ms``) plus this process's own
+        shards not yet in them and its pending deltas."""
+        durable = self._cached(tenant) or await self._read(tenant)
+        own = [
+            shard.deltas
+            for shard in self._own.get(tenant, ())
+            if shard.name not in durable.seen and shard.name > durable.watermark
+        ]
+        return merge(durable.counts, *own, self._pending.get(tenant, {}))
+
+    async def flush(self, *, final: bool = False) -> None:
+        """Write one shard per tenant with pending deltas, all tenants concurrently.
+
+        Pending deltas are taken before the write: a failed write loses them rather than
+        replaying them into a shard that might, after all, have landed.
+        """
+        pending, self._pending = self._pending, {}
+        self._forget_old_own_shards()
+        await asyncio.gather(
+            *(self._write(tenant, deltas, final=final) for tenant, deltas in pending.items())
+        )
+
+    async def settled(self) -> None:
+        """Wait for the background folds started so far."""
+        while self._folds:
+            await asyncio.wait(list(self._folds.values()))
+
+    def _cached(self, tenant: str) -> _Durable | None:
+        durable = self._durable.get(tenant)
+        if durable is None or self._clock_ms() - durable.read_at_ms >= self._cache_ttl_ms:
+            return None
+        self._durable.move_to_end(tenant)
+        return durable
+
+    async def _read(self, tenant: str) -> _Durable:
+        read_seq, read_at_ms = next(self._seq), self._clock_ms()
+        snapshot = await read_tenant(self._objects, tenant)
+        durable = _Durable(
+            counts=total_counts(snapshot.merged, snapshot.shards),
+            watermark=snapshot.merged.watermark,
+            seen=frozenset(snapshot.shards),
+            read_at_ms=read_at_ms,
+            read_seq=read_seq,
+        )
+        self._store(tenant, durable)
+        self._events.shard_backlog(len(snapshot.shards))
+        absorbable = absorbable_names(
+            snapshot.shards,
+            watermark=snapshot.merged.watermark,
+            now_ms=self._clock_ms(),
+            lag_ms=self._lag_ms,
+        )
+        if len(absorbable) > self._compact_threshold:
+            self._start_fold(tenant)
+        return durable
+
+    def _store(self, tenant: str, durable: _Durable) -> None:
+        self._durable[tenant] = durable
+        self._durable.move_to_end(tenant)
+        now_ms = self._clock_ms()
+        stale = [t for t, d in self._durable.items() if now_ms - d.read_at_ms >= self._cache_ttl_ms]
+        for name in stale:
+            del self._durable[name]
+        while len(self._durable) > self._max_cached_tenants:
+            self._durable.popitem(last=False)
+        # An own shard is no longer needed once a read that started after its write completed
+        # exists (that read saw it), or once it is older than any cache entry can be.
+        own = self._own.get(tenant, [])
+        own[:] = [
+            shard
+            for shard in own
+            if shard.done_seq is None
+            or (
+                shard.done_seq > durable.read_seq and now_ms - shard.done_at_ms < self._cache_ttl_ms
+            )
+        ]
+        if not own:
+            self._own.pop(tenant, None)
+
+    async def _write(self, tenant: str, deltas: dict[str, AccessCount], *, final: bool) -> None:
+        name = shard_name(new_ulid(self._clock_ms()), self._process_id)
+        shard = _OwnShard(name=name, deltas=deltas)
+        self._own.setdefault(tenant, []).append(shard)
+        try:
+            await self._objects.put(shard_key(tenant, name), encode_shard(deltas))
+        except StorageError:
+            self._own[tenant].remove(shard)
+            self._events.flush_failed()
+            logger.warning(
+                "stats_final_flush_failed" if final else "stats_flush_failed",
+                extra={"tenant": tenant, "memories": len(deltas)},
+                exc_info=True,
+            )
+            return
+        shard.done_seq, shard.done_at_ms = next(self._seq), self._clock_ms()
+
+    def _forget_old_own_shards(self) -> None:
+        # A shard written more than a TTL ago is in every cache entry still valid (each was read
+        # after it landed), so keeping it would only grow memory for tenants nobody reads.
+        now_ms = self._clock_ms()
+        for tenant in list(self._own):
+            own = [
+                shard
+                for shard in self._own[tenant]
+                if shard.done_seq is None or now_ms - shard.done_at_ms < self._cache_ttl_ms
+            ]
+            if own:
+                self._own[tenant] = own
+            else:
+                del self._own[tenant]
+
+    def _start_fold(self, tenant: str) -> None:
+        if tenant in self._folds:
+            return
+        task = asyncio.create_task(self._fold(tenant), name=f"stats-fold-{tenant}")
+        self._folds[tenant] = task
+        task.add_done_callback(lambda done: self._fold_done(tenant, done))
+
+    async def _fold(self, tenant: str) -> None:
+        started = time.perf_counter()
+        try:
+            result = await fold_tenant(
+                self._objects,
+                tenant,
+                now_ms=self._clock_ms(),
+                lag_ms=self._lag_ms,
+                min_shards=self._compact_threshold + 1,
+            )
+        finally:
+            self._events.fold_seconds(time.perf_counter() - started)
+        if result.conflict:
+            self._events.cas_conflict()
+
+    def _fold_done(self, tenant: str, task: asyncio.Task[None]) -> None:
+        self._folds.pop(tenant, None)
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is not None:
+            logger.error(
+                "stats_compaction_failed",
+                extra={"tenant": tenant},
+                exc_info=(type(error), error, error.__traceback__),
+            )
