@@ -13,3 +13,37 @@ TOOL_SECONDS = Histogram(
     ["tool"],
     buckets=(0.002, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12),
 )
+
+# Shared by both backends; ``operation`` is the store method (put, query, get, list, cas, ...).
+STORAGE_SECONDS = Histogram(
+    "mcp_memory_storage_duration_seconds",
+    "Memory and state store latency by operation.",
+    ["operation"],
+    buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56),
+)
+EMBEDDING_SECONDS = Histogram(
+    "mcp_memory_embedding_duration_seconds",
+    "Embedding latency by operation.",
+    ["operation"],
+    buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56),
+)
+# A histogram, not a gauge: readers of many tenants observe it, and a gauge would keep only
+# whichever tenant was read last. A growing tail means folding is not keeping up.
+SHARD_BACKLOG = Histogram(
+    "mcp_memory_counter_shard_backlog",
+    "Counter shards a reader found above the watermark (not yet folded).",
+    buckets=(0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000),
+)
+CAS_CONFLICTS = Counter(
+    "mcp_memory_cas_conflicts_total",
+    "Compare-and-swap writes that lost to another writer (a retry or a skip follows).",
+)
+COUNTER_FLUSH_FAILURES = Counter(
+    "mcp_memory_counter_flush_failures_total",
+    "Counter shard writes that failed; by design their deltas are dropped, never replayed.",
+)
+COUNTER_FOLD_SECONDS = Histogram(
+    "mcp_memory_counter_fold_duration_seconds",
+    "On-demand folds of counter shards into merged.json run by this process.",
+    buckets=(0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12),
+)

@@ -1,0 +1,80 @@
+"""Everything the API process holds for its lifetime, opened in order and closed in reverse.
+
+Stores open first (creating the PostgreSQL schema), so a database the process cannot reach stops
+the boot before the port is bound. On the way out the counter flush loop runs its final flush
+(shielded) before the stores close.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import uuid
+from collections.abc import AsyncIterator
+
+import msgspec
+
+from shared.config import Config
+from shared.counters import CounterTracker, FlushLoop
+from shared.embedding import open_embedder
+from shared.storage import open_stores
+
+from services.api.counter_metrics import PrometheusCounterEvents
+from services.api.service import MemoryService
+from services.api.tools import build_catalogue
+from services.api.tools.spec import ToolSpec
+
+
+class Runtime(msgspec.Struct, frozen=True, kw_only=True):
+    """The fixed tool catalogue and the lines the boot log states about it."""
+
+    catalogue: tuple[ToolSpec, ...]
+    boot_lines: tuple[str, ...]
+
+
+def process_id() -> str:
+    """Host name plus a random suffix: unique per process even when pods share a name."""
+    host = os.environ.get("HOSTNAME") or socket.gethostname() or "process"
+    return f"{host}-{uuid.uuid4().hex[:8]}"
+
+
+@contextlib.asynccontextmanager
+async def open_runtime(config: Config) -> AsyncIterator[Runtime]:
+    async with contextlib.AsyncExitStack() as stack:
+        stores = await stack.enter_async_context(open_stores(config))
+        embedder = await stack.enter_async_context(open_embedder(config))
+        tracker = CounterTracker(
+            stores.objects,
+            process_id=process_id(),
+            compact_threshold=config.stats_compact_threshold,
+            events=PrometheusCounterEvents(),
+        )
+        await stack.enter_async_context(FlushLoop(tracker, interval_ms=config.stats_flush_ms))
+        docs = None
+        if config.knowledge_base_id is not None:
+            from shared.docs import KnowledgeBaseRetriever
+
+            docs = await stack.enter_async_context(KnowledgeBaseRetriever.open(config))
+        service = MemoryService(
+            vectors=stores.vectors,
+            objects=stores.objects,
+            embedder=embedder,
+            counters=tracker,
+            floor=config.recall_min_similarity,
+        )
+        docs_line = (
+            f"docs: knowledge base {config.knowledge_base_id} — search_docs offered"
+            if docs is not None
+            else "docs: no KNOWLEDGE_BASE_ID — memories only, search_docs not offered"
+        )
+        yield Runtime(
+            catalogue=build_catalogue(service, docs=docs),
+            boot_lines=(
+                f"{stores.description} ({config.embedding_provider}:{config.embedding_model}, "
+                f"{config.embedding_dim}d, floor {config.recall_min_similarity})",
+                docs_line,
+            ),
+        )
+        # Leaving the stack: final flush (FlushLoop), then embedder, then stores.
+        await tracker.settled()

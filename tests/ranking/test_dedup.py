@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import pytest
+
+from shared.model import Hit, Memory
+from shared.ranking import already_known, word_overlap
+
+
+def hit(content: str, similarity: float, memory_id: str = "m") -> Hit:
+    memory = Memory(
+        id=memory_id, tenant="t", content=content, created_at="2026-01-01T00:00:00.000Z"
+    )
+    return Hit(memory=memory, similarity=similarity)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "expected"),
+    [
+        ("deploy with helm", "Deploy with Helm!", 1.0),
+        ("a b c d", "a b x y", 2 / 6),
+        ("", "anything", 0.0),
+        ("배포는 헬름으로 한다", "배포는 헬름으로 한다", 1.0),
+        ("snake_case names", "snake case names", 1.0),
+    ],
+)
+def test_word_overlap_is_jaccard_over_unicode_words(
+    first: str, second: str, expected: float
+) -> None:
+    assert word_overlap(first, second) == pytest.approx(expected)
+
+
+def test_already_known_needs_both_cosine_above_threshold_and_shared_words() -> None:
+    text = "the api listens on port 3000 behind a clusterip service"
+    assert already_known(text, [hit(text, 0.95)]) is not None
+    assert already_known(text, [hit(text, 0.92)]) is None  # strictly above 0.92
+    assert already_known(text, [hit("completely different words here", 0.99)]) is None
+
+
+def test_already_known_compares_with_the_most_similar_hit_not_the_first() -> None:
+    text = "use pnpm not npm in this repository"
+    hits = [hit("unrelated", 0.5, "first"), hit(text, 0.97, "best")]
+    found = already_known(text, hits)
+    assert found is not None and found.memory.id == "best"
+
+
+def test_nothing_visible_means_not_known() -> None:
+    assert already_known("x", []) is None
