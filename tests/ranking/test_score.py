@@ -37,7 +37,6 @@ def hit(
     ("similarity", "floor", "expected"),
     [
         (0.33, 0.1, "high"),
-        (0.30, 0.1, "high"),
         (0.15, 0.1, "medium"),
         (0.9, 0.7, "medium"),
         (None, 0.1, "low"),
