@@ -1,0 +1,100 @@
+"""Fixtures for the whole suite: a clean environment, and real PostgreSQL databases.
+
+``pg_server_url`` is one PostgreSQL server for the session: ``TEST_DATABASE_URL`` when set (CI,
+or a developer's pgvector/pgvector container), otherwise the embedded pgserver started here in a
+temporary dir. PostgreSQL tests therefore never skip. ``pg_url`` is a fresh, empty database on
+that server for each test (no extension, no tables), dropped afterwards.
+
+Both are synchronous on purpose: they work from sync and async tests alike, whatever event loop
+a test runs on, because their own queries run on a private loop in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import itertools
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import asyncpg
+import pytest
+
+from shared.storage.postgres.embedded import acquire_server, release_server
+
+# Variables the service reads; a developer's own settings must not leak into a test.
+CLEARED_ENV_PREFIXES = (
+    "MCP_",
+    "AWS_",
+    "EMBEDDING_",
+    "DATABASE_URL",
+    "VECTOR_",
+    "STATE_",
+    "KNOWLEDGE_BASE_ID",
+    "RECALL_",
+    "STATS_",
+    "COMPACTOR_",
+)
+
+_database_numbers = itertools.count()
+
+
+@pytest.fixture(autouse=True)
+def _clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith(CLEARED_ENV_PREFIXES):
+            monkeypatch.delenv(name)
+
+
+def with_database(url: str, database: str) -> str:
+    """``url`` pointing at another database on the same server."""
+    parts = urlsplit(url)
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode([(k, database if k == "dbname" else v) for k, v in pairs], safe="/")
+    return urlunsplit((parts.scheme, parts.netloc, f"/{database}", query, parts.fragment))
+
+
+def run_admin(url: str, *statements: str) -> None:
+    """Run statements on their own connection and event loop, from any thread or loop."""
+
+    async def run() -> None:
+        connection = await asyncpg.connect(url, timeout=10)
+        try:
+            for statement in statements:
+                await connection.execute(statement)
+        finally:
+            await connection.close()
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(asyncio.run, run()).result(timeout=60)
+
+
+@pytest.fixture(scope="session")
+def pg_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A PostgreSQL server whose role may create databases (and, embedded, is superuser)."""
+    configured = os.environ.get("TEST_DATABASE_URL", "").strip()
+    if configured:
+        yield configured
+        return
+    data_dir: Path = tmp_path_factory.mktemp("pg")
+    url = acquire_server(data_dir)
+    try:
+        yield url
+    finally:
+        release_server(data_dir)
+
+
+@pytest.fixture
+def pg_url(pg_server_url: str) -> Iterator[str]:
+    """The URL of a fresh, empty database for this test alone."""
+    name = f"test_{os.getpid()}_{next(_database_numbers)}"
+    run_admin(pg_server_url, f'CREATE DATABASE "{name}"')
+    try:
+        yield with_database(pg_server_url, name)
+    finally:
+        # FORCE ends connections a test left open, so a leak cannot block the next test.
+        run_admin(pg_server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
