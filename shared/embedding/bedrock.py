@@ -44,7 +44,7 @@ class BedrockEmbedder(Embedder):
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     ) -> BedrockEmbedder:
         config = AioConfig(
-            retries={"mode": "standard", "max_attempts": max_attempts},
+            retries={"mode": "standard", "total_max_attempts": max_attempts},
             connect_timeout=CONNECT_TIMEOUT_S,
             read_timeout=READ_TIMEOUT_S,
         )
