@@ -1,0 +1,90 @@
+"""The API's aiohttp application: the gates, ``POST /mcp``, ``/health`` and ``/metrics``.
+
+The runtime (stores, embedder, counters) is entered by one ``cleanup_ctx``. aiohttp runs startup
+inside ``AppRunner.setup()``, before any site listens, so the port is bound only once the stores
+are open and the schema exists; and cleanup runs after the sites have stopped and in-flight
+requests have finished, so the final counter flush sees every call that was answered.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Protocol, cast
+
+from aiohttp import web
+from prometheus_client.aiohttp import make_aiohttp_handler
+
+from services.api.gates import MCP_PATH, METRICS_PATH, gates_middleware
+from services.api.mcp_transport import MAX_BODY_BYTES, McpEndpoint, server_version
+from services.api.tools.spec import ToolSpec
+from shared.config import Config
+
+
+class RuntimeView(Protocol):
+    """What the HTTP layer reads from ``services.api.runtime.Runtime``."""
+
+    @property
+    def catalogue(self) -> tuple[ToolSpec, ...]: ...
+
+    @property
+    def boot_lines(self) -> tuple[str, ...]: ...
+
+
+RuntimeOpener = Callable[[Config], AbstractAsyncContextManager[RuntimeView]]
+
+RUNTIME_KEY = web.AppKey("runtime", RuntimeView)
+ENDPOINT_KEY = web.AppKey("mcp_endpoint", McpEndpoint)
+
+
+def default_runtime_opener() -> RuntimeOpener:
+    """``services.api.runtime.open_runtime``, imported only when a real process starts.
+
+    Imported lazily so that building the app (and its tests) does not load storage drivers or
+    the embedding model.
+    """
+    module = importlib.import_module("services.api.runtime")
+    return cast(RuntimeOpener, module.open_runtime)
+
+
+async def _mcp(request: web.Request) -> web.StreamResponse:
+    return await request.app[ENDPOINT_KEY].handle(request)
+
+
+async def _mcp_method_not_allowed(request: web.Request) -> web.StreamResponse:
+    # Stateless JSON-only: no GET stream to open and no session to DELETE.
+    return web.json_response(
+        {"error": f"{request.method} is not allowed on /mcp; send JSON-RPC with POST"},
+        status=405,
+        headers={"Allow": "POST"},
+    )
+
+
+def build_app(config: Config, *, open_runtime: RuntimeOpener | None = None) -> web.Application:
+    """The application; ``open_runtime`` defaults to the real runtime, imported lazily."""
+    opener = open_runtime
+    version = server_version()
+
+    async def runtime_context(app: web.Application) -> AsyncIterator[None]:
+        nonlocal opener
+        if opener is None:
+            opener = default_runtime_opener()
+        async with opener(config) as runtime:
+            app[RUNTIME_KEY] = runtime
+            app[ENDPOINT_KEY] = McpEndpoint(runtime.catalogue, version=version)
+            yield
+
+    app = web.Application(
+        client_max_size=MAX_BODY_BYTES,
+        middlewares=[gates_middleware(api_key=config.mcp_api_key)],
+    )
+    app.cleanup_ctx.append(runtime_context)
+    app.router.add_post(MCP_PATH, _mcp)
+    app.router.add_route("*", MCP_PATH, _mcp_method_not_allowed)
+    app.router.add_get(METRICS_PATH, make_aiohttp_handler())
+    # /health and every unknown path are answered by the gates, whatever the router matched.
+    return app
+
+
+__all__ = ["ENDPOINT_KEY", "RUNTIME_KEY", "RuntimeOpener", "RuntimeView", "build_app"]

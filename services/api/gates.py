@@ -1,0 +1,86 @@
+"""The HTTP gates in front of ``/mcp``, in order: health, unknown paths, browser origins, bearer.
+
+``/health`` answers before anything else so a liveness probe never depends on auth or storage.
+Every other path but ``/mcp`` and ``/metrics`` is a 404. A request carrying ``Origin`` is refused
+before auth: this cluster-internal endpoint has no browser caller, and Streamable HTTP requires
+that boundary against DNS rebinding. With MCP_API_KEY set, ``/mcp`` needs the key as a bearer token.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Final
+
+from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
+
+from services.api.mcp_transport import jsonrpc_error
+
+MCP_PATH: Final = "/mcp"
+HEALTH_PATH: Final = "/health"
+METRICS_PATH: Final = "/metrics"
+
+UNAUTHORIZED_CODE: Final = -32001
+BROWSER_ORIGIN_CODE: Final = -32002
+
+
+def bearer_matches(authorization: str | None, *, key: str) -> bool:
+    """Whether an Authorization value presents ``key`` as a bearer token, compared in constant time.
+
+    The scheme is the text before the first space, case-insensitive; the token is the rest with
+    leading whitespace stripped and nothing else, so ``BEARER  k`` passes and ``Bearer k `` fails.
+    """
+    if not authorization:
+        return False
+    scheme, _, token = authorization.partition(" ")
+    token = token.lstrip()
+    if scheme.lower() != "bearer" or not token:
+        return False
+    # Bytes, not str: compare_digest refuses non-ASCII strings, and a header may carry any byte.
+    return hmac.compare_digest(
+        token.encode("utf-8", "surrogateescape"), key.encode("utf-8", "surrogateescape")
+    )
+
+
+def _unauthorized() -> web.Response:
+    response = jsonrpc_error(
+        UNAUTHORIZED_CODE,
+        "missing or invalid bearer token: send Authorization: Bearer <MCP_API_KEY>",
+        status=401,
+    )
+    response.headers["WWW-Authenticate"] = 'Bearer realm="mcp"'
+    return response
+
+
+def gates_middleware(*, api_key: str | None) -> Middleware:
+    """The one middleware that applies every gate; ``api_key`` None means open mode."""
+
+    @web.middleware
+    async def gates(request: web.Request, handler: Handler) -> web.StreamResponse:
+        path = request.path
+        if path == HEALTH_PATH:
+            return web.json_response({"status": "ok"})
+        if path not in (MCP_PATH, METRICS_PATH):
+            return web.json_response({"error": "not found"}, status=404)
+        if "Origin" in request.headers:
+            return jsonrpc_error(BROWSER_ORIGIN_CODE, "browser origins are not allowed", status=403)
+        if (
+            path == MCP_PATH
+            and api_key is not None
+            and not bearer_matches(request.headers.get("Authorization"), key=api_key)
+        ):
+            return _unauthorized()
+        return await handler(request)
+
+    return gates
+
+
+__all__ = [
+    "BROWSER_ORIGIN_CODE",
+    "HEALTH_PATH",
+    "MCP_PATH",
+    "METRICS_PATH",
+    "UNAUTHORIZED_CODE",
+    "bearer_matches",
+    "gates_middleware",
+]

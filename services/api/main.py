@@ -1,0 +1,170 @@
+"""``mcp-memory-api``: validate, open the runtime, listen, and shut down gracefully.
+
+Order matters. Configuration is validated, then the runtime opens (stores, schema, embedder,
+counters), and only then is the port bound, so a broken deployment stops at the probe rather
+than inside somebody's agent run. On SIGTERM or SIGINT the listener closes, in-flight calls get
+up to ``IN_FLIGHT_GRACE_S`` to finish, and then the runtime exits, which runs the final counter
+flush. Further signals are logged and ignored: a second Ctrl-C must not cost the flush.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+import msgspec
+from aiohttp import web
+
+from services.api.app import RUNTIME_KEY, RuntimeOpener, build_app
+from services.api.mcp_transport import SERVER_NAME, server_version
+from shared.config import Config, load_config
+from shared.errors import ConfigError, ServiceError, StorageError
+from shared.logs import configure_logging
+
+logger = logging.getLogger(__name__)
+
+# In-flight calls get this long after the listener closes; the final flush follows, so the whole
+# shutdown stays inside the 10 s the deployment grants unless the flush itself is slow.
+IN_FLIGHT_GRACE_S: Final = 8.0
+SHUTDOWN_GRACE_S: Final = 10.0
+
+
+def _port(raw: str) -> int:
+    value = int(raw)
+    if not 0 <= value < 65536:
+        raise argparse.ArgumentTypeError(f"--port must be between 0 and 65535, got {raw}")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mcp-memory-api", description="Long-term memory for AI agents over MCP."
+    )
+    parser.add_argument(
+        "--local",
+        action="store_true",
+        help="use the embedded PostgreSQL and the local embedding model (no AWS, no database)",
+    )
+    parser.add_argument(
+        "--data-dir", type=Path, default=None, help="where --local keeps its database"
+    )
+    parser.add_argument(
+        "--port", type=_port, default=None, help="listen here instead of PORT (0: any free port)"
+    )
+    return parser
+
+
+def _log_boot(*, runner: web.AppRunner, app: web.Application, config: Config) -> None:
+    port = runner.addresses[0][1] if runner.addresses else config.port
+    logger.info(
+        "listening",
+        extra={
+            "server": SERVER_NAME,
+            "version": server_version(),
+            "port": port,
+            "endpoint": f"POST http://<host>:{port}/mcp",
+        },
+    )
+    for line in app[RUNTIME_KEY].boot_lines:
+        logger.info("boot", extra={"detail": line})
+    if config.mcp_api_key is not None:
+        logger.info(
+            "auth",
+            extra={"mode": "bearer", "detail": "every /mcp request must present MCP_API_KEY"},
+        )
+    else:
+        logger.warning(
+            "auth",
+            extra={
+                "mode": "open",
+                "detail": "MCP_API_KEY is unset: this server answers any caller that can reach "
+                "it; set MCP_API_KEY before routing anything to it from outside the cluster",
+            },
+        )
+
+
+def _stop_on_signals(stop: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+
+    def on_signal(signum: int) -> None:
+        name = signal.Signals(signum).name
+        if stop.is_set():
+            logger.info("shutdown_signal_ignored", extra={"signal": name})
+            return
+        logger.info("shutdown_started", extra={"signal": name})
+        stop.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, on_signal, signum)
+
+
+class _BootError(Exception):
+    """A refusal to start, already worded for the operator."""
+
+
+async def _start(runner: web.AppRunner, *, port: int) -> None:
+    """Open the runtime (in ``setup``) and bind the port, refusing by name if either fails."""
+    try:
+        await runner.setup()
+    except StorageError as error:
+        raise _BootError(f"storage error: {error}") from error
+    except ConfigError as error:
+        raise _BootError(f"configuration error: {error}") from error
+    except ServiceError as error:
+        raise _BootError(f"startup error: {error}") from error
+    site = web.TCPSite(runner, port=port)
+    try:
+        await site.start()
+    except OSError as error:
+        await runner.cleanup()
+        raise _BootError(f"startup error: cannot listen on port {port}: {error}") from error
+
+
+async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) -> int:
+    """Run until a signal, then shut down gracefully; the process's exit code."""
+    stop = asyncio.Event()
+    _stop_on_signals(stop)
+    app = build_app(config, open_runtime=open_runtime)
+    runner = web.AppRunner(app, shutdown_timeout=IN_FLIGHT_GRACE_S, access_log=None)
+    try:
+        await _start(runner, port=config.port)
+    except _BootError as error:
+        print(error, file=sys.stderr)
+        return 1
+    _log_boot(runner=runner, app=app, config=config)
+    await stop.wait()
+    started = time.monotonic()
+    # Stop listening, let in-flight calls finish, then exit the runtime (the final flush).
+    await runner.cleanup()
+    logger.info("shutdown_complete", extra={"ms": round((time.monotonic() - started) * 1000)})
+    return 0
+
+
+def run(argv: Sequence[str] | None = None, *, open_runtime: RuntimeOpener | None = None) -> int:
+    """Parse flags, validate the environment and serve; the exit code."""
+    args = _parser().parse_args(argv)
+    configure_logging()
+    try:
+        config = load_config(os.environ, local=args.local, data_dir=args.data_dir)
+    except ConfigError as error:
+        print(f"configuration error: {error}", file=sys.stderr)
+        return 1
+    if args.port is not None:
+        config = msgspec.structs.replace(config, port=args.port)
+    return asyncio.run(serve(config, open_runtime=open_runtime))
+
+
+def main() -> None:
+    """The ``mcp-memory-api`` console script."""
+    sys.exit(run())
+
+
+__all__ = ["IN_FLIGHT_GRACE_S", "SHUTDOWN_GRACE_S", "main", "run", "serve"]
