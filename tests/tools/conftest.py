@@ -1,0 +1,65 @@
+"""A real MemoryService: PostgreSQL (a fresh database per test), the local model, real counters."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+
+from services.api.service import MemoryService
+from shared.config import load_config
+from shared.counters import CounterTracker
+from shared.embedding import Embedder, open_embedder
+from shared.storage import Stores, open_stores
+
+FIXED_NOW_MS = 1_800_000_000_000
+
+
+class Clock:
+    """A settable clock so that ids, recency and counters are deterministic."""
+
+    def __init__(self, now_ms: int = FIXED_NOW_MS) -> None:
+        self.now_ms = now_ms
+
+    def __call__(self) -> int:
+        return self.now_ms
+
+    def advance(self, ms: int) -> None:
+        self.now_ms += ms
+
+
+@pytest.fixture(scope="session")
+async def local_embedder() -> AsyncIterator[Embedder]:
+    config = load_config({}, local=True)
+    async with open_embedder(config) as embedder:
+        yield embedder
+
+
+@pytest.fixture
+async def stores(pg_url: str) -> AsyncIterator[Stores]:
+    async with open_stores(load_config({"DATABASE_URL": pg_url})) as opened:
+        yield opened
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+ServiceFactory = Callable[..., MemoryService]
+
+
+@pytest.fixture
+def service(stores: Stores, local_embedder: Embedder, clock: Clock) -> MemoryService:
+    floor = load_config({}, local=True).recall_min_similarity
+    tracker = CounterTracker(
+        stores.objects, process_id="test-process", compact_threshold=20, clock_ms=clock
+    )
+    return MemoryService(
+        vectors=stores.vectors,
+        objects=stores.objects,
+        embedder=local_embedder,
+        counters=tracker,
+        floor=floor,
+        clock_ms=clock,
+    )
