@@ -1,0 +1,100 @@
+"""Dependencies point one way (house style rule 1), checked on the real import graph."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def imports_of(path: Path) -> Iterator[str]:
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module
+
+
+def modules_under(folder: str) -> list[Path]:
+    return sorted((ROOT / folder).rglob("*.py"))
+
+
+def offending(folder: str, forbidden: tuple[str, ...]) -> list[str]:
+    return [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in modules_under(folder)
+        for name in imports_of(path)
+        if name == forbidden or name.startswith(forbidden)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("folder", "forbidden"),
+    [
+        ("shared", ("services",)),
+        ("services/api", ("services.compactor",)),
+        ("services/compactor", ("services.api",)),
+        (
+            "shared/model",
+            (
+                "shared.storage",
+                "shared.counters",
+                "shared.embedding",
+                "asyncpg",
+                "aiobotocore",
+                "aiohttp",
+            ),
+        ),
+        (
+            "shared/ranking",
+            ("shared.storage", "shared.counters", "asyncpg", "aiobotocore", "aiohttp"),
+        ),
+        (
+            "shared/counters",
+            (
+                "shared.storage.postgres",
+                "shared.storage.s3",
+                "asyncpg",
+                "aiobotocore",
+                "prometheus_client",
+            ),
+        ),
+        ("shared/embedding", ("shared.storage", "asyncpg")),
+        ("shared/storage/postgres", ("shared.storage.s3", "aiobotocore", "botocore")),
+        ("shared/storage/s3", ("shared.storage.postgres", "asyncpg", "pgvector")),
+        ("services/api/tools", ("aiohttp",)),
+    ],
+)
+def test_layer_does_not_import(folder: str, forbidden: tuple[str, ...]) -> None:
+    assert offending(folder, forbidden) == []
+
+
+def test_only_the_schedule_module_imports_apscheduler() -> None:
+    users = [
+        str(path.relative_to(ROOT))
+        for folder in ("shared", "services")
+        for path in modules_under(folder)
+        if any(name.startswith("apscheduler") for name in imports_of(path))
+    ]
+    assert users == ["services/compactor/schedule.py"]
+
+
+def test_only_config_reads_the_environment_for_settings() -> None:
+    readers = [
+        str(path.relative_to(ROOT))
+        for folder in ("shared", "services")
+        for path in modules_under(folder)
+        if "os.environ" in path.read_text() or "os.getenv" in path.read_text()
+    ]
+    # main modules hand os.environ to load_config; runtime reads HOSTNAME for the process id.
+    allowed = {
+        "shared/config.py",
+        "services/api/main.py",
+        "services/compactor/main.py",
+        "services/api/runtime.py",
+    }
+    assert set(readers) <= allowed, sorted(set(readers) - allowed)
