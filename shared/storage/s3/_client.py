@@ -1,0 +1,101 @@
+"""The aiobotocore clients of the S3 backend, and the one place AWS errors become ours.
+
+Credentials come only from the standard AWS chain (a pod's role, or the environment); nothing here
+reads, stores or logs them. The endpoint is ``config.aws_endpoint_url`` when set; otherwise
+botocore's own resolution runs, which honours per-service variables such as
+``AWS_ENDPOINT_URL_S3VECTORS`` (tests point S3 and S3 Vectors at two different local servers).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Iterator
+from typing import Any, Final
+
+import msgspec
+from aiobotocore.config import AioConfig
+from aiobotocore.session import get_session
+from botocore.exceptions import BotoCoreError, ClientError
+
+from shared.config import Config
+from shared.errors import ConflictError, NotFoundError, StorageError, StorageUnavailableError
+
+# Standard retry mode backs off on throttling and 5xx; three attempts keep a dead endpoint from
+# stalling a tool call (or the boot) for long.
+_RETRY_ATTEMPTS: Final = 3
+_CONNECT_TIMEOUT_S: Final = 5.0
+_READ_TIMEOUT_S: Final = 30.0
+# A recall, a remember and a counter flush can be in flight together on every pod.
+_MAX_POOL_CONNECTIONS: Final = 32
+
+
+class AwsClients(msgspec.Struct, frozen=True, kw_only=True):
+    """The two open clients; aiobotocore clients are untyped, hence ``Any``."""
+
+    s3: Any
+    s3vectors: Any
+
+
+@contextlib.asynccontextmanager
+async def open_aws_clients(config: Config) -> AsyncIterator[AwsClients]:
+    """Open the S3 and S3 Vectors clients in ``config.aws_region`` and close both after."""
+    client_config = AioConfig(
+        retries={"max_attempts": _RETRY_ATTEMPTS, "mode": "standard"},
+        connect_timeout=_CONNECT_TIMEOUT_S,
+        read_timeout=_READ_TIMEOUT_S,
+        max_pool_connections=_MAX_POOL_CONNECTIONS,
+    )
+    session = get_session()
+    options: dict[str, Any] = {"region_name": config.aws_region, "config": client_config}
+    if config.aws_endpoint_url:
+        options["endpoint_url"] = config.aws_endpoint_url
+    async with contextlib.AsyncExitStack() as stack:
+        s3 = await stack.enter_async_context(session.create_client("s3", **options))
+        s3vectors = await stack.enter_async_context(session.create_client("s3vectors", **options))
+        yield AwsClients(s3=s3, s3vectors=s3vectors)
+
+
+def error_code(error: ClientError) -> str:
+    return str(error.response.get("Error", {}).get("Code", "") or "")
+
+
+def _status(error: ClientError) -> int | None:
+    status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    return status if isinstance(status, int) else None
+
+
+@contextlib.contextmanager
+def translated(
+    operation: str, *, target: str, missing_codes: frozenset[str] = frozenset()
+) -> Iterator[None]:
+    """Turn what botocore raises inside the block into our error tree, ``from`` the original.
+
+    Args:
+        operation: the API operation, as AWS names it (it appears in the message).
+        target: where it was aimed (``s3://bucket/key``); never content.
+        missing_codes: error codes that mean "no such thing" here and raise NotFoundError, so
+            the caller decides what absence means (None for GetObject, a conflict for IfMatch).
+
+    Raises:
+        ConflictError: HTTP 412 or 409, a write condition that did not hold.
+        NotFoundError: one of ``missing_codes``.
+        StorageUnavailableError: the endpoint could not be reached or did not answer.
+        StorageError: anything else AWS refused, with its code and message.
+    """
+    try:
+        yield
+    except ClientError as error:
+        code, status = error_code(error), _status(error)
+        message = str(error.response.get("Error", {}).get("Message", "") or "")
+        detail = f"{code} (HTTP {status})" + (f": {message}" if message else "")
+        if status in (409, 412):
+            raise ConflictError(
+                f"{operation} on {target}: the write condition did not hold — {detail}"
+            ) from error
+        if code in missing_codes:
+            raise NotFoundError(f"{operation} on {target}: not found — {detail}") from error
+        raise StorageError(f"{operation} on {target} failed — {detail}") from error
+    except BotoCoreError as error:
+        raise StorageUnavailableError(
+            f"{operation} on {target} could not reach AWS — {error}"
+        ) from error

@@ -1,0 +1,116 @@
+"""Small mutable objects in an ordinary S3 bucket: the recency index and the counter shards.
+
+Compare-and-swap is S3's conditional write: ``IfMatch`` names the ETag read, ``IfNoneMatch="*"``
+creates only. Either failing (412, or 409 when two conditional writes race) is a ConflictError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+from shared.errors import ConflictError, NotFoundError, StorageError
+from shared.storage.interfaces import ObjectStore, StoredObject
+from shared.storage.s3._client import translated
+
+LIST_PAGE: Final = 1000
+DELETE_BATCH: Final = 1000
+_NO_SUCH_KEY: Final = frozenset({"NoSuchKey"})
+
+
+class S3ObjectStore(ObjectStore):
+    """The ``ObjectStore`` over one S3 bucket; ETags are passed through exactly as S3 sends them."""
+
+    def __init__(self, client: Any, *, bucket: str) -> None:
+        self._client = client
+        self._bucket = bucket
+
+    def _where(self, key: str) -> str:
+        return f"s3://{self._bucket}/{key}"
+
+    async def get(self, key: str) -> StoredObject | None:
+        try:
+            with translated("GetObject", target=self._where(key), missing_codes=_NO_SUCH_KEY):
+                response = await self._client.get_object(Bucket=self._bucket, Key=key)
+                async with response["Body"] as stream:
+                    raw = await stream.read()
+        except NotFoundError:
+            return None
+        etag = response.get("ETag")
+        # Without an ETag there is nothing a compare-and-swap could name: treat it as absent.
+        if not etag:
+            return None
+        return StoredObject(body=raw.decode(), etag=etag)
+
+    async def put(
+        self,
+        key: str,
+        body: str,
+        *,
+        if_match: str | None = None,
+        if_none_match: bool = False,
+    ) -> str:
+        request: dict[str, Any] = {
+            "Bucket": self._bucket,
+            "Key": key,
+            "Body": body.encode(),
+            "ContentType": "application/json",
+        }
+        if if_match is not None:
+            request["IfMatch"] = if_match
+        if if_none_match:
+            request["IfNoneMatch"] = "*"
+        target = self._where(key)
+        try:
+            # IfMatch on a key that was deleted meanwhile answers 404 NoSuchKey: for the caller
+            # that is the same lost race as a stale ETag.
+            missing = _NO_SUCH_KEY if if_match is not None else frozenset[str]()
+            with translated("PutObject", target=target, missing_codes=missing):
+                response = await self._client.put_object(**request)
+        except NotFoundError as error:
+            raise ConflictError(
+                f"PutObject on {target}: the object named by IfMatch no longer exists"
+            ) from error
+        return str(response["ETag"])
+
+    async def list(
+        self, prefix: str, *, limit: int = 1000, start_after: str | None = None
+    ) -> list[str]:
+        keys: list[str] = []
+        token: str | None = None
+        while len(keys) < limit:
+            request: dict[str, Any] = {
+                "Bucket": self._bucket,
+                "Prefix": prefix,
+                "MaxKeys": min(LIST_PAGE, limit - len(keys)),
+            }
+            if start_after is not None:
+                request["StartAfter"] = start_after
+            if token is not None:
+                request["ContinuationToken"] = token
+            with translated("ListObjectsV2", target=self._where(prefix)):
+                response = await self._client.list_objects_v2(**request)
+            keys.extend(item["Key"] for item in response.get("Contents", []))
+            token = response.get("NextContinuationToken")
+            # A truncated page without a token cannot be continued; stop rather than loop.
+            if not response.get("IsTruncated") or not token:
+                break
+        return keys[:limit]
+
+    async def delete(self, keys: Sequence[str]) -> None:
+        failures: list[dict[str, Any]] = []
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), DELETE_BATCH):
+            batch = unique[start : start + DELETE_BATCH]
+            with translated("DeleteObjects", target=self._where("")):
+                response = await self._client.delete_objects(
+                    Bucket=self._bucket,
+                    Delete={"Objects": [{"Key": key} for key in batch], "Quiet": True},
+                )
+            failures.extend(response.get("Errors", []))
+        if failures:
+            first = failures[0]
+            raise StorageError(
+                f"DeleteObjects in s3://{self._bucket}: {len(failures)} key(s) not deleted; "
+                f"first {first.get('Key')!r}: {first.get('Code')} {first.get('Message', '')}"
+            )

@@ -1,0 +1,115 @@
+"""Memories in an S3 Vectors index: the body rides in the vector's metadata, so a recall is one
+QueryVectors call with no second lookup."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from typing import Any, Final
+
+from shared.model import Hit, Memory
+from shared.storage.codec import check_budget, from_metadata, to_metadata, vector_key
+from shared.storage.interfaces import VectorStore
+from shared.storage.s3._client import translated
+
+logger = logging.getLogger(__name__)
+
+# AWS's documented per-call ceilings.
+MAX_TOP_K: Final = 100
+GET_BATCH: Final = 100
+DELETE_BATCH: Final = 500
+
+
+def _chunks(items: Sequence[str], size: int) -> list[Sequence[str]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def _similarity(distance: object) -> float:
+    # A missing or unusable distance is read as 1 (similarity 0), so it can never rank.
+    if isinstance(distance, int | float) and not isinstance(distance, bool):
+        if math.isfinite(distance):
+            return 1.0 - float(distance)
+    return 0.0
+
+
+class S3VectorsStore(VectorStore):
+    """The ``VectorStore`` over one S3 Vectors index; keys are ``<tenant>#<id>``."""
+
+    def __init__(self, client: Any, *, bucket: str, index: str) -> None:
+        self._client = client
+        self._bucket = bucket
+        self._index = index
+        self._where = f"s3vectors://{bucket}/{index}"
+
+    def _rebuild(self, tenant: str, vector: dict[str, Any]) -> Memory | None:
+        metadata = vector.get("metadata")
+        key = vector.get("key")
+        if not isinstance(metadata, dict) or not isinstance(key, str):
+            return None
+        memory = from_metadata(key, metadata)
+        # The filter already said tenantId; checking again is what keeps a filter bug (ours or
+        # the service's) from handing one tenant another's memories.
+        if memory is None or memory.tenant != tenant:
+            if memory is not None:
+                logger.warning("vector_tenant_mismatch", extra={"index": self._where})
+            return None
+        return memory
+
+    async def put(self, memory: Memory, embedding: Sequence[float]) -> None:
+        metadata = to_metadata(memory)
+        check_budget(metadata)
+        vector = {
+            "key": vector_key(memory.tenant, memory.id),
+            "data": {"float32": [float(x) for x in embedding]},
+            "metadata": metadata,
+        }
+        with translated("PutVectors", target=self._where):
+            await self._client.put_vectors(
+                vectorBucketName=self._bucket, indexName=self._index, vectors=[vector]
+            )
+
+    async def query(self, tenant: str, embedding: Sequence[float], *, top_k: int) -> list[Hit]:
+        if top_k < 1:
+            return []
+        with translated("QueryVectors", target=self._where):
+            response = await self._client.query_vectors(
+                vectorBucketName=self._bucket,
+                indexName=self._index,
+                topK=min(top_k, MAX_TOP_K),
+                queryVector={"float32": [float(x) for x in embedding]},
+                filter={"tenantId": tenant},
+                returnMetadata=True,
+                returnDistance=True,
+            )
+        hits: list[Hit] = []
+        for vector in response.get("vectors", []):
+            memory = self._rebuild(tenant, vector)
+            if memory is not None:
+                hits.append(Hit(memory=memory, similarity=_similarity(vector.get("distance"))))
+        return hits
+
+    async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
+        keys = [vector_key(tenant, memory_id) for memory_id in dict.fromkeys(ids)]
+        memories: list[Memory] = []
+        for batch in _chunks(keys, GET_BATCH):
+            with translated("GetVectors", target=self._where):
+                response = await self._client.get_vectors(
+                    vectorBucketName=self._bucket,
+                    indexName=self._index,
+                    keys=list(batch),
+                    returnMetadata=True,
+                )
+            for vector in response.get("vectors", []):
+                memory = self._rebuild(tenant, vector)
+                if memory is not None:
+                    memories.append(memory)
+        return memories
+
+    async def delete(self, tenant: str, ids: Sequence[str]) -> None:
+        keys = [vector_key(tenant, memory_id) for memory_id in dict.fromkeys(ids)]
+        for batch in _chunks(keys, DELETE_BATCH):
+            with translated("DeleteVectors", target=self._where):
+                await self._client.delete_vectors(
+                    vectorBucketName=self._bucket, indexName=self._index, keys=list(batch)
+                )
