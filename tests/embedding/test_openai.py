@@ -63,7 +63,7 @@ async def test_embed_many_sends_one_list_request_and_keeps_order(
 
 
 async def test_timeout_names_the_limit_in_ms(openai_embeddings: FakeOpenAIEmbeddings) -> None:
-    openai_embeddings.knobs.delay_s = 2.0
+    openai_embeddings.knobs.delay_s = 1.0
     embedder = embedder_for(openai_embeddings, timeout_s=0.2)
     try:
         with pytest.raises(EmbeddingError, match="did not respond within 200ms"):

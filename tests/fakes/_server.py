@@ -98,7 +98,10 @@ class FakeHttpServer:
         return f"http://127.0.0.1:{self.port}"
 
     async def start(self) -> None:
-        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
+        # A hung (delay_s) handler must not hold up teardown for long.
+        self._runner = web.AppRunner(
+            self.app, access_log=None, handle_signals=False, shutdown_timeout=0.1
+        )
         await self._runner.setup()
         await web.TCPSite(self._runner, "127.0.0.1", 0).start()
         self.port = self._runner.addresses[0][1]
