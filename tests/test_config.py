@@ -1,0 +1,244 @@
+"""load_config: every refusal names the variable and the rule; every default is the design's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from shared.config import PROVIDER_DEFAULTS, load_config
+from shared.errors import ConfigError
+
+PG = {"DATABASE_URL": "postgres://memory:secret@db:5432/memory"}
+S3 = {"VECTOR_BUCKET": "agent-studio-vector", "STATE_BUCKET": "agent-studio-state"}
+OPENAI = {
+    "EMBEDDING_PROVIDER": "openai",
+    "EMBEDDING_BASE_URL": "http://llm.internal:8000/v1",
+    "EMBEDDING_API_KEY": "sk-test",
+}
+
+
+def refusal(environ: dict[str, str], *, local: bool = False) -> str:
+    with pytest.raises(ConfigError) as caught:
+        load_config(environ, local=local)
+    return str(caught.value)
+
+
+# --- the relevance floor -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["0", "0.0", "-0.1", "1.5", "abc", "nan", "inf", "-inf"])
+def test_recall_min_similarity_outside_zero_to_one_is_refused(value: str) -> None:
+    message = refusal({**PG, "RECALL_MIN_SIMILARITY": value})
+    assert message == (
+        f"RECALL_MIN_SIMILARITY must be a number greater than 0 and at most 1, got {value!r}"
+    )
+
+
+@pytest.mark.parametrize(("value", "expected"), [("1", 1.0), ("0.0001", 0.0001), (" 0.3 ", 0.3)])
+def test_recall_min_similarity_inside_the_range_is_taken(value: str, expected: float) -> None:
+    assert load_config({**PG, "RECALL_MIN_SIMILARITY": value}).recall_min_similarity == expected
+
+
+# --- storage backend -------------------------------------------------------------------------
+
+
+def test_neither_backend_is_refused_naming_both_options() -> None:
+    message = refusal({})
+    assert message.startswith("no storage is configured")
+    assert message.index("DATABASE_URL") < message.index("VECTOR_BUCKET")
+    assert "STATE_BUCKET" in message
+
+
+def test_only_a_vector_bucket_names_the_missing_state_bucket() -> None:
+    message = refusal({"VECTOR_BUCKET": "v"})
+    assert message.startswith("STATE_BUCKET is required")
+
+
+def test_only_a_state_bucket_names_the_missing_vector_bucket() -> None:
+    message = refusal({"STATE_BUCKET": "s"})
+    assert message.startswith("VECTOR_BUCKET is required")
+
+
+def test_both_buckets_select_s3() -> None:
+    config = load_config(S3)
+    assert (config.backend, config.vector_bucket, config.state_bucket) == (
+        "s3",
+        "agent-studio-vector",
+        "agent-studio-state",
+    )
+    assert config.vector_index == "memories"
+    assert config.database_url is None
+
+
+def test_database_url_beside_both_buckets_means_postgres() -> None:
+    config = load_config({**PG, **S3})
+    assert config.backend == "postgres"
+    assert config.database_url == PG["DATABASE_URL"]
+    assert config.vector_bucket is None
+    assert config.state_bucket is None
+
+
+def test_local_with_database_url_is_refused() -> None:
+    message = refusal(PG, local=True)
+    assert "--local" in message
+    assert "DATABASE_URL" in message
+
+
+def test_local_selects_the_embedded_database_and_the_local_model() -> None:
+    config = load_config({}, local=True, data_dir=Path("/tmp/mcp-memory-test"))
+    assert config.backend == "embedded"
+    assert config.data_dir == Path("/tmp/mcp-memory-test")
+    assert config.embedding_provider == "local"
+
+
+def test_local_keeps_an_explicit_provider() -> None:
+    config = load_config(OPENAI, local=True)
+    assert (config.backend, config.embedding_provider) == ("embedded", "openai")
+
+
+# --- embedding provider ----------------------------------------------------------------------
+
+
+def test_an_unknown_provider_is_refused_quoting_it() -> None:
+    message = refusal({**PG, "EMBEDDING_PROVIDER": "azure"})
+    assert message == "EMBEDDING_PROVIDER must be one of bedrock, openai or local, got 'azure'"
+
+
+def test_openai_without_base_url_is_refused() -> None:
+    environ = {**PG, **OPENAI}
+    del environ["EMBEDDING_BASE_URL"]
+    assert refusal(environ).startswith("EMBEDDING_BASE_URL is required")
+
+
+def test_openai_without_api_key_is_refused() -> None:
+    environ = {**PG, **OPENAI}
+    del environ["EMBEDDING_API_KEY"]
+    assert refusal(environ).startswith("EMBEDDING_API_KEY is required")
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "dim"),
+    [
+        ("bedrock", "amazon.titan-embed-text-v2:0", 1024),
+        ("openai", "text-embedding-3-small", 1536),
+        ("local", "all-MiniLM-L6-v2", 384),
+    ],
+)
+def test_each_provider_has_its_own_defaults(provider: str, model: str, dim: int) -> None:
+    environ = {**PG, **OPENAI, "EMBEDDING_PROVIDER": provider}
+    config = load_config(environ)
+    assert (config.embedding_model, config.embedding_dim) == (model, dim)
+    expected_floor = {"bedrock": 0.1, "openai": 0.1, "local": LOCAL_FLOOR}[provider]
+    assert config.recall_min_similarity == expected_floor
+
+
+# Measured in docs/calibration.md (bench/calibrate_floor.py); a change there must change this.
+LOCAL_FLOOR = PROVIDER_DEFAULTS["local"].min_similarity
+
+
+def test_the_default_provider_is_bedrock() -> None:
+    config = load_config(PG)
+    assert config.embedding_provider == "bedrock"
+    assert config.aws_region == "ap-northeast-2"
+
+
+def test_explicit_model_dim_and_floor_override_the_provider_defaults() -> None:
+    config = load_config(
+        {
+            **PG,
+            **OPENAI,
+            "EMBEDDING_MODEL": "bge-m3",
+            "EMBEDDING_DIM": "1024",
+            "RECALL_MIN_SIMILARITY": "0.35",
+        }
+    )
+    assert (config.embedding_model, config.embedding_dim) == ("bge-m3", 1024)
+    assert config.recall_min_similarity == 0.35
+
+
+def test_trailing_slash_is_removed_from_the_base_url() -> None:
+    config = load_config({**PG, **OPENAI, "EMBEDDING_BASE_URL": "http://llm.internal:8000/v1/"})
+    assert config.embedding_base_url == "http://llm.internal:8000/v1"
+
+
+def test_bedrock_ignores_base_url_and_key() -> None:
+    config = load_config({**PG, "EMBEDDING_BASE_URL": "http://x/v1", "EMBEDDING_API_KEY": "k"})
+    assert config.embedding_base_url is None
+    assert config.embedding_api_key is None
+
+
+# --- integers --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["abc", "3.5", "0", "-1", "70000", "1e3"])
+def test_a_bad_port_is_refused(value: str) -> None:
+    assert refusal({**PG, "PORT": value}) == (
+        f"PORT must be an integer between 1 and 65535, got {value!r}"
+    )
+
+
+@pytest.mark.parametrize("name", ["EMBEDDING_DIM", "STATS_FLUSH_MS", "STATS_COMPACT_THRESHOLD"])
+@pytest.mark.parametrize("value", ["abc", "1.5", "0", "-5", "ten"])
+def test_a_bad_positive_integer_is_refused(name: str, value: str) -> None:
+    assert refusal({**PG, name: value}) == f"{name} must be a positive integer, got {value!r}"
+
+
+def test_integers_are_read_when_valid() -> None:
+    config = load_config(
+        {**PG, "PORT": "8080", "STATS_FLUSH_MS": "5000", "STATS_COMPACT_THRESHOLD": "3"}
+    )
+    assert (config.port, config.stats_flush_ms, config.stats_compact_threshold) == (8080, 5000, 3)
+
+
+def test_integer_defaults() -> None:
+    config = load_config(PG)
+    assert (config.port, config.stats_flush_ms, config.stats_compact_threshold) == (3000, 30000, 20)
+
+
+# --- blanks, trimming, the object itself ------------------------------------------------------
+
+
+def test_blank_values_count_as_unset() -> None:
+    config = load_config(
+        {
+            **S3,
+            "DATABASE_URL": "   ",
+            "PORT": "",
+            "EMBEDDING_PROVIDER": " ",
+            "EMBEDDING_DIM": "",
+            "RECALL_MIN_SIMILARITY": "\t",
+            "MCP_API_KEY": "  ",
+            "KNOWLEDGE_BASE_ID": "",
+            "VECTOR_INDEX": " ",
+            "AWS_REGION": "",
+        }
+    )
+    assert config.backend == "s3"
+    assert config.port == 3000
+    assert config.embedding_provider == "bedrock"
+    assert config.embedding_dim == 1024
+    assert config.recall_min_similarity == 0.1
+    assert config.mcp_api_key is None
+    assert config.knowledge_base_id is None
+    assert config.vector_index == "memories"
+    assert config.aws_region == "ap-northeast-2"
+
+
+def test_a_blank_bucket_counts_as_missing() -> None:
+    assert refusal({"VECTOR_BUCKET": "v", "STATE_BUCKET": "  "}).startswith(
+        "STATE_BUCKET is required"
+    )
+
+
+def test_values_are_trimmed() -> None:
+    config = load_config({"DATABASE_URL": "  postgres://db/m  ", "PORT": " 8080 "})
+    assert (config.database_url, config.port) == ("postgres://db/m", 8080)
+
+
+def test_the_config_is_frozen() -> None:
+    config = load_config(PG)
+    with pytest.raises(AttributeError):
+        config.port = 1  # type: ignore[misc]
+    assert msgspec.structs.replace(config, port=1).port == 1
