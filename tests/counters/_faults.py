@@ -5,6 +5,7 @@ It delegates to the store under test; only the named operations misbehave, and o
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -33,6 +34,8 @@ class FaultyStore(ObjectStore):
         self.rng = rng or random.Random(0)
         self.before_conditional_put = before_conditional_put
         self.crashes = 0
+        # While set, shard writes wait for this gate: stamped now, landing when it opens.
+        self.shard_gate: asyncio.Event | None = None
 
     async def get(self, key: str) -> StoredObject | None:
         return await self.inner.get(key)
@@ -42,6 +45,8 @@ class FaultyStore(ObjectStore):
     ) -> str:
         if self.fail_puts_under is not None and key.startswith(self.fail_puts_under):
             raise StorageUnavailableError("simulated outage")
+        if self.shard_gate is not None and "/shard/" in key:
+            await self.shard_gate.wait()
         if (if_match is not None or if_none_match) and self.before_conditional_put is not None:
             hook, self.before_conditional_put = self.before_conditional_put, None
             await hook()
