@@ -9,6 +9,7 @@ from shared.counters.compaction import FoldResult, collect_garbage, fold_tenant
 from shared.counters.events import CounterEvents, NoCounterEvents
 from shared.counters.flush_loop import FlushLoop
 from shared.counters.fold import (
+    COMPACTION_LAG_MS,
     FoldPlan,
     absorbable_names,
     combine,
@@ -17,9 +18,10 @@ from shared.counters.fold import (
     merge,
     total_counts,
 )
-from shared.counters.tracker import CounterTracker
+from shared.counters.tracker import CounterTracker, wall_clock_ms
 
 __all__ = [
+    "COMPACTION_LAG_MS",
     "CounterEvents",
     "CounterTracker",
     "FlushLoop",
@@ -38,4 +40,5 @@ __all__ = [
     "fresh_names",
     "merge",
     "total_counts",
+    "wall_clock_ms",
 ]

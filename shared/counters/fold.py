@@ -7,6 +7,7 @@ Nothing here awaits, reads a clock or touches storage: ``now_ms`` is a parameter
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Final
 
 import msgspec
 
@@ -14,6 +15,9 @@ from shared.model.counters import AccessCount, MergedCounters
 from shared.model.keys import shard_time_ms
 
 Counts = Mapping[str, AccessCount]
+
+# Shards younger than this are never absorbed (see absorbable_names for why).
+COMPACTION_LAG_MS: Final = 60_000
 
 
 class FoldPlan(msgspec.Struct, frozen=True, kw_only=True):

@@ -22,7 +22,7 @@ from shared.counters._reader import read_tenant
 from shared.counters.codec import encode_shard
 from shared.counters.compaction import fold_tenant
 from shared.counters.events import CounterEvents, NoCounterEvents
-from shared.counters.fold import absorbable_names, combine, merge, total_counts
+from shared.counters.fold import COMPACTION_LAG_MS, absorbable_names, combine, merge, total_counts
 from shared.errors import StorageError
 from shared.model.counters import AccessCount
 from shared.model.ids import iso_ms, new_ulid
@@ -70,7 +70,7 @@ class CounterTracker:
         events: CounterEvents | None = None,
         clock_ms: Callable[[], int] = wall_clock_ms,
         cache_ttl_ms: int = 60_000,
-        lag_ms: int = 60_000,
+        lag_ms: int = COMPACTION_LAG_MS,
         max_cached_tenants: int = DEFAULT_MAX_CACHED_TENANTS,
     ) -> None:
         self._objects = objects

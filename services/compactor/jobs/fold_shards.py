@@ -1,0 +1,77 @@
+"""The fold job: fold every tenant that has any shard behind the lag.
+
+Unlike the API's on-demand fold there is no threshold: one absorbable shard is enough, which keeps
+every tenant's backlog near one lag of flushes. Safe beside the API's folds and a second
+compactor: each fold is a compare-and-swap on merged.json.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import msgspec
+
+from services.compactor.jobs.context import JobContext
+from services.compactor.tenants import scan_backlog
+from shared.counters import fold_tenant
+
+logger = logging.getLogger(__name__)
+
+
+class FoldJobResult(msgspec.Struct, frozen=True, kw_only=True):
+    """One run of the fold job. Backlog figures are what remains after this run's deletes."""
+
+    tenants: int = 0
+    tenants_failed: int = 0
+    shards_folded: int = 0
+    shards_deleted: int = 0
+    conflicts: int = 0
+    backlog_shards: int = 0
+    largest_backlog_shards: int = 0
+    fold_durations_s: tuple[float, ...] = ()
+    duration_s: float = 0.0
+
+
+async def fold_shards(ctx: JobContext) -> FoldJobResult:
+    """Fold each tenant with shards behind the lag; a failing tenant is logged and skipped.
+
+    Raises:
+        StorageError: the tenant scan itself failed (no tenant was folded).
+    """
+    started = time.perf_counter()
+    backlog = await scan_backlog(ctx.objects, now_ms=ctx.clock_ms(), lag_ms=ctx.lag_ms)
+    remaining = {entry.tenant: entry.shards for entry in backlog}
+    tenants = failed = folded = deleted = conflicts = 0
+    durations: list[float] = []
+    for entry in backlog:
+        if entry.behind_lag == 0:
+            continue
+        tenants += 1
+        fold_started = time.perf_counter()
+        try:
+            result = await fold_tenant(
+                ctx.objects, entry.tenant, now_ms=ctx.clock_ms(), lag_ms=ctx.lag_ms
+            )
+        except Exception:
+            # One tenant's broken object or a transient error must not starve the others.
+            failed += 1
+            logger.exception("compactor_fold_failed", extra={"tenant": entry.tenant})
+            continue
+        finally:
+            durations.append(time.perf_counter() - fold_started)
+        folded += result.shards_folded
+        deleted += result.shards_deleted
+        conflicts += result.conflict
+        remaining[entry.tenant] -= result.shards_deleted
+    return FoldJobResult(
+        tenants=tenants,
+        tenants_failed=failed,
+        shards_folded=folded,
+        shards_deleted=deleted,
+        conflicts=conflicts,
+        backlog_shards=sum(remaining.values()),
+        largest_backlog_shards=max(remaining.values(), default=0),
+        fold_durations_s=tuple(durations),
+        duration_s=time.perf_counter() - started,
+    )

@@ -1,0 +1,55 @@
+"""The GC job: delete shards at or below a tenant's watermark.
+
+A fold deletes what it absorbed right after its compare-and-swap; a fold that died in between
+leaves those shards behind. They are never counted again (the watermark excludes them), so this
+is storage hygiene, not correctness, and it runs far less often than the fold job.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import msgspec
+
+from services.compactor.jobs.context import JobContext
+from services.compactor.tenants import scan_backlog
+from shared.counters import collect_garbage
+
+logger = logging.getLogger(__name__)
+
+
+class GcJobResult(msgspec.Struct, frozen=True, kw_only=True):
+    """One run of the GC job."""
+
+    tenants: int = 0
+    tenants_failed: int = 0
+    shards_deleted: int = 0
+    duration_s: float = 0.0
+
+
+async def gc_shards(ctx: JobContext) -> GcJobResult:
+    """Collect garbage for every tenant with shards behind the lag; failures skip the tenant.
+
+    Raises:
+        StorageError: the tenant scan itself failed.
+    """
+    started = time.perf_counter()
+    backlog = await scan_backlog(ctx.objects, now_ms=ctx.clock_ms(), lag_ms=ctx.lag_ms)
+    tenants = failed = deleted = 0
+    for entry in backlog:
+        # Anything at or below a watermark was absorbable when folded, so it is behind the lag.
+        if entry.behind_lag == 0:
+            continue
+        tenants += 1
+        try:
+            deleted += await collect_garbage(ctx.objects, entry.tenant)
+        except Exception:
+            failed += 1
+            logger.exception("compactor_gc_failed", extra={"tenant": entry.tenant})
+    return GcJobResult(
+        tenants=tenants,
+        tenants_failed=failed,
+        shards_deleted=deleted,
+        duration_s=time.perf_counter() - started,
+    )

@@ -1,0 +1,168 @@
+"""``mcp-memory-compactor``: fold counter shards on a schedule, and serve /metrics and /health.
+
+Same configuration and storage as the API (``--local`` for the embedded database). One
+AsyncExitStack owns every resource: stores, then the metrics server, then the scheduler, torn
+down in reverse on SIGTERM or SIGINT, after which the process exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+from aiohttp import web
+
+from services.compactor.http import build_metrics_app
+from services.compactor.jobs import JobContext, JobRunner
+from services.compactor.metrics import CompactorMetrics
+from services.compactor.schedule import build_scheduler
+from shared.config import Config, load_config
+from shared.counters import COMPACTION_LAG_MS, wall_clock_ms
+from shared.errors import ConfigError, StorageError
+from shared.logs import configure_logging
+from shared.storage import open_stores
+
+logger = logging.getLogger(__name__)
+
+JOB_DRAIN_GRACE_S: Final = 8.0
+
+
+def _port(raw: str) -> int:
+    value = int(raw)
+    if not 0 <= value < 65536:
+        raise argparse.ArgumentTypeError(f"--metrics-port must be 0-65535, got {raw}")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mcp-memory-compactor",
+        description="Fold mcp-memory's access-counter shards into merged.json on a schedule.",
+    )
+    parser.add_argument(
+        "--local", action="store_true", help="use the embedded PostgreSQL (as the API's --local)"
+    )
+    parser.add_argument(
+        "--data-dir", type=Path, default=None, help="where --local keeps its database"
+    )
+    parser.add_argument(
+        "--metrics-port",
+        type=_port,
+        default=None,
+        help="serve /metrics and /health here instead of METRICS_PORT (0: any free port)",
+    )
+    return parser
+
+
+class _BootError(Exception):
+    """A refusal to start, already worded for the operator."""
+
+
+def _stop_on_signals(stop: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+
+    def on_signal(signum: int) -> None:
+        logger.info("shutdown_started", extra={"signal": signal.Signals(signum).name})
+        stop.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, on_signal, signum)
+
+
+async def _serve_metrics(
+    stack: contextlib.AsyncExitStack, metrics: CompactorMetrics, *, port: int
+) -> int:
+    runner = web.AppRunner(build_metrics_app(metrics), access_log=None)
+    await runner.setup()
+    stack.push_async_callback(runner.cleanup)
+    try:
+        await web.TCPSite(runner, port=port).start()
+    except OSError as error:
+        raise _BootError(f"startup error: cannot listen on port {port}: {error}") from error
+    return int(runner.addresses[0][1]) if runner.addresses else port
+
+
+async def _run(config: Config, *, metrics_port: int, stop: asyncio.Event) -> None:
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            stores = await stack.enter_async_context(open_stores(config))
+        except StorageError as error:
+            raise _BootError(f"storage error: {error}") from error
+        metrics = CompactorMetrics()
+        port = await _serve_metrics(stack, metrics, port=metrics_port)
+        runner = JobRunner(
+            JobContext(objects=stores.objects, clock_ms=wall_clock_ms, lag_ms=COMPACTION_LAG_MS),
+            metrics,
+        )
+        scheduler = build_scheduler(
+            fold=runner.fold,
+            gc=runner.gc,
+            fold_interval_s=config.fold_interval_s,
+            gc_interval_s=config.gc_interval_s,
+        )
+        scheduler.start()
+
+        async def stop_scheduler() -> None:
+            # No new runs, then let the current ones finish; a run still going after the grace
+            # is cancelled, which is safe (compare-and-swap) and simply redone by the next start.
+            scheduler.pause()
+            await runner.drain(timeout_s=JOB_DRAIN_GRACE_S)
+            scheduler.shutdown(wait=False)
+
+        stack.push_async_callback(stop_scheduler)
+        logger.info(
+            "listening",
+            extra={
+                "server": "mcp-memory-compactor",
+                "metricsPort": port,
+                "store": stores.description,
+                "foldIntervalS": config.fold_interval_s,
+                "gcIntervalS": config.gc_interval_s,
+            },
+        )
+        await stop.wait()
+    logger.info("shutdown_complete")
+
+
+async def serve(config: Config, *, metrics_port: int | None = None) -> int:
+    """Run until SIGTERM/SIGINT; the process's exit code."""
+    stop = asyncio.Event()
+    _stop_on_signals(stop)
+    try:
+        await _run(
+            config,
+            metrics_port=config.metrics_port if metrics_port is None else metrics_port,
+            stop=stop,
+        )
+    except _BootError as error:
+        print(error, file=sys.stderr)
+        return 1
+    return 0
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Parse flags, validate the environment and serve; the exit code."""
+    args = _parser().parse_args(argv)
+    configure_logging()
+    try:
+        config = load_config(os.environ, local=args.local, data_dir=args.data_dir)
+    except ConfigError as error:
+        print(f"configuration error: {error}", file=sys.stderr)
+        return 1
+    return asyncio.run(serve(config, metrics_port=args.metrics_port))
+
+
+def main() -> None:
+    """The ``mcp-memory-compactor`` console script."""
+    sys.exit(run())
+
+
+__all__ = ["main", "run", "serve"]

@@ -1,0 +1,67 @@
+"""Which tenants have shards, found from key names alone.
+
+One listing of ``stats/`` walks every counter key of every tenant — each tenant's merged.json
+plus every shard not yet deleted — in pages of 1,000 keys, and reads no bodies. Its cost is
+therefore O(tenants + shards present) keys, i.e. (tenants + shards) / 1000 list requests per scan.
+With the compactor keeping up, the shards present per tenant stay near what the processes flush
+in one lag plus one fold interval (processes × (60 s + interval) / STATS_FLUSH_MS), so a scan
+grows with the number of active tenants, not with history.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import msgspec
+
+from shared.model.keys import STATS_ROOT, shard_time_ms
+from shared.storage import ObjectStore
+
+LIST_PAGE_KEYS: Final = 1000
+_SHARD_DIR: Final = "shard"
+
+
+class TenantBacklog(msgspec.Struct, frozen=True, kw_only=True):
+    """One tenant's shards as their names show them."""
+
+    tenant: str
+    shards: int
+    behind_lag: int
+
+
+def _parse_shard(key: str) -> tuple[str, str] | None:
+    """(tenant, shard name) for a shard key; None for merged.json and anything else."""
+    parts = key[len(STATS_ROOT) :].split("/")
+    if len(parts) == 3 and parts[1] == _SHARD_DIR and parts[0] and parts[2]:
+        return parts[0], parts[2]
+    return None
+
+
+async def scan_backlog(objects: ObjectStore, *, now_ms: int, lag_ms: int) -> list[TenantBacklog]:
+    """Every tenant with at least one shard, and how many of them are older than the lag.
+
+    "Behind the lag" is judged by name only: shards already folded but not yet deleted count too
+    (the fold finds nothing to absorb there and the GC job removes them).
+    """
+    shards: dict[str, int] = {}
+    behind: dict[str, int] = {}
+    start_after: str | None = None
+    cutoff_ms = now_ms - lag_ms
+    while True:
+        keys = await objects.list(STATS_ROOT, limit=LIST_PAGE_KEYS, start_after=start_after)
+        for key in keys:
+            parsed = _parse_shard(key)
+            if parsed is None:
+                continue
+            tenant, name = parsed
+            shards[tenant] = shards.get(tenant, 0) + 1
+            stamped_ms = shard_time_ms(name)
+            if stamped_ms is not None and stamped_ms <= cutoff_ms:
+                behind[tenant] = behind.get(tenant, 0) + 1
+        if len(keys) < LIST_PAGE_KEYS:
+            break
+        start_after = keys[-1]
+    return [
+        TenantBacklog(tenant=tenant, shards=count, behind_lag=behind.get(tenant, 0))
+        for tenant, count in sorted(shards.items())
+    ]
