@@ -221,3 +221,12 @@ def test_the_wheel_built_from_the_context_carries_the_whole_service(tmp_path: Pa
     assert not any(name.startswith("tests/") for name in names)
     for script in project_metadata()["scripts"]:
         assert f"{script} = " in scripts, script
+
+
+def test_a_missing_tool_fails_under_ci_and_skips_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception):
+        require_tool("no-such-tool-for-mcp-memory")
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception):
+        require_tool("no-such-tool-for-mcp-memory")
