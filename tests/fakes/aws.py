@@ -25,6 +25,8 @@ from tests.fakes.s3vectors_server import S3VectorsFake
 
 TEST_DIM: Final = 64
 _names = itertools.count()
+# One session for the fixtures: its parsed service models are reused by every test.
+_SESSION: Final = get_session()
 
 MakeS3Environ = Callable[..., Awaitable[dict[str, str]]]
 
@@ -56,7 +58,7 @@ async def create_s3_backend(
     create_index: bool = True,
 ) -> None:
     """Create what docs/s3.md tells an operator to create, through the real APIs."""
-    session = get_session()
+    session = _SESSION
     region: dict[str, Any] = {"region_name": "us-east-1"}
     async with session.create_client("s3", endpoint_url=s3_url, **region) as s3:
         await s3.create_bucket(Bucket=state_bucket)
@@ -71,6 +73,20 @@ async def create_s3_backend(
                 distanceMetric=metric,
                 metadataConfiguration={"nonFilterableMetadataKeys": list(non_filterable)},
             )
+
+
+def seed_s3_objects(bucket: str, keys: list[str], *, body: bytes = b"") -> None:
+    """Write many objects straight into the in-process moto backend.
+
+    moto answers ~20 ms per request, so seeding a thousand keys over HTTP would dominate a test;
+    the operation under test still goes over HTTP.
+    """
+    from moto.core.models import DEFAULT_ACCOUNT_ID
+    from moto.s3.models import s3_backends
+
+    backend = s3_backends[DEFAULT_ACCOUNT_ID]["aws"]
+    for key in keys:
+        backend.put_object(bucket, key, body)
 
 
 @pytest.fixture(scope="session")
@@ -95,6 +111,7 @@ def s3vectors_fake(s3vectors_server: tuple[S3VectorsFake, str]) -> S3VectorsFake
     """The session's S3 Vectors server, with its call counters cleared for this test."""
     fake, _ = s3vectors_server
     fake.calls.clear()
+    fake.ignore_filter = False
     return fake
 
 

@@ -12,7 +12,8 @@ the limits AWS documents ("Limitations and restrictions", PutInputVector):
 
 Distances are exact (numpy), not approximate. QueryVectors answers its top-K **worst first**: AWS
 promises no order we rely on, and a caller that assumed nearest-first should fail here, not in
-production. ``calls`` counts requests per operation so tests can assert on batching.
+production. ``calls`` counts requests per operation so tests can assert on batching, and
+``ignore_filter`` makes QueryVectors misbehave by skipping the filter (to test callers' re-checks).
 """
 
 from __future__ import annotations
@@ -214,6 +215,7 @@ class S3VectorsFake:
     def __init__(self) -> None:
         self.buckets: dict[str, dict[str, _Index]] = {}
         self.calls: collections.Counter[str] = collections.Counter()
+        self.ignore_filter = False
         self._runner: web.AppRunner | None = None
         self.app = web.Application(client_max_size=20 * 1024 * 1024)
         handlers: dict[str, Callable[[Json], Json]] = {
@@ -246,6 +248,7 @@ class S3VectorsFake:
     def reset(self) -> None:
         self.buckets.clear()
         self.calls.clear()
+        self.ignore_filter = False
 
     def _endpoint(
         self, operation: str, handler: Callable[[Json], Json]
@@ -384,7 +387,7 @@ class S3VectorsFake:
         keys = [
             key
             for key, (_, metadata) in index.vectors.items()
-            if expression is None or _matches(metadata, expression)
+            if expression is None or self.ignore_filter or _matches(metadata, expression)
         ]
         if not keys:
             return {"vectors": [], "distanceMetric": index.metric}

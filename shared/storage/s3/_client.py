@@ -29,6 +29,21 @@ _READ_TIMEOUT_S: Final = 30.0
 _MAX_POOL_CONNECTIONS: Final = 32
 
 
+_shared_loader: Any = None
+
+
+def _session() -> Any:
+    """A fresh session (credentials resolve anew) sharing one parsed-model cache per process:
+    parsing the service models is most of the cost of opening a client."""
+    global _shared_loader
+    session = get_session()
+    if _shared_loader is None:
+        _shared_loader = session.get_component("data_loader")
+    else:
+        session.register_component("data_loader", _shared_loader)
+    return session
+
+
 class AwsClients(msgspec.Struct, frozen=True, kw_only=True):
     """The two open clients; aiobotocore clients are untyped, hence ``Any``."""
 
@@ -45,7 +60,7 @@ async def open_aws_clients(config: Config) -> AsyncIterator[AwsClients]:
         read_timeout=_READ_TIMEOUT_S,
         max_pool_connections=_MAX_POOL_CONNECTIONS,
     )
-    session = get_session()
+    session = _session()
     options: dict[str, Any] = {"region_name": config.aws_region, "config": client_config}
     if config.aws_endpoint_url:
         options["endpoint_url"] = config.aws_endpoint_url
