@@ -31,6 +31,7 @@ from shared.ranking.score import HIGH_CONFIDENCE_MULTIPLE
 HERE = Path(__file__).parent
 DEVBENCH = Path("/work/shared/bench-data/devbench_dataset.json")
 Matrix = npt.NDArray[np.float64]
+SWEEP_FLOORS = (0.15, 0.20, 0.25, 0.28, 0.30, 0.32, 0.35, 0.40, 0.45)
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,24 @@ def floor_report(scores: Scores, floor: float) -> list[str]:
     ]
 
 
+def sweep(all_scores: list[Scores]) -> list[str]:
+    """Per candidate floor: answered questions whose best answer clears it, and not-stored
+    questions whose top hit stays under it, per set."""
+    names = " | ".join(
+        f"{s.corpus.name.split(' ')[0]}: answers kept, absent silent" for s in all_scores
+    )
+    lines = [f"| floor | {names} |", "|---|" + "---|" * len(all_scores)]
+    for floor in SWEEP_FLOORS:
+        cells = []
+        for s in all_scores:
+            _, best, _, absent = split(s)
+            kept = sum(b >= floor for b in best)
+            silent = sum(a < floor for a in absent)
+            cells.append(f"{kept}/{len(best)}, {silent}/{len(absent)}")
+        lines.append(f"| {floor:.2f} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def suggested_floor(all_scores: list[Scores]) -> tuple[float, float, float]:
     """(lowest best-correct, highest not-stored top, the threshold that best separates them)."""
     best = sorted(b for s in all_scores for b in split(s)[1])
@@ -231,6 +250,7 @@ async def main() -> None:
     ]
     for s in all_scores:
         lines += floor_report(s, args.floor)
+    lines += ["", "### Sweep", "", *sweep(all_scores)]
     lines += ["", "### Dedup on this model", "", *dedup, ""]
     lines.append(f"_{time.perf_counter() - started:.1f} s including model load._")
     print("\n".join(lines))
