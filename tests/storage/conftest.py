@@ -12,14 +12,24 @@ import pytest
 
 from shared.config import Config, load_config
 from shared.storage import ObjectStore, Stores, VectorStore, open_stores
+from tests.fakes.aws import (  # noqa: F401  (S3 server fixtures, registered by import)
+    make_s3_environ,
+    moto_s3_url,
+    s3_environ,
+    s3vectors_fake,
+    s3vectors_server,
+)
 
-BACKENDS = ["postgres"]
+BACKENDS = ["postgres", "s3"]
 
 
 def _environ_for(backend: str, request: pytest.FixtureRequest) -> dict[str, str]:
     """The environment that selects ``backend``, pointing at a fresh, empty store."""
     if backend == "postgres":
         return {"DATABASE_URL": request.getfixturevalue("pg_url")}
+    if backend == "s3":
+        environ: dict[str, str] = request.getfixturevalue("s3_environ")
+        return environ
     raise AssertionError(f"no test environment for the {backend} backend")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from shared.errors import ConflictError, NotFoundError, StorageError
+from shared.errors import ConflictError, InvalidInputError, NotFoundError, StorageError
 from shared.storage.interfaces import ObjectStore, StoredObject
 from shared.storage.s3._client import translated
 
@@ -50,6 +50,10 @@ class S3ObjectStore(ObjectStore):
         if_match: str | None = None,
         if_none_match: bool = False,
     ) -> str:
+        if if_match is not None and if_none_match:
+            raise InvalidInputError(
+                "if_match", "if_match and if_none_match cannot be combined: choose one condition"
+            )
         request: dict[str, Any] = {
             "Bucket": self._bucket,
             "Key": key,
@@ -76,6 +80,8 @@ class S3ObjectStore(ObjectStore):
     async def list(
         self, prefix: str, *, limit: int = 1000, start_after: str | None = None
     ) -> list[str]:
+        if limit < 1:
+            raise InvalidInputError("limit", f"limit must be at least 1, got {limit}")
         keys: list[str] = []
         token: str | None = None
         while len(keys) < limit:

@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, Final
 
+from shared.errors import InvalidInputError
 from shared.model import Hit, Memory
 from shared.storage.codec import check_budget, from_metadata, to_metadata, vector_key
 from shared.storage.interfaces import VectorStore
@@ -31,6 +32,16 @@ def _similarity(distance: object) -> float:
         if math.isfinite(distance):
             return 1.0 - float(distance)
     return 0.0
+
+
+def _float32(embedding: Sequence[float]) -> dict[str, list[float]]:
+    # Refused here with the same error as the PostgreSQL backend, not as AWS's 400 later.
+    values = [float(x) for x in embedding]
+    if not values:
+        raise InvalidInputError("embedding", "embedding must be a non-empty list of numbers")
+    if not all(math.isfinite(x) for x in values):
+        raise InvalidInputError("embedding", "embedding must contain only finite numbers")
+    return {"float32": values}
 
 
 class S3VectorsStore(VectorStore):
@@ -61,7 +72,7 @@ class S3VectorsStore(VectorStore):
         check_budget(metadata)
         vector = {
             "key": vector_key(memory.tenant, memory.id),
-            "data": {"float32": [float(x) for x in embedding]},
+            "data": _float32(embedding),
             "metadata": metadata,
         }
         with translated("PutVectors", target=self._where):
@@ -71,13 +82,13 @@ class S3VectorsStore(VectorStore):
 
     async def query(self, tenant: str, embedding: Sequence[float], *, top_k: int) -> list[Hit]:
         if top_k < 1:
-            return []
+            raise InvalidInputError("top_k", f"top_k must be at least 1, got {top_k}")
         with translated("QueryVectors", target=self._where):
             response = await self._client.query_vectors(
                 vectorBucketName=self._bucket,
                 indexName=self._index,
                 topK=min(top_k, MAX_TOP_K),
-                queryVector={"float32": [float(x) for x in embedding]},
+                queryVector=_float32(embedding),
                 filter={"tenantId": tenant},
                 returnMetadata=True,
                 returnDistance=True,
