@@ -18,16 +18,17 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import msgspec
 from aiohttp import web
 
-from services.api.app import RUNTIME_KEY, RuntimeOpener, build_app
-from services.api.mcp_transport import SERVER_NAME, server_version
 from shared.config import Config, load_config
 from shared.errors import ConfigError, ServiceError, StorageError
 from shared.logs import configure_logging
+
+if TYPE_CHECKING:
+    from services.api.app import RuntimeOpener
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +64,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _log_boot(*, runner: web.AppRunner, app: web.Application, config: Config) -> None:
-    port = runner.addresses[0][1] if runner.addresses else config.port
+    from services.api.app import RUNTIME_KEY
+    from services.api.mcp_transport import SERVER_NAME, server_version
+
+    # With --port 0 each listening socket gets its own port; report the IPv4 one (a 2-tuple).
+    ipv4 = [address for address in runner.addresses if len(address) == 2]
+    port = (ipv4 or runner.addresses or [("", config.port)])[0][1]
     logger.info(
         "listening",
         extra={
@@ -130,6 +136,10 @@ async def _start(runner: web.AppRunner, *, port: int) -> None:
 
 async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) -> int:
     """Run until a signal, then shut down gracefully; the process's exit code."""
+    # Imported here, not at the top: the MCP SDK takes seconds to import, and a configuration
+    # refusal should not wait for it.
+    from services.api.app import build_app
+
     stop = asyncio.Event()
     _stop_on_signals(stop)
     app = build_app(config, open_runtime=open_runtime)

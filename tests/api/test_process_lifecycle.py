@@ -1,0 +1,213 @@
+"""The API as a real process: boot refusals, the boot log, and graceful shutdown on signals.
+
+Most cases run ``services.api.main.run`` with the test catalogue's runtime
+(``tests/api/_serve_test_runtime.py``), whose exit stands in for the final counter flush; the
+boot refusals run the installed ``mcp-memory-api`` console script itself, and one case boots it
+on the real runtime against a PostgreSQL database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from services.api.main import SHUTDOWN_GRACE_S
+from tests.api.conftest import mcp_session
+from tests.conftest import CLEARED_ENV_PREFIXES
+
+REPO = Path(__file__).resolve().parents[2]
+CONSOLE_SCRIPT = Path(sys.executable).parent / "mcp-memory-api"
+BOOT_TIMEOUT_S = 30.0
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(CLEARED_ENV_PREFIXES)}
+    env.pop("PORT", None)
+    return {**env, "PYTHONPATH": str(REPO), **extra}
+
+
+class ApiProcess:
+    """A started server process whose JSON log lines are collected as they arrive."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.events: list[dict[str, Any]] = []
+        self._readers = [
+            asyncio.create_task(self._read(stream))
+            for stream in (process.stdout, process.stderr)
+            if stream is not None
+        ]
+
+    async def _read(self, stream: asyncio.StreamReader) -> None:
+        async for raw in stream:
+            line = raw.decode().strip()
+            try:
+                self.events.append(json.loads(line))
+            except ValueError:
+                self.events.append({"event": "raw", "line": line})
+
+    def names(self) -> list[str]:
+        return [str(event.get("event")) for event in self.events]
+
+    async def wait_for(self, name: str, *, timeout_s: float = BOOT_TIMEOUT_S) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for event in self.events:
+                if event.get("event") == name:
+                    return event
+            if self.process.returncode is not None:
+                break
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"no {name!r} line; got {self.names()}")
+
+    async def exit_code(self, *, timeout_s: float) -> int:
+        code = await asyncio.wait_for(self.process.wait(), timeout_s)
+        await asyncio.gather(*self._readers)
+        return code
+
+
+async def start(args: list[str], env: Mapping[str, str]) -> ApiProcess:
+    process = await asyncio.create_subprocess_exec(
+        *args,
+        env=dict(env),
+        cwd=REPO,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    return ApiProcess(process)
+
+
+@pytest.fixture
+async def served() -> AsyncIterator[tuple[ApiProcess, str]]:
+    """The test-runtime server on a free port, with a 1 s stand-in for the final flush."""
+    env = clean_env(DATABASE_URL="postgresql://unused/none", TEST_RUNTIME_EXIT_S="1.0")
+    api = await start(
+        [sys.executable, "-m", "tests.api._serve_test_runtime", "serve", "--port", "0"], env
+    )
+    try:
+        listening = await api.wait_for("listening")
+        yield api, f"http://127.0.0.1:{listening['port']}"
+    finally:
+        if api.process.returncode is None:
+            api.process.kill()
+            await api.process.wait()
+
+
+def assert_boot_log(api: ApiProcess) -> None:
+    listening = next(event for event in api.events if event["event"] == "listening")
+    assert listening["server"] == "mcp-memory"
+    assert "/mcp" in listening["endpoint"]
+    assert [e["detail"] for e in api.events if e["event"] == "boot"] == [
+        "store: test catalogue (no storage)"
+    ]
+    auth = next(event for event in api.events if event["event"] == "auth")
+    assert auth["level"] == "warning" and auth["mode"] == "open"
+    assert "answers any caller that can reach it" in auth["detail"]
+
+
+async def test_sigterm_finishes_in_flight_calls_then_flushes_and_exits_0(
+    served: tuple[ApiProcess, str],
+) -> None:
+    api, base = served
+    await api.wait_for("auth")
+    assert_boot_log(api)
+    # Raw HTTP, not the SDK client: after a call the client lists the tools again, and that
+    # follow-up would (rightly) find the listener closed.
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call"}
+    call["params"] = {"name": "slow", "arguments": {"seconds": 1.5}}
+    async with aiohttp.ClientSession(headers={"X-Tenant-Id": "t"}) as http:
+        in_flight = asyncio.create_task(http.post(f"{base}/mcp", json=call))
+        await asyncio.sleep(0.4)
+        signalled = time.monotonic()
+        api.process.send_signal(signal.SIGTERM)
+        await api.wait_for("shutdown_started", timeout_s=2)
+        # The listener is closed: a new connection is refused while the call is still running.
+        with pytest.raises(aiohttp.ClientConnectionError):
+            async with aiohttp.ClientSession() as fresh:
+                await fresh.get(f"{base}/health")
+        response = await in_flight
+        answer = await response.json()
+    assert response.status == 200
+    assert answer["result"]["content"][0]["text"] == "slept 1.5"
+    assert await api.exit_code(timeout_s=SHUTDOWN_GRACE_S) == 0
+    assert time.monotonic() - signalled < SHUTDOWN_GRACE_S
+    names = api.names()
+    assert names.index("shutdown_started") < names.index("test_runtime_flushed")
+    assert names.index("test_runtime_flushed") < names.index("shutdown_complete")
+
+
+async def test_a_second_signal_does_not_interrupt_the_flush(
+    served: tuple[ApiProcess, str],
+) -> None:
+    api, _ = served
+    api.process.send_signal(signal.SIGTERM)
+    await api.wait_for("test_runtime_exit_started", timeout_s=5)
+    api.process.send_signal(signal.SIGINT)
+    assert await api.exit_code(timeout_s=SHUTDOWN_GRACE_S) == 0
+    names = api.names()
+    assert "shutdown_signal_ignored" in names
+    assert "test_runtime_flushed" in names
+    assert not any("Traceback" in str(event) for event in api.events)
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({}, "configuration error: no storage is configured: set DATABASE_URL"),
+        (
+            {"DATABASE_URL": "postgresql://db/memory", "RECALL_MIN_SIMILARITY": "0"},
+            "configuration error: RECALL_MIN_SIMILARITY must be a number greater than 0 and at "
+            "most 1, got '0'",
+        ),
+        ({"DATABASE_URL": "postgresql://db/memory", "PORT": "http"}, "configuration error: PORT"),
+    ],
+)
+async def test_the_console_script_refuses_bad_configuration(
+    env: dict[str, str], message: str
+) -> None:
+    api = await start([str(CONSOLE_SCRIPT)], clean_env(**env))
+    assert await api.exit_code(timeout_s=BOOT_TIMEOUT_S) == 1
+    (line,) = [event["line"] for event in api.events if event["event"] == "raw"]
+    assert line.startswith(message)
+    assert "Traceback" not in json.dumps(api.events)
+
+
+async def test_the_console_script_refuses_an_unreachable_database() -> None:
+    env = clean_env(
+        DATABASE_URL="postgresql://memory@127.0.0.1:1/memory", EMBEDDING_PROVIDER="local"
+    )
+    api = await start([str(CONSOLE_SCRIPT), "--port", "0"], env)
+    assert await api.exit_code(timeout_s=BOOT_TIMEOUT_S) == 1
+    raw = [event["line"] for event in api.events if event["event"] == "raw"]
+    assert len(raw) == 1 and raw[0].startswith("storage error: cannot connect to PostgreSQL")
+    assert "listening" not in api.names()
+
+
+async def test_the_console_script_serves_the_real_runtime_and_stops_on_sigterm(pg_url: str) -> None:
+    env = clean_env(DATABASE_URL=pg_url, EMBEDDING_PROVIDER="local", MCP_API_KEY="k")
+    api = await start([str(CONSOLE_SCRIPT), "--port", "0"], env)
+    try:
+        listening = await api.wait_for("listening")
+        auth = await api.wait_for("auth")
+        assert (auth["level"], auth["mode"]) == ("info", "bearer")
+        url = f"http://127.0.0.1:{listening['port']}/mcp"
+        async with mcp_session(url, headers={"Authorization": "Bearer k"}) as client:
+            names = [tool.name for tool in (await client.list_tools()).tools]
+        assert names[:2] == ["recall", "remember"]
+        api.process.send_signal(signal.SIGTERM)
+        assert await api.exit_code(timeout_s=SHUTDOWN_GRACE_S) == 0
+        assert "shutdown_complete" in api.names()
+    finally:
+        if api.process.returncode is None:
+            api.process.kill()
+            await api.process.wait()
