@@ -15,15 +15,14 @@ from collections.abc import AsyncIterator
 
 import msgspec
 
-from shared.config import Config
-from shared.counters import CounterTracker, FlushLoop
-from shared.embedding import open_embedder
-from shared.storage import open_stores
-
 from services.api.counter_metrics import PrometheusCounterEvents
 from services.api.service import MemoryService
 from services.api.tools import build_catalogue
 from services.api.tools.spec import ToolSpec
+from shared.config import Config
+from shared.counters import CounterTracker, FlushLoop
+from shared.embedding import open_embedder
+from shared.storage import open_stores
 
 
 class Runtime(msgspec.Struct, frozen=True, kw_only=True):

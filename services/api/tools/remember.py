@@ -100,7 +100,8 @@ def _tags(arguments: Mapping[str, Any]) -> list[str]:
     for tag in tags:
         if utf8_bytes(tag) > MAX_TAG_BYTES:
             raise InvalidInputError(
-                "tags", f'each tag may be at most {MAX_TAG_BYTES} bytes: "{tag[:30]}…" is longer'
+                "tags",
+                f'each tag in `tags` may be at most {MAX_TAG_BYTES} bytes: "{tag[:30]}…" is longer',
             )
     return tags
 
