@@ -50,5 +50,13 @@ def configure_logging(level: int = logging.INFO) -> None:
     root.handlers[:] = [out, err]
     root.setLevel(level)
     # Third-party libraries log free text at INFO; keep their warnings only.
-    for noisy in ("aiohttp.access", "botocore", "aiobotocore", "apscheduler", "mcp", "httpx2"):
+    for noisy in (
+        "aiohttp.access",
+        "botocore",
+        "aiobotocore",
+        "apscheduler",
+        "mcp",
+        "httpx2",
+        "pgserver",
+    ):
         logging.getLogger(noisy).setLevel(logging.WARNING)
