@@ -14,8 +14,9 @@ from shared.errors import StorageUnavailableError
 from shared.storage.interfaces import ObjectStore, StoredObject
 
 
-class SimulatedCrashError(Exception):
-    """The process 'died' here: nothing after this point of the operation ran."""
+class SimulatedCrashError(BaseException):
+    """The process "died" here: nothing after this point ran. A BaseException, so that no
+    handler meant for errors (a job's per-tenant one) can absorb it, as none could a real crash."""
 
 
 class FaultyStore(ObjectStore):

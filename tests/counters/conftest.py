@@ -1,6 +1,4 @@
-"""Counter tests run on real stores: the storage contract suite's fixtures, parametrised by
-backend (an S3 entry in its ``BACKENDS`` covers these tests too)."""
+"""These tests run on real stores: every backend fixture of the storage contract suites,
+imported whole so that a backend added there (its ``BACKENDS`` list) runs here too."""
 
-from tests.storage.conftest import object_store, storage_config, stores
-
-__all__ = ["object_store", "storage_config", "stores"]
+from tests.storage.conftest import *  # noqa: F403  (fixtures are registered by name)

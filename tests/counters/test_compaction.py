@@ -8,6 +8,7 @@ from collections import Counter
 
 import pytest
 
+from services.compactor.jobs import JobContext, fold_shards, gc_shards
 from shared.counters import CounterTracker, collect_garbage, fold_tenant
 from shared.counters._reader import read_merged
 from shared.model.keys import shard_prefix
@@ -74,7 +75,7 @@ async def test_two_folders_racing_fold_each_shard_exactly_once(object_store: Obj
 
 
 class _Simulation:
-    """Processes flushing with skewed clocks and slow writes, readers and two compactors folding,
+    """Processes flushing with skewed clocks and slow writes, readers and two compactors' fold jobs,
     crashes between compare-and-swap and delete; everything against one real store."""
 
     TENANTS = ("alpha", "beta")
@@ -135,14 +136,16 @@ class _Simulation:
                 gate.set()
 
     async def compact(self, store: FaultyStore) -> None:
-        for tenant in self.TENANTS:
-            try:
-                result = await fold_tenant(store, tenant, now_ms=self.clock(), lag_ms=LAG_MS)
-                self.conflicts += result.conflict
-                if self.rng.random() < 0.2:
-                    await collect_garbage(store, tenant)
-            except SimulatedCrashError:
-                self.compactor_crashes += 1
+        """One run of the compactor's fold job (and sometimes its GC job) on this store."""
+        ctx = JobContext(objects=store, clock_ms=self.clock, lag_ms=LAG_MS)
+        try:
+            result = await fold_shards(ctx)
+            self.conflicts += result.conflicts
+            assert result.tenants_failed == 0
+            if self.rng.random() < 0.2:
+                await gc_shards(ctx)
+        except SimulatedCrashError:
+            self.compactor_crashes += 1
 
     async def read(self) -> None:
         counters, _ = self.rng.choice(self.processes)

@@ -1,0 +1,157 @@
+"""The compactor's jobs called directly ("burst mode"): no scheduler, no sleeping."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from prometheus_client import generate_latest
+
+from services.compactor.jobs import JobContext, JobRunner, fold_shards, gc_shards
+from services.compactor.metrics import CompactorMetrics
+from services.compactor.tenants import TenantBacklog, scan_backlog
+from shared.counters import encode_merged
+from shared.counters._reader import read_merged
+from shared.errors import StorageUnavailableError
+from shared.model.counters import MergedCounters
+from shared.model.keys import merged_key, shard_key, shard_prefix
+from shared.storage.interfaces import ObjectStore, StoredObject
+from tests.counters._faults import FaultyStore, SimulatedCrashError
+from tests.counters._names import name_at
+from tests.counters.test_tracker import LAG_MS, START_MS, write_old_shards
+
+
+def context(objects: ObjectStore) -> JobContext:
+    return JobContext(objects=objects, clock_ms=lambda: START_MS, lag_ms=LAG_MS)
+
+
+async def test_scan_reads_names_only_and_counts_shards_behind_the_lag(
+    object_store: ObjectStore,
+) -> None:
+    await write_old_shards(object_store, "a", count=3, at_ms=START_MS - LAG_MS)
+    await write_old_shards(object_store, "b", count=2, at_ms=START_MS)
+    await object_store.put(merged_key("c"), encode_merged(MergedCounters()))
+    await object_store.put(shard_key("d", "not-a-ulid.json"), "{}")
+    assert await scan_backlog(object_store, now_ms=START_MS, lag_ms=LAG_MS) == [
+        TenantBacklog(tenant="a", shards=3, behind_lag=3),
+        TenantBacklog(tenant="b", shards=2, behind_lag=0),
+        TenantBacklog(tenant="d", shards=1, behind_lag=0),
+    ]
+
+
+async def test_scan_pages_through_every_key(object_store: ObjectStore) -> None:
+    await asyncio.gather(
+        *(
+            object_store.put(shard_key(f"t{i % 3}", name_at(START_MS - LAG_MS, suffix=i)), "{}")
+            for i in range(1_005)
+        )
+    )
+    backlog = await scan_backlog(object_store, now_ms=START_MS, lag_ms=LAG_MS)
+    assert sum(entry.behind_lag for entry in backlog) == 1_005
+
+
+async def test_fold_job_folds_any_tenant_with_one_old_shard_regardless_of_threshold(
+    object_store: ObjectStore,
+) -> None:
+    await write_old_shards(object_store, "a", count=1, at_ms=START_MS - LAG_MS)
+    await write_old_shards(object_store, "b", count=4, at_ms=START_MS - LAG_MS)
+    await write_old_shards(object_store, "young", count=2, at_ms=START_MS)
+    result = await fold_shards(context(object_store))
+    assert (result.tenants, result.shards_folded, result.shards_deleted) == (2, 5, 5)
+    assert (result.backlog_shards, result.largest_backlog_shards) == (2, 2)
+    assert len(result.fold_durations_s) == 2
+    for tenant, total in (("a", 1), ("b", 4)):
+        assert (await read_merged(object_store, tenant)).merged.counts["m"].access == total
+    assert await object_store.get(merged_key("young")) is None
+    again = await fold_shards(context(object_store))
+    assert again.shards_folded == 0
+
+
+class _BrokenTenant(FaultyStore):
+    """Reads of one tenant's merged.json fail; everything else is the real store."""
+
+    def __init__(self, inner: ObjectStore, *, tenant: str) -> None:
+        super().__init__(inner)
+        self.broken_key = merged_key(tenant)
+
+    async def get(self, key: str) -> StoredObject | None:
+        if key == self.broken_key:
+            raise StorageUnavailableError("simulated outage")
+        return await super().get(key)
+
+
+async def test_one_failing_tenant_does_not_stop_the_others(
+    object_store: ObjectStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    for tenant in ("a", "b", "c"):
+        await write_old_shards(object_store, tenant, count=2, at_ms=START_MS - LAG_MS)
+    broken = _BrokenTenant(object_store, tenant="b")
+    result = await fold_shards(context(broken))
+    assert (result.tenants, result.tenants_failed, result.shards_folded) == (3, 1, 4)
+    assert [r.__dict__.get("tenant") for r in caplog.records if r.levelname == "ERROR"] == ["b"]
+    gc = await gc_shards(context(broken))
+    assert gc.tenants_failed == 1
+
+
+async def test_gc_job_removes_what_a_crashed_fold_left_behind(object_store: ObjectStore) -> None:
+    await write_old_shards(object_store, "t", count=3, at_ms=START_MS - LAG_MS)
+    crashing = FaultyStore(object_store, crash_delete_probability=1.0)
+    with pytest.raises(SimulatedCrashError):
+        await fold_shards(context(crashing))  # the crash is not a tenant failure: it kills the run
+    assert len(await object_store.list(shard_prefix("t"))) == 3
+    result = await gc_shards(context(object_store))
+    assert (result.tenants, result.shards_deleted) == (1, 3)
+    assert await object_store.list(shard_prefix("t")) == []
+    assert (await read_merged(object_store, "t")).merged.counts["m"].access == 3
+
+
+def sample(metrics: CompactorMetrics, name: str, labels: dict[str, str] | None = None) -> float:
+    value = metrics.registry.get_sample_value(name, labels or {})
+    assert value is not None, name
+    return value
+
+
+async def test_runner_records_results_in_metrics(object_store: ObjectStore) -> None:
+    await write_old_shards(object_store, "a", count=2, at_ms=START_MS - LAG_MS)
+    await write_old_shards(object_store, "b", count=1, at_ms=START_MS)
+    metrics = CompactorMetrics()
+    runner = JobRunner(context(object_store), metrics)
+    await runner.fold()
+    await runner.gc()
+    p = "mcp_memory_compactor_"
+    assert sample(metrics, f"{p}runs_total", {"job": "fold", "result": "ok"}) == 1
+    assert sample(metrics, f"{p}runs_total", {"job": "gc", "result": "ok"}) == 1
+    assert sample(metrics, f"{p}shards_folded_total") == 2
+    assert sample(metrics, f"{p}shards_deleted_total", {"job": "fold"}) == 2
+    assert sample(metrics, f"{p}backlog_shards") == 1
+    assert sample(metrics, f"{p}backlog_largest_tenant_shards") == 1
+    assert sample(metrics, f"{p}fold_duration_seconds_count") == 1
+    assert sample(metrics, f"{p}last_success_timestamp_seconds", {"job": "fold"}) > 0
+    label_names = {
+        name for family in metrics.registry.collect() for s in family.samples for name in s.labels
+    }
+    assert label_names <= {"job", "result", "le"}
+    assert generate_latest(metrics.registry).decode().count("mcp_memory_compactor_") > 20
+
+
+class _Unlistable(FaultyStore):
+    async def list(
+        self, prefix: str, *, limit: int = 1000, start_after: str | None = None
+    ) -> list[str]:
+        raise StorageUnavailableError("simulated outage")
+
+
+async def test_a_failed_run_is_counted_as_an_error_and_not_a_success(
+    object_store: ObjectStore,
+) -> None:
+    metrics = CompactorMetrics()
+    runner = JobRunner(context(_Unlistable(object_store)), metrics)
+    assert await runner.fold() is None
+    assert await runner.gc() is None
+    for job in ("fold", "gc"):
+        labels = {"job": job, "result": "error"}
+        assert sample(metrics, "mcp_memory_compactor_runs_total", labels) == 1
+        assert (
+            sample(metrics, "mcp_memory_compactor_last_success_timestamp_seconds", {"job": job})
+            == 0
+        )
