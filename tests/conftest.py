@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import itertools
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -73,19 +76,50 @@ def run_admin(url: str, *statements: str) -> None:
         pool.submit(asyncio.run, run()).result(timeout=60)
 
 
+@contextlib.contextmanager
+def _embedded_data_dir() -> Iterator[Path]:
+    # Not under pytest's tmp_path: as root, pgserver runs PostgreSQL as the `pgserver` user,
+    # which must traverse every parent folder, and each pytest session that starts chmods
+    # /tmp/pytest-of-root back to 0700 — a concurrent run would pull the floor from under a
+    # running server (it PANICs on "Permission denied").
+    data_dir = Path(tempfile.mkdtemp(prefix="mcp-memory-test-"))
+    try:
+        yield data_dir
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture
+def embedded_data_dir() -> Iterator[Path]:
+    """An empty data dir for an embedded database (``--local``), removed after the test.
+
+    Use this rather than ``tmp_path`` for anything that starts the embedded server.
+    """
+    with _embedded_data_dir() as data_dir:
+        yield data_dir
+
+
 @pytest.fixture(scope="session")
-def pg_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def pg_server_url() -> Iterator[str]:
     """A PostgreSQL server whose role may create databases (and, embedded, is superuser)."""
     configured = os.environ.get("TEST_DATABASE_URL", "").strip()
     if configured:
         yield configured
         return
-    data_dir: Path = tmp_path_factory.mktemp("pg")
-    url = acquire_server(data_dir)
-    try:
-        yield url
-    finally:
-        release_server(data_dir)
+    with _embedded_data_dir() as data_dir:
+        url = acquire_server(data_dir)
+        try:
+            # A throwaway server: durability buys nothing and fsync dominates CREATE DATABASE.
+            run_admin(
+                url,
+                "ALTER SYSTEM SET fsync = off",
+                "ALTER SYSTEM SET synchronous_commit = off",
+                "ALTER SYSTEM SET full_page_writes = off",
+                "SELECT pg_reload_conf()",
+            )
+            yield url
+        finally:
+            release_server(data_dir)
 
 
 @pytest.fixture

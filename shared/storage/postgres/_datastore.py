@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, Final, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -57,6 +58,9 @@ def redact_url(url: str) -> str:
 
 
 def _cause(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.errno:
+        # asyncio words a refused connection as "Connect call failed"; name the reason too.
+        return f"{os.strerror(error.errno)} ({error})"
     return str(error) or type(error).__name__
 
 
