@@ -1,0 +1,96 @@
+"""The embedded default: a real PostgreSQL in a data dir, shared, stopped by its last user."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from shared.config import load_config
+from shared.errors import StorageUnavailableError
+from shared.storage import open_stores
+from shared.storage.postgres.embedded import pgdata_path
+from tests.storage.postgres._boot import boot_env
+
+HOLDER_SCRIPT = """
+import asyncio, sys
+from pathlib import Path
+from shared.config import load_config
+from shared.storage import open_stores
+
+async def main():
+    config = load_config({}, local=True, data_dir=Path(sys.argv[1]))
+    async with open_stores(config) as stores:
+        await stores.objects.put("from-holder", "hello")
+        print("READY", flush=True)
+        await asyncio.to_thread(sys.stdin.readline)
+
+asyncio.run(main())
+"""
+
+
+def _running(data_dir: Path) -> bool:
+    return (pgdata_path(data_dir) / "postmaster.pid").exists()
+
+
+def _dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+async def test_data_persists_across_restarts_and_the_server_stops_after_its_last_user(
+    embedded_data_dir: Path,
+) -> None:
+    config = load_config({}, local=True, data_dir=embedded_data_dir)
+    async with open_stores(config) as stores:
+        assert stores.description == f"embedded postgres at {embedded_data_dir}"
+        await stores.objects.put("k", "survives a restart")
+        assert _running(embedded_data_dir)
+    assert not _running(embedded_data_dir)
+
+    # A user that died without its exit hooks (SIGKILL) must not keep the server up forever.
+    (pgdata_path(embedded_data_dir) / ".handle_pids.json").write_text(json.dumps([_dead_pid()]))
+    async with open_stores(config) as stores:
+        stored = await stores.objects.get("k")
+        assert stored is not None and stored.body == "survives a restart"
+    assert not _running(embedded_data_dir)
+
+
+async def test_two_processes_share_one_data_dir_and_the_last_one_stops_it(
+    embedded_data_dir: Path,
+) -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER_SCRIPT, str(embedded_data_dir)],
+        env=boot_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "READY"
+        config = load_config({}, local=True, data_dir=embedded_data_dir)
+        async with open_stores(config) as stores:
+            stored = await stores.objects.get("from-holder")
+            assert stored is not None and stored.body == "hello"
+        assert _running(embedded_data_dir), "closing one user stopped a server still in use"
+    finally:
+        _, stderr = holder.communicate(input="\n", timeout=60)
+    assert holder.returncode == 0, stderr
+    assert not _running(embedded_data_dir)
+
+
+async def test_a_data_dir_that_cannot_be_created_is_unavailable_and_named(
+    embedded_data_dir: Path,
+) -> None:
+    blocker = embedded_data_dir / "a-file"
+    blocker.write_text("not a directory")
+    config = load_config({}, local=True, data_dir=blocker / "data")
+    with pytest.raises(StorageUnavailableError, match=f"embedded postgres at {blocker}/data"):
+        async with open_stores(config):
+            pass
