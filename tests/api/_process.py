@@ -1,0 +1,82 @@
+"""Start the API as a real process and read its JSON log lines as they arrive."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import CLEARED_ENV_PREFIXES
+
+REPO = Path(__file__).resolve().parents[2]
+CONSOLE_SCRIPT = Path(sys.executable).parent / "mcp-memory-api"
+BOOT_TIMEOUT_S = 30.0
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(CLEARED_ENV_PREFIXES)}
+    env.pop("PORT", None)
+    return {**env, "PYTHONPATH": str(REPO), **extra}
+
+
+class ApiProcess:
+    """A started server process whose JSON log lines are collected as they arrive."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.events: list[dict[str, Any]] = []
+        self._readers = [
+            asyncio.create_task(self._read(stream))
+            for stream in (process.stdout, process.stderr)
+            if stream is not None
+        ]
+
+    async def _read(self, stream: asyncio.StreamReader) -> None:
+        async for raw in stream:
+            line = raw.decode().strip()
+            try:
+                self.events.append(json.loads(line))
+            except ValueError:
+                self.events.append({"event": "raw", "line": line})
+
+    def names(self) -> list[str]:
+        return [str(event.get("event")) for event in self.events]
+
+    async def wait_for(self, name: str, *, timeout_s: float = BOOT_TIMEOUT_S) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for event in self.events:
+                if event.get("event") == name:
+                    return event
+            if self.process.returncode is not None:
+                break
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"no {name!r} line; got {self.names()}")
+
+    async def exit_code(self, *, timeout_s: float) -> int:
+        code = await asyncio.wait_for(self.process.wait(), timeout_s)
+        await asyncio.gather(*self._readers)
+        return code
+
+
+async def start(args: list[str], env: Mapping[str, str]) -> ApiProcess:
+    process = await asyncio.create_subprocess_exec(
+        *args,
+        env=dict(env),
+        cwd=REPO,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    return ApiProcess(process)
+
+
+async def stop(api: ApiProcess) -> None:
+    """Kill the process if a test left it running."""
+    if api.process.returncode is None:
+        api.process.kill()
+        await api.process.wait()
