@@ -112,8 +112,8 @@ def jsonrpc_error(
 def _error_response(
     error: types.ErrorData, *, request_id: types.RequestId, modern: bool
 ) -> web.Response:
-    # The modern era maps JSON-RPC codes to HTTP statuses (the SDK's table); the handshake era's
-    # stateless transport answers handler errors with 200, and its clients expect that.
+    # The modern era maps JSON-RPC codes to HTTP statuses (the SDK's table); in the handshake era
+    # the SDK's own transport answers a handler's JSON-RPC error with 200, and so do we.
     status = ERROR_CODE_HTTP_STATUS.get(error.code, 200) if modern else 200
     body: dict[str, Any] = {
         "jsonrpc": "2.0",
