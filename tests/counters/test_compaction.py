@@ -182,12 +182,12 @@ class _Simulation:
         return folded
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed", [1])
 async def test_many_processes_two_compactors_and_crashes_fold_exactly_what_was_flushed(
     object_store: ObjectStore, seed: int
 ) -> None:
     simulation = _Simulation(object_store, random.Random(seed))
-    await simulation.run(steps=40)
+    await simulation.run(steps=25)
     # Before the final fold: a fresh reader already sees exactly what was flushed.
     reader = CounterTracker(
         object_store, process_id="check", compact_threshold=10**6, clock_ms=simulation.clock
@@ -198,7 +198,7 @@ async def test_many_processes_two_compactors_and_crashes_fold_exactly_what_was_f
         assert seen == wanted
     folded = await simulation.drain()
     assert folded == dict(simulation.expected)
-    assert sum(folded.values()) > 100
+    assert sum(folded.values()) > 60
     crashes = simulation.compactor_crashes + sum(s.crashes for s in simulation.stores)
     assert crashes > 0
     assert simulation.conflicts > 0
