@@ -1,0 +1,118 @@
+"""The compactor as a real process: it folds and deletes shards behind the lag, reports it on
+/metrics, and exits 0 on SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import socket
+import sys
+import time
+from collections.abc import AsyncIterator
+
+import aiohttp
+import pytest
+
+from shared.config import load_config
+from shared.counters._reader import read_merged
+from shared.model.keys import shard_prefix
+from shared.storage import ObjectStore, open_stores
+from tests.counters.test_tracker import LAG_MS, write_old_shards
+
+SHARDS = 7
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+async def pg_objects(pg_url: str) -> AsyncIterator[ObjectStore]:
+    async with open_stores(load_config({"DATABASE_URL": pg_url})) as stores:
+        yield stores.objects
+
+
+def metric(exposition: str, name: str) -> float | None:
+    match = re.search(rf"^{re.escape(name)} (\S+)$", exposition, re.MULTILINE)
+    return None if match is None else float(match.group(1))
+
+
+async def scrape(session: aiohttp.ClientSession, port: int) -> str | None:
+    try:
+        async with session.get(f"http://127.0.0.1:{port}/metrics") as response:
+            return await response.text()
+    except aiohttp.ClientConnectionError:
+        return None
+
+
+async def test_compactor_process_folds_old_shards_and_reports_it(
+    pg_url: str, pg_objects: ObjectStore
+) -> None:
+    # The process folds by the wall clock, so these shards are stamped two lags before it.
+    now_ms = time.time_ns() // 1_000_000
+    await write_old_shards(pg_objects, "acme", count=SHARDS, at_ms=now_ms - 2 * LAG_MS)
+    await write_old_shards(pg_objects, "young", count=2, at_ms=now_ms)
+    port = free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("COMPACTOR_", "METRICS_"))},
+        "DATABASE_URL": pg_url,
+        "COMPACTOR_FOLD_INTERVAL_S": "0.2",
+        "COMPACTOR_GC_INTERVAL_S": "0.5",
+        "METRICS_PORT": str(port),
+    }
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        "from services.compactor.main import main; main()",
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        exposition = ""
+        async with aiohttp.ClientSession() as session:
+            for _ in range(300):
+                exposition = await scrape(session, port) or ""
+                if metric(exposition, "mcp_memory_compactor_shards_folded_total") == SHARDS:
+                    break
+                await asyncio.sleep(0.1)
+            async with session.get(f"http://127.0.0.1:{port}/health") as response:
+                assert response.status == 200
+        assert metric(exposition, "mcp_memory_compactor_shards_folded_total") == SHARDS
+        assert metric(exposition, 'mcp_memory_compactor_shards_deleted_total{job="fold"}') == SHARDS
+        assert metric(exposition, "mcp_memory_compactor_backlog_shards") == 2
+        assert metric(exposition, "mcp_memory_compactor_backlog_largest_tenant_shards") == 2
+        success = metric(
+            exposition, 'mcp_memory_compactor_last_success_timestamp_seconds{job="fold"}'
+        )
+        assert success is not None and success > 0
+        assert (await read_merged(pg_objects, "acme")).merged.counts["m"].access == SHARDS
+        assert await pg_objects.list(shard_prefix("acme")) == []
+        assert len(await pg_objects.list(shard_prefix("young"))) == 2
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=30)
+    assert process.returncode == 0, stderr.decode()[-2000:]
+    assert b'"shutdown_complete"' in stdout
+
+
+async def test_compactor_refuses_a_bad_configuration() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env["COMPACTOR_FOLD_INTERVAL_S"] = "0"
+    env["DATABASE_URL"] = "postgres://nowhere/x"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        "from services.compactor.main import main; main()",
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, stderr = await asyncio.wait_for(process.communicate(), timeout=30)
+    assert process.returncode == 1
+    assert stderr.decode().startswith("configuration error: COMPACTOR_FOLD_INTERVAL_S")

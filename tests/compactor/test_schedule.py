@@ -1,0 +1,36 @@
+"""The timetable: jobs start at once, repeat, and never overlap themselves."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from services.compactor.schedule import build_scheduler
+
+
+async def test_jobs_start_at_once_repeat_and_never_overlap() -> None:
+    running = {"fold": 0, "gc": 0}
+    most = {"fold": 0, "gc": 0}
+    runs = {"fold": 0, "gc": 0}
+
+    def job(name: str, duration_s: float) -> Callable[[], Awaitable[None]]:
+        async def run() -> None:
+            running[name] += 1
+            most[name] = max(most[name], running[name])
+            runs[name] += 1
+            await asyncio.sleep(duration_s)
+            running[name] -= 1
+
+        return run
+
+    scheduler = build_scheduler(
+        fold=job("fold", 0.25), gc=job("gc", 0.0), fold_interval_s=0.05, gc_interval_s=0.1
+    )
+    scheduler.start()
+    try:
+        await asyncio.sleep(0.8)
+    finally:
+        scheduler.shutdown(wait=False)
+    assert most == {"fold": 1, "gc": 1}
+    assert 2 <= runs["fold"] <= 4  # a 0.25 s job on a 0.05 s interval: overlapping runs skipped
+    assert runs["gc"] >= 5
