@@ -27,6 +27,9 @@ import pytest
 
 from shared.storage.postgres.embedded import acquire_server, release_server
 
+# Fixtures for the fake remote services (moto S3, S3 Vectors, Bedrock, OpenAI), for every test.
+pytest_plugins = ["tests.fakes.fixtures", "tests.fakes.aws"]
+
 # Variables the service reads; a developer's own settings must not leak into a test.
 CLEARED_ENV_PREFIXES = (
     "MCP_",

@@ -21,7 +21,7 @@ from shared.config import load_config
 from shared.logs import JsonLineFormatter
 from tests.api.conftest import McpServerFactory, Mode, mcp_session
 from tests.conftest import run_admin, with_database
-from tests.fakes.fixtures import openai_embeddings  # noqa: F401 - a fixture
+from tests.fakes.aws import create_s3_backend, point_aws_at
 from tests.fakes.openai_embeddings import FakeOpenAIEmbeddings
 
 MODES: list[Mode] = ["auto", "legacy"]
@@ -39,26 +39,57 @@ def ids_in(text: str) -> list[str]:
     return re.findall(r"\[id:([0-9A-Z]{26})\]", text)
 
 
-@pytest.fixture(scope="module")
-async def memory_url(pg_server_url: str) -> AsyncIterator[str]:
-    """One real server for the module (opening the model per test would dominate the run);
-    each test gets its own tenant instead of its own database."""
+@contextlib.asynccontextmanager
+async def postgres_environ(pg_server_url: str) -> AsyncIterator[dict[str, str]]:
     name = f"tools_e2e_{hashlib.sha256(pg_server_url.encode()).hexdigest()[:6]}"
     run_admin(pg_server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     run_admin(pg_server_url, f'CREATE DATABASE "{name}"')
-    config = load_config(
-        {"DATABASE_URL": with_database(pg_server_url, name), "EMBEDDING_PROVIDER": "local"}
-    )
-    runner = web.AppRunner(build_app(config, open_runtime=open_runtime), shutdown_timeout=5)
-    await runner.setup()
     try:
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}/mcp"
+        yield {"DATABASE_URL": with_database(pg_server_url, name)}
     finally:
-        with contextlib.suppress(Exception):
-            await runner.cleanup()
         run_admin(pg_server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextlib.asynccontextmanager
+async def s3_environ(moto_url: str, vectors_url: str) -> AsyncIterator[dict[str, str]]:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        point_aws_at(monkeypatch, s3_url=moto_url, s3vectors_url=vectors_url)
+        buckets = {"VECTOR_BUCKET": "e2e-vectors", "STATE_BUCKET": "e2e-state"}
+        await create_s3_backend(
+            s3_url=moto_url,
+            s3vectors_url=vectors_url,
+            vector_bucket=buckets["VECTOR_BUCKET"],
+            state_bucket=buckets["STATE_BUCKET"],
+            dimension=384,
+        )
+        yield {**buckets, "AWS_REGION": "us-east-1"}
+
+
+@pytest.fixture(scope="module", params=["postgres", "s3"])
+async def memory_url(
+    request: pytest.FixtureRequest,
+    pg_server_url: str,
+    moto_s3_url: str,
+    s3vectors_server: tuple[object, str],
+) -> AsyncIterator[str]:
+    """One real server per backend for the module (opening the model per test would dominate
+    the run); each test gets its own tenant instead of its own store."""
+    environ = (
+        postgres_environ(pg_server_url)
+        if request.param == "postgres"
+        else s3_environ(moto_s3_url, s3vectors_server[1])
+    )
+    async with environ as storage:
+        config = load_config({**storage, "EMBEDDING_PROVIDER": "local"})
+        app = build_app(config, open_runtime=open_runtime)
+        runner = web.AppRunner(app, shutdown_timeout=5)
+        await runner.setup()
+        try:
+            site = web.TCPSite(runner, "127.0.0.1", 0)
+            await site.start()
+            yield f"http://127.0.0.1:{runner.addresses[0][1]}/mcp"
+        finally:
+            await runner.cleanup()
 
 
 TENANT = {"X-Memory-Tenant": "acme"}
@@ -269,7 +300,7 @@ async def test_fifty_concurrent_tenants_never_see_each_other(memory_url: str) ->
 async def test_embedding_failure_is_a_tool_error_not_a_crash(
     mcp_server_factory: McpServerFactory,
     pg_url: str,
-    openai_embeddings: FakeOpenAIEmbeddings,  # noqa: F811 - the fixture imported above
+    openai_embeddings: FakeOpenAIEmbeddings,
 ) -> None:
     config = load_config(
         {
