@@ -87,7 +87,10 @@ async def _serve_metrics(
         await web.TCPSite(runner, port=port).start()
     except OSError as error:
         raise _BootError(f"startup error: cannot listen on port {port}: {error}") from error
-    return int(runner.addresses[0][1]) if runner.addresses else port
+    # With port 0 each listening socket (IPv4, IPv6) gets its own port: report the IPv4 one.
+    ipv4 = [address for address in runner.addresses if len(address) == 2]
+    addresses = ipv4 or runner.addresses
+    return int(addresses[0][1]) if addresses else port
 
 
 async def _run(config: Config, *, metrics_port: int, stop: asyncio.Event) -> None:
