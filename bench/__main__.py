@@ -1,0 +1,165 @@
+"""One command for speed, scale and retrieval quality against the real service.
+
+    python -m bench --data /work/shared/bench-data --out bench/results [--only speed,locomo]
+    python -m bench --data ... --out ... --smoke          # tiny sizes, well under a minute
+    python -m bench --data ... --out ... --publish        # also write docs/benchmarks.md + plot
+
+Stages (``--only``, comma-separated; all by default):
+  coldstart  spawn to /health 200 with --local, on an empty and on an existing data dir
+  speed      remember/recall over HTTP at 1k, 10k, 50k memories in one tenant, concurrency
+             1/8/16/32; peak RSS; recall's time split at 10k
+  counters   a cold counter read against 0-1000 unfolded shards
+  locomo     turn-level R@1/5/10 per recall mode against plain cosine
+  devbench   hit rates on exact/semantic/cross-type queries, confident answers to negatives
+
+The runner starts its own ``mcp-memory-api --local`` processes in a temporary data dir and stops
+them; it writes ``results.json``, ``summary.md`` and ``recall_latency.png`` into ``--out``.
+The data files are read where they are (``--data``), never copied.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import shlex
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, Final
+
+from bench._data import Conversation, MemoryTexts, load_devbench, load_locomo
+from bench._inproc import Local, open_local
+from bench._quality import run_devbench, run_locomo
+from bench._report import git_commit, machine, plot, summary
+from bench._server import ApiServer
+from bench._speed import FULL, SMOKE, run_cold_start, run_counters, run_speed
+
+STAGES: Final = ("coldstart", "speed", "counters", "locomo", "devbench")
+ROOT: Final = Path(__file__).resolve().parent.parent
+DOCS: Final = ROOT / "docs"
+SMOKE_CONVERSATIONS: Final = 2
+SMOKE_TURNS: Final = 40
+SMOKE_QUESTIONS: Final = 10
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench",
+        description=(__doc__ or "").split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n\n".join((__doc__ or "").split("\n\n")[1:]),
+    )
+    parser.add_argument("--data", type=Path, required=True, help="folder of the data sets")
+    parser.add_argument("--out", type=Path, required=True, help="where results are written")
+    parser.add_argument("--only", default=",".join(STAGES), help="comma-separated stages")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes: checks, not figures")
+    parser.add_argument(
+        "--publish", action="store_true", help="also write docs/benchmarks.md and its plot"
+    )
+    return parser
+
+
+def _log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def _smoke_subset(conversations: list[Conversation]) -> list[Conversation]:
+    subset = []
+    for conversation in conversations[:SMOKE_CONVERSATIONS]:
+        turns = conversation.turns[:SMOKE_TURNS]
+        known = {t.dia_id for t in turns}
+        questions = [q for q in conversation.questions if set(q.evidence.turns) <= known][
+            :SMOKE_QUESTIONS
+        ]
+        subset.append(Conversation(conversation.sample_id, turns, questions))
+    return subset
+
+
+@contextlib.asynccontextmanager
+async def _workspace(data_dir: Path) -> AsyncIterator[tuple[Local, ApiServer]]:
+    """The runner's in-process view of the database and one API process on the same data dir."""
+    async with open_local(data_dir) as local:
+        server = await ApiServer.start(data_dir)
+        try:
+            yield local, server
+        finally:
+            code = await server.stop()
+            if code != 0:
+                _log(f"the API exited with {code}: " + " | ".join(server.stderr_lines[-5:]))
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    stages = {s.strip() for s in args.only.split(",") if s.strip()}
+    unknown = stages - set(STAGES)
+    if unknown:
+        raise SystemExit(f"unknown stage(s) {sorted(unknown)}; choose from {', '.join(STAGES)}")
+    plan = SMOKE if args.smoke else FULL
+    conversations = load_locomo(args.data)
+    if args.smoke:
+        conversations = _smoke_subset(conversations)
+    started = time.time()
+    results: dict[str, Any] = {
+        "command": "python -m bench " + shlex.join(sys.argv[1:]),
+        "commit": git_commit(ROOT),
+        "started_at": time.strftime("%Y-%m-%d %H:%M %Z"),
+        "smoke": args.smoke,
+        "stages": [s for s in STAGES if s in stages],
+        "machine": machine(),
+        "load": {"start": list(os.getloadavg())},
+        "plan": plan.__dict__,
+    }
+    # A short path: PostgreSQL's Unix socket lives in the data dir and has a 107-byte limit.
+    with tempfile.TemporaryDirectory(prefix="mmb-", dir="/tmp") as tmp:
+        work = Path(tmp)
+        db = work / "db"
+        if "coldstart" in stages:
+            results["cold_start"] = await run_cold_start(work, plan.cold_start_reps, _log)
+            # An initialised database with no memories: reusing it spares another initdb.
+            (work / f"cold-{plan.cold_start_reps - 1}").rename(db)
+        if stages & {"speed", "counters", "locomo", "devbench"}:
+            async with _workspace(db) as (local, server):
+                if "speed" in stages:
+                    texts = MemoryTexts(load_locomo(args.data))
+                    questions = [q.text for c in load_locomo(args.data) for q in c.questions]
+                    results["speed"] = await run_speed(local, server, texts, questions, plan, _log)
+                if "counters" in stages:
+                    results["counters"] = await run_counters(local, plan)
+                if "locomo" in stages:
+                    results["locomo"] = await run_locomo(local, server, conversations, _log)
+                if "devbench" in stages:
+                    results["devbench"] = await run_devbench(
+                        local, server, load_devbench(args.data), _log
+                    )
+    results["load"]["end"] = list(os.getloadavg())
+    results["duration_s"] = round(time.time() - started, 1)
+    return results
+
+
+def write(results: dict[str, Any], out: Path, *, publish: bool) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    plotted = plot(results, out / "recall_latency.png")
+    (out / "summary.md").write_text(
+        summary(results, plot_ref="recall_latency.png" if plotted else None)
+    )
+    if publish:
+        published = plotted and plot(results, DOCS / "benchmarks" / "recall_latency.png")
+        (DOCS / "benchmarks.md").write_text(
+            summary(results, plot_ref="benchmarks/recall_latency.png" if published else None)
+        )
+
+
+def main() -> None:
+    args = _parser().parse_args()
+    results = asyncio.run(run(args))
+    write(results, args.out, publish=args.publish)
+    _log(f"wrote {args.out / 'results.json'} and {args.out / 'summary.md'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,198 @@
+"""The public data sets (read from the path given on the command line, never copied) and the
+generated memory texts the speed runs store."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+LOCOMO_FILE: Final = "locomo10.json"
+DEVBENCH_FILE: Final = "devbench_dataset.json"
+# Category ids as the file uses them (see the data README: several harnesses remap these).
+CATEGORY_NAMES: Final[dict[int, str]] = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+}
+_TURN_ID: Final = re.compile(r"D(\d+):(\d+)")
+# 'D:11:26' is D11:26 with a stray colon; the only malformed shape that names one turn exactly.
+_TURN_ID_STRAY_COLON: Final = re.compile(r"D:(\d+):(\d+)")
+_SEPARATORS: Final = re.compile(r"[;,\s]+")
+
+
+@dataclass(frozen=True)
+class Turn:
+    dia_id: str
+    speaker: str
+    text: str
+
+    @property
+    def content(self) -> str:
+        """How a turn is stored: ``"<speaker>: <text>"``."""
+        return f"{self.speaker}: {self.text}"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A question's evidence turns after parsing, and what parsing had to do to get them."""
+
+    turns: tuple[str, ...]
+    malformed: bool  # some raw string was not exactly one well-formed turn id
+    dropped: tuple[str, ...]  # tokens that name no turn of this conversation
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str
+    category: int
+    evidence: Evidence
+
+
+@dataclass(frozen=True)
+class Conversation:
+    sample_id: str
+    turns: list[Turn]
+    questions: list[Question]
+
+
+def parse_evidence(raw: list[Any], known: set[str]) -> Evidence:
+    """Split strings holding several ids (``'D8:6; D9:17'``, ``'D9:1 D4:4'``), repair the
+    stray colon of ``'D:11:26'``, and drop what names no turn of the conversation (``'D'``)."""
+    turns: list[str] = []
+    dropped: list[str] = []
+    malformed = False
+    for item in raw:
+        text = str(item).strip()
+        if not _TURN_ID.fullmatch(text):
+            malformed = True
+        for token in filter(None, _SEPARATORS.split(text)):
+            repaired = _TURN_ID_STRAY_COLON.fullmatch(token)
+            turn = f"D{repaired[1]}:{repaired[2]}" if repaired else token
+            if _TURN_ID.fullmatch(turn) and turn in known:
+                if turn not in turns:
+                    turns.append(turn)
+            else:
+                dropped.append(token)
+    return Evidence(turns=tuple(turns), malformed=malformed, dropped=tuple(dropped))
+
+
+def load_locomo(data: Path) -> list[Conversation]:
+    samples = json.loads((data / LOCOMO_FILE).read_text())
+    conversations = []
+    for sample in samples:
+        talk = sample["conversation"]
+        sessions = sorted(
+            (int(key.removeprefix("session_")), value)
+            for key, value in talk.items()
+            if re.fullmatch(r"session_\d+", key) and isinstance(value, list)
+        )
+        turns = [
+            Turn(dia_id=t["dia_id"], speaker=t["speaker"], text=t["text"])
+            for _, session in sessions
+            for t in session
+        ]
+        known = {t.dia_id for t in turns}
+        questions = [
+            Question(
+                text=q["question"],
+                category=int(q["category"]),
+                evidence=parse_evidence(q.get("evidence") or [], known),
+            )
+            for q in sample["qa"]
+            if int(q["category"]) in CATEGORY_NAMES
+        ]
+        conversations.append(Conversation(sample["sample_id"], turns, questions))
+    return conversations
+
+
+@dataclass(frozen=True)
+class DevMemory:
+    id: str
+    content: str
+    memory_type: str
+    tags: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DevQuery:
+    id: str
+    category: str
+    question: str
+    expected: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DevBench:
+    memories: list[DevMemory] = field(default_factory=list)
+    queries: list[DevQuery] = field(default_factory=list)
+
+
+def load_devbench(data: Path) -> DevBench:
+    raw = json.loads((data / DEVBENCH_FILE).read_text())
+    return DevBench(
+        memories=[
+            DevMemory(
+                id=m["id"],
+                content=m["content"],
+                memory_type=m.get("memory_type", ""),
+                tags=tuple(m.get("tags") or ()),
+            )
+            for m in raw["memories"]
+        ],
+        queries=[
+            DevQuery(
+                id=q["id"],
+                category=q["category"],
+                question=q["question"],
+                expected=tuple(q.get("expected_tags") or ()),
+            )
+            for q in raw["queries"]
+        ],
+    )
+
+
+class MemoryTexts:
+    """Realistic memory texts: LoCoMo turns as stored ("speaker: text").
+
+    ``stored(i)`` cycles through the turns, so a tenant larger than the data set holds each turn
+    several times (the exact scan's cost does not depend on what the rows say, and each distinct
+    text is embedded once). ``fresh(k)`` joins two turns from different places: new text of
+    realistic length for the remember calls that are timed, never equal to a stored one."""
+
+    def __init__(self, conversations: list[Conversation]) -> None:
+        self._turns = [t.content for c in conversations for t in c.turns]
+        if not self._turns:
+            raise ValueError("the LoCoMo file holds no turns")
+
+    @property
+    def distinct(self) -> int:
+        return len(self._turns)
+
+    def stored(self, index: int) -> str:
+        return self._turns[index % len(self._turns)]
+
+    def fresh(self, index: int) -> str:
+        count = len(self._turns)
+        first = self._turns[index % count]
+        second = self._turns[(index * 7919 + 104_729) % count]
+        return f"{first} {second.split(': ', 1)[-1]}"
+
+
+__all__ = [
+    "CATEGORY_NAMES",
+    "Conversation",
+    "DevBench",
+    "DevMemory",
+    "DevQuery",
+    "Evidence",
+    "MemoryTexts",
+    "Question",
+    "Turn",
+    "load_devbench",
+    "load_locomo",
+    "parse_evidence",
+]

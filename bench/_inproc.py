@@ -1,0 +1,265 @@
+"""The service's own code in the runner's process, against the same embedded database the API
+process uses (pgserver lets several processes share one data dir).
+
+Used for what HTTP cannot do fast or cannot show: preloading thousands of memories (the stores
+and the embedder, in batches; dedup is skipped, nothing else), copying a tenant, plain cosine
+top-k straight from the vector store, timing recall's steps one by one, and reading counters
+against a shard backlog. Nothing here is what the speed figures time: those go through HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import msgspec
+import numpy as np
+
+from services.api.render import render_recall
+from services.api.service import RECALL_CANDIDATES, MemoryService, RecallAnswer
+from shared.config import Config, load_config
+from shared.counters import CounterTracker
+from shared.counters._reader import read_tenant
+from shared.counters.codec import encode_shard
+from shared.embedding import Embedder, open_embedder
+from shared.model import Memory, MemoryType, index_key, iso_ms, new_ulid
+from shared.model.counters import AccessCount
+from shared.model.keys import shard_key, shard_name
+from shared.ranking import MODE_PROFILES, rank
+from shared.storage import Stores, open_stores
+
+EMBED_BATCH: Final = 64
+PUT_CONCURRENCY: Final = 8
+
+
+@dataclass
+class Local:
+    config: Config
+    stores: Stores
+    embedder: Embedder
+    tracker: CounterTracker
+    service: MemoryService
+
+
+def local_config(data_dir: Path) -> Config:
+    return load_config({}, local=True, data_dir=data_dir)
+
+
+@contextlib.asynccontextmanager
+async def open_local(data_dir: Path) -> AsyncIterator[Local]:
+    """Stores, embedder, counters and MemoryService wired as ``services.api.runtime`` wires
+    them, minus the flush loop: accesses this process records are never written."""
+    config = local_config(data_dir)
+    async with open_stores(config) as stores, open_embedder(config) as embedder:
+        tracker = CounterTracker(
+            stores.objects,
+            process_id="bench",
+            compact_threshold=config.stats_compact_threshold,
+        )
+        service = MemoryService(
+            vectors=stores.vectors,
+            objects=stores.objects,
+            embedder=embedder,
+            counters=tracker,
+            floor=config.recall_min_similarity,
+        )
+        yield Local(config, stores, embedder, tracker, service)
+
+
+async def _put_all(
+    local: Local, memories: Sequence[Memory], vectors: Sequence[list[float]]
+) -> None:
+    """The vector first, then the index key, as MemoryService.remember writes them."""
+    gate = asyncio.Semaphore(PUT_CONCURRENCY)
+
+    async def one(memory: Memory, vector: list[float]) -> None:
+        async with gate:
+            await local.stores.vectors.put(memory, vector)
+            await local.stores.objects.put(index_key(memory), "")
+
+    await asyncio.gather(*(one(m, v) for m, v in zip(memories, vectors, strict=True)))
+
+
+async def preload(
+    local: Local,
+    tenant: str,
+    text_of: Callable[[int], str],
+    indices: range,
+    *,
+    cache: dict[str, list[float]],
+    memory_type: MemoryType = "project",
+) -> float:
+    """Store ``text_of(i)`` for every i; texts not in ``cache`` are embedded in batches (and
+    added to it). The seconds it took."""
+    started = time.perf_counter()
+    for start in range(indices.start, indices.stop, EMBED_BATCH * 4):
+        batch = range(start, min(start + EMBED_BATCH * 4, indices.stop))
+        texts = [text_of(i) for i in batch]
+        missing = sorted({t for t in texts if t not in cache})
+        for offset in range(0, len(missing), EMBED_BATCH):
+            chunk = missing[offset : offset + EMBED_BATCH]
+            cache.update(zip(chunk, await local.embedder.embed_many(chunk), strict=True))
+        memories = []
+        for text in texts:
+            now_ms = time.time_ns() // 1_000_000
+            memories.append(
+                Memory(
+                    id=new_ulid(now_ms),
+                    tenant=tenant,
+                    content=text,
+                    memory_type=memory_type,
+                    created_at=iso_ms(now_ms),
+                )
+            )
+        await _put_all(local, memories, [cache[t] for t in texts])
+    return time.perf_counter() - started
+
+
+async def copy_tenant(local: Local, source: str, targets: Sequence[str], ids: Sequence[str]) -> int:
+    """Write the memories ``ids`` of ``source`` into each target tenant under the same ids and
+    creation times, re-embedding their text (once) with the same model: fresh tenants with no
+    access counts."""
+    copied = 0
+    for start in range(0, len(ids), EMBED_BATCH):
+        found = await local.stores.vectors.get(source, ids[start : start + EMBED_BATCH])
+        vectors = await local.embedder.embed_many([m.content for m in found])
+        for target in targets:
+            memories = [msgspec.structs.replace(m, tenant=target) for m in found]
+            await _put_all(local, memories, vectors)
+            copied += len(memories)
+    return copied
+
+
+async def plain_cosine(
+    local: Local, tenant: str, embeddings: Sequence[list[float]], *, k: int
+) -> list[list[str]]:
+    """Top-k ids per query straight from VectorStore.query, sorted by similarity."""
+    ranked = []
+    for embedding in embeddings:
+        hits = await local.stores.vectors.query(tenant, embedding, top_k=k)
+        hits.sort(key=lambda hit: hit.similarity, reverse=True)
+        ranked.append([hit.memory.id for hit in hits])
+    return ranked
+
+
+@dataclass(frozen=True)
+class StepTimes:
+    """Per-recall seconds of each step, as MemoryService.recall and the tool run them."""
+
+    embed: list[float]
+    vector_query: list[float]
+    counters_cached: list[float]
+    counters_cold: list[float]
+    rank: list[float]
+    render: list[float]
+    service_recall: list[float]
+
+
+async def recall_steps(local: Local, tenant: str, queries: Sequence[str]) -> StepTimes:
+    """Time recall's steps one by one (balanced mode): embed, the vector query (nearest 100,
+    visibility), counters (cached as in steady state, and a cold read as after the 60 s cache
+    expires), ranking, rendering; and MemoryService.recall whole, as a check on the sum."""
+    steps = StepTimes([], [], [], [], [], [], [])
+    profile = MODE_PROFILES["balanced"]
+    for query in queries:
+        t0 = time.perf_counter()
+        embedding = await local.embedder.embed(query)
+        t1 = time.perf_counter()
+        hits = await local.stores.vectors.query(tenant, embedding, top_k=RECALL_CANDIDATES)
+        visible = [hit for hit in hits if hit.memory.visible_to(None)]
+        t2 = time.perf_counter()
+        counts = await local.tracker.load(tenant)
+        t3 = time.perf_counter()
+        cold = CounterTracker(local.stores.objects, process_id="bench-cold", compact_threshold=20)
+        await cold.load(tenant)
+        t4 = time.perf_counter()
+        outcome = rank(
+            visible,
+            counts,
+            profile=profile,
+            limit=profile.limit,
+            floor=local.service.floor,
+            now_ms=time.time_ns() // 1_000_000,
+        )
+        t5 = time.perf_counter()
+        render_recall(query, RecallAnswer(mode="balanced", visible=len(visible), outcome=outcome))
+        t6 = time.perf_counter()
+        await local.service.recall(tenant, None, query=query, mode="balanced", limit=profile.limit)
+        t7 = time.perf_counter()
+        steps.embed.append(t1 - t0)
+        steps.vector_query.append(t2 - t1)
+        steps.counters_cached.append(t3 - t2)
+        steps.counters_cold.append(t4 - t3)
+        steps.rank.append(t5 - t4)
+        steps.render.append(t6 - t5)
+        steps.service_recall.append(t7 - t6)
+    return steps
+
+
+@dataclass(frozen=True)
+class BacklogRead:
+    shards: int
+    p50_ms: float
+    p95_ms: float
+
+
+async def counter_reads(
+    local: Local, levels: Sequence[int], *, reads: int, deltas_per_shard: int = 20
+) -> list[BacklogRead]:
+    """A cold counter read (a fresh CounterTracker's load: merged.json, the shard listing, every
+    shard body above the watermark) against a backlog of unfolded shards. Each level gets a
+    tenant of its own, written just before it is read, so every shard is inside the one-minute
+    lag and none is folded away while it is measured."""
+    results = []
+    rng = np.random.default_rng(7)
+    gate = asyncio.Semaphore(PUT_CONCURRENCY)
+    for level in levels:
+        tenant = f"bench-counters-{level}-{time.time_ns() % 1_000_000}"
+        now_ms = time.time_ns() // 1_000_000
+
+        async def write(j: int, tenant: str = tenant, now_ms: int = now_ms) -> None:
+            deltas = {
+                new_ulid(now_ms - int(rng.integers(0, 10**9))): AccessCount(
+                    access=int(rng.integers(1, 5)), last_at=iso_ms(now_ms)
+                )
+                for _ in range(deltas_per_shard)
+            }
+            name = shard_name(new_ulid(now_ms), f"bench-{j}")
+            async with gate:
+                await local.stores.objects.put(shard_key(tenant, name), encode_shard(deltas))
+
+        await asyncio.gather(*(write(j) for j in range(level)))
+        times = []
+        for _ in range(reads):
+            started = time.perf_counter()
+            snapshot = await read_tenant(local.stores.objects, tenant)
+            times.append(time.perf_counter() - started)
+            if len(snapshot.shards) != level:
+                raise RuntimeError(f"read {len(snapshot.shards)} shards, wrote {level}")
+        ms = np.asarray(times) * 1000
+        results.append(
+            BacklogRead(
+                shards=level,
+                p50_ms=round(float(np.percentile(ms, 50)), 2),
+                p95_ms=round(float(np.percentile(ms, 95)), 2),
+            )
+        )
+    return results
+
+
+__all__ = [
+    "BacklogRead",
+    "Local",
+    "StepTimes",
+    "copy_tenant",
+    "counter_reads",
+    "open_local",
+    "plain_cosine",
+    "preload",
+    "recall_steps",
+]

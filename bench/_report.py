@@ -1,0 +1,359 @@
+"""The machine, the Markdown summary and the recall latency plot, all from the results dict."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any
+
+TARGET_P50_MS = 15.0
+TARGET_P95_MS = 40.0
+
+
+def machine() -> dict[str, Any]:
+    model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor() or "unknown",
+    )
+    mem_kib = next(
+        int(line.split()[1])
+        for line in Path("/proc/meminfo").read_text().splitlines()
+        if line.startswith("MemTotal:")
+    )
+    return {
+        "cpu_model": model,
+        "cores": len(os.sched_getaffinity(0)),
+        "ram_gib": round(mem_kib / 2**20, 1),
+        "python": platform.python_version(),
+        "kernel": platform.release(),
+    }
+
+
+def git_commit(root: Path) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True
+        )
+    except OSError:
+        return None
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", "shared", "services"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    commit = out.stdout.strip() or None
+    return f"{commit}+dirty" if commit and dirty.stdout.strip() else commit
+
+
+def plot(results: dict[str, Any], path: Path) -> bool:
+    speed = results.get("speed")
+    if not speed or not speed["sizes"]:
+        return False
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    sizes = [s["size"] for s in speed["sizes"]]
+    levels = [r["concurrency"] for r in speed["sizes"][0]["recall"]]
+    fig, axes = plt.subplots(1, len(levels), figsize=(4 * len(levels), 3.6), sharey=False)
+    for ax, level in zip(axes if len(levels) > 1 else [axes], levels, strict=True):
+        rows = [next(r for r in s["recall"] if r["concurrency"] == level) for s in speed["sizes"]]
+        for key, style in (("p50_ms", "o-"), ("p95_ms", "s--"), ("p99_ms", "^:")):
+            ax.plot(sizes, [r[key] for r in rows], style, label=key.removesuffix("_ms"))
+        if level == 1:
+            ax.axhline(TARGET_P50_MS, color="green", lw=0.8, label="target p50")
+            ax.axhline(TARGET_P95_MS, color="red", lw=0.8, label="target p95")
+        ax.set_xscale("log")
+        ax.set_xticks(sizes, [f"{s:,}" for s in sizes])
+        ax.set_title(f"recall, concurrency {level}")
+        ax.set_xlabel("memories in the tenant")
+        ax.set_ylabel("ms (client-observed, MCP over HTTP)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def _fmt(value: Any, digits: int = 1) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _speed_lines(speed: dict[str, Any], plot_ref: str | None) -> list[str]:
+    lines = [
+        "## Speed and scale",
+        "",
+        "Client-observed latency through the official MCP client over HTTP (one client per "
+        "concurrent caller, closed loop), one tenant. The runner's clients share the 2 cores "
+        "with the API and PostgreSQL. Memories beyond what remember added over HTTP were "
+        "preloaded in-process through the stores and the embedder (batched embed_many, no "
+        'dedup): LoCoMo turns as "speaker: text", cycled through the '
+        f"{speed['distinct_texts']:,} distinct turns ("
+        + ", ".join(
+            f"at {s['size']:,} each turn ×{s['size'] / speed['distinct_texts']:.1f}"
+            for s in speed["sizes"]
+            if s["size"] > speed["distinct_texts"]
+        )
+        + "; the exact scan costs the same whatever the rows say). Recall queries are LoCoMo "
+        "questions; remember stores new texts (two turns joined). Only the HTTP calls are timed. "
+        "Transport = client-observed mean − the server's own tool duration mean.",
+        "",
+        "| memories | tool | conc. | p50 ms | p95 ms | p99 ms | throughput /s | "
+        "server tool mean ms | transport mean ms | CPU ms/call api / pg / client |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for size in speed["sizes"]:
+        for row in size["recall"] + size["remember"]:
+            cpu = row["cpu_ms_per_call"]
+            lines.append(
+                f"| {size['size']:,} | {row['tool']} | {row['concurrency']} | "
+                f"{_fmt(row['p50_ms'])} | {_fmt(row['p95_ms'])} | {_fmt(row['p99_ms'])} | "
+                f"{_fmt(row['throughput_per_s'])} | {_fmt(row['server_tool_mean_ms'])} | "
+                f"{_fmt(row['transport_mean_ms'])} | "
+                f"{_fmt(cpu['api'])} / {_fmt(cpu['postgres'])} / {_fmt(cpu['client'])} |"
+            )
+    lines += ["", "| memories | API peak RSS (VmHWM) MiB | preload s |", "|---|---|---|"]
+    lines += [
+        f"| {s['size']:,} | {s['api_peak_rss_mib']} | {s['preload_s']} |" for s in speed["sizes"]
+    ]
+    if plot_ref:
+        lines += ["", f"![recall latency percentiles against memory count]({plot_ref})"]
+    return [*lines, ""]
+
+
+def _breakdown_lines(breakdown: dict[str, Any]) -> list[str]:
+    steps = breakdown["in_process"]
+    http = breakdown["http_c1"]
+    named = [
+        ("embedding (embedder.embed)", "embed"),
+        ("vector query (nearest 100 + visibility)", "vector_query"),
+        ("counters, cached (steady state)", "counters_cached"),
+        ("counters, cold read (after the 60 s cache)", "counters_cold"),
+        ("ranking (rank)", "rank"),
+        ("rendering (render_recall)", "render"),
+        ("MemoryService.recall whole", "service_recall"),
+    ]
+    lines = [
+        f"## Where recall's time goes ({breakdown['size']:,} memories, concurrency 1)",
+        "",
+        f"In-process, the service's own steps timed one by one over {breakdown['queries']} "
+        "LoCoMo questions against the same database (balanced mode):",
+        "",
+        "| step | mean ms | p50 ms | p95 ms |",
+        "|---|---|---|---|",
+    ]
+    for label, key in named:
+        s = steps[key]
+        lines.append(f"| {label} | {s['mean_ms']:.2f} | {s['p50_ms']:.2f} | {s['p95_ms']:.2f} |")
+    floor = breakdown["transport_floor_echo"]
+    lines += [
+        "",
+        f"Through HTTP at the same size: client-observed mean {http['mean_ms']:.2f} ms, server "
+        f"tool duration mean {_fmt(http['server_tool_mean_ms'], 2)} ms (from "
+        "`mcp_memory_tool_duration_seconds`), so transport (client − tool) "
+        f"{_fmt(http['transport_mean_ms'], 2)} ms. The bare MCP round trip to a tool that does "
+        f"nothing (bench/bench_transport.py's `echo`, in-process) is {floor['mean_ms']:.2f} ms "
+        f"mean, {floor['p50_ms']:.2f} ms p50.",
+        "",
+    ]
+    observed = breakdown["metrics_observed"]
+    unwired = [name for name, seen in observed.items() if not any(seen.values())]
+    if unwired:
+        lines += [
+            "Not wired: " + ", ".join(f"`{n}`" for n in unwired) + " exported but never "
+            "observed during the run (no samples on GET /metrics), hence the in-process split.",
+            "",
+        ]
+    return lines
+
+
+def _locomo_lines(locomo: dict[str, Any]) -> list[str]:
+    ev = locomo["evidence"]
+    lines = [
+        "## Retrieval quality: LoCoMo",
+        "",
+        f"{locomo['conversations']} conversations, one tenant each; {locomo['turns']:,} turns "
+        f'remembered over HTTP as "speaker: text" → {locomo["memories"]:,} memories '
+        f'({locomo["already_known"]} answered "already known", their turns mapped to the '
+        f"existing id). {ev['questions_categories_1_4']:,} questions of categories 1–4; "
+        f"{ev['empty_evidence_excluded']} with no usable evidence are excluded; "
+        f"{ev['malformed_evidence']} with malformed evidence strings are parsed (split on "
+        f"';'/spaces, 'D:11:26' read as D11:26, tokens naming no turn dropped: "
+        f"{ev['evidence_tokens_dropped']}) and kept ({ev['malformed_evidence_kept']}); "
+        f"{ev['questions_scored']:,} questions scored. Turn-level R@k = the fraction of a "
+        "question's evidence turns among the turns behind the first k returned ids, averaged. "
+        "Each configuration asks every question against its own copy of the stored tenants, "
+        "so accesses one configuration records never rank another's answers.",
+        "",
+        "| retrieval | R@1 | R@5 | R@10 | mean returned | answers HIGH / MEDIUM / none |",
+        "|---|---|---|---|---|---|",
+    ]
+    cos = locomo["plain_cosine"]["all"]
+    lines.append(
+        f"| plain cosine top-10 (VectorStore.query) | {cos['R@1']:.3f} | {cos['R@5']:.3f} | "
+        f"{cos['R@10']:.3f} | 10 | — |"
+    )
+    for name, result in locomo["modes"].items():
+        a = result["all"]
+        conf = a["confidence"]
+        none = conf.get("no_match", 0) + conf.get("not_confident", 0)
+        lines.append(
+            f"| recall {name} | {a['R@1']:.3f} | {a['R@5']:.3f} | {a['R@10']:.3f} | "
+            f"{a['mean_returned']:.2f} | {conf.get('high', 0)} / {conf.get('medium', 0)} / "
+            f"{none} |"
+        )
+    lines += ["", "Per category (R@5 / R@10):", ""]
+    categories = list(locomo["plain_cosine"]["by_category"])
+    lines.append("| retrieval | " + " | ".join(categories) + " |")
+    lines.append("|---|" + "---|" * len(categories))
+
+    def cells(by_category: dict[str, Any]) -> str:
+        out = []
+        for c in categories:
+            s = by_category[c]
+            out.append(f"{s['R@5']:.3f} / {s['R@10']:.3f}" if s["questions"] else "—")
+        return " | ".join(out)
+
+    counts = " | ".join(
+        str(locomo["plain_cosine"]["by_category"][c]["questions"]) for c in categories
+    )
+    lines.append(f"| questions | {counts} |")
+    lines.append(f"| plain cosine | {cells(locomo['plain_cosine']['by_category'])} |")
+    for name, result in locomo["modes"].items():
+        lines.append(f"| recall {name} | {cells(result['by_category'])} |")
+    return [*lines, ""]
+
+
+def _devbench_lines(devbench: dict[str, Any]) -> list[str]:
+    categories = [c for c in devbench["queries"] if c != "negative"]
+    lines = [
+        "## Retrieval quality: DevBench",
+        "",
+        f"{devbench['memories']} memories remembered over HTTP in one tenant (copied per mode), "
+        f"queries: {', '.join(f'{c} {n}' for c, n in devbench['queries'].items())}. Hit = an "
+        "expected memory among what recall returned (mode's default limit); negatives count "
+        "answers that came back HIGH or MEDIUM confidence although nothing relevant is stored.",
+        "",
+        "| retrieval | "
+        + " | ".join(f"{c} hit (top-1)" for c in categories)
+        + " | negatives wrongly HIGH / MEDIUM |",
+        "|---|" + "---|" * (len(categories) + 1),
+    ]
+    cos = devbench["plain_cosine_top5"]
+    lines.append(
+        "| plain cosine top-5 | "
+        + " | ".join(f"{cos[c]['hit_rate']:.2f}" for c in categories)
+        + " | — |"
+    )
+    for mode, s in devbench["modes"].items():
+        neg = s["negative"]
+        lines.append(
+            f"| recall {mode} | "
+            + " | ".join(
+                f"{s[c]['hit_rate']:.2f} ({s[c]['top1_hit_rate']:.2f})" for c in categories
+            )
+            + f" | {neg['high']} / {neg['medium']} of {neg['queries']} |"
+        )
+    return [*lines, ""]
+
+
+def _cold_lines(cold: dict[str, Any]) -> list[str]:
+    lines = [
+        "## Cold start (`mcp-memory-api --local`, spawn to GET /health 200)",
+        "",
+        "| data dir | runs (s) | median s | boot parts (ms, last run) | peak RSS MiB |",
+        "|---|---|---|---|---|",
+    ]
+    for label, key in (("empty (initdb)", "empty_dir"), ("existing", "existing_dir")):
+        runs = cold[key]["runs"]
+        parts = ", ".join(f"{k} {v}" for k, v in runs[-1]["parts_ms"].items())
+        lines.append(
+            f"| {label} | {', '.join(str(r['health_s']) for r in runs)} | "
+            f"{cold[key]['median_s']:.2f} | {parts} | {runs[-1]['peak_rss_mib']} |"
+        )
+    return [*lines, ""]
+
+
+def _counter_lines(rows: list[dict[str, Any]]) -> list[str]:
+    lines = [
+        "## Counter read cost against shard backlog",
+        "",
+        "A cold counter read (merged.json, the shard listing, every unfolded shard body; what a "
+        "recall pays once the 60 s per-tenant cache expires), 20 memory deltas per shard:",
+        "",
+        "| unfolded shards | p50 ms | p95 ms |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {r['shards']} | {r['p50_ms']} | {r['p95_ms']} |" for r in rows]
+    return [*lines, ""]
+
+
+def summary(results: dict[str, Any], *, plot_ref: str | None) -> str:
+    m = results["machine"]
+    load = results["load"]
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Written by `{results['command']}` (commit {results.get('commit') or 'unknown'}, "
+        f"{results['started_at']}, {results['duration_s'] / 60:.0f} min"
+        + (", **smoke sizes**" if results["smoke"] else "")
+        + ").",
+        "",
+        f"Machine: {m['cpu_model']}, {m['cores']} cores, {m['ram_gib']} GiB RAM, Python "
+        f"{m['python']}, Linux {m['kernel']}. Embedded PostgreSQL (pgserver) and the local "
+        "all-MiniLM-L6-v2 int8 model. Load average (1/5/15 min) at start "
+        f"{' / '.join(f'{x:.2f}' for x in load['start'])}, at end "
+        f"{' / '.join(f'{x:.2f}' for x in load['end'])}: other work on the machine shares the "
+        "cores, so latencies are upper bounds of an idle machine's.",
+        "",
+    ]
+    speed = results.get("speed")
+    if speed:
+        lines += _headline(speed)
+        lines += _speed_lines(speed, plot_ref)
+        if speed.get("breakdown"):
+            lines += _breakdown_lines(speed["breakdown"])
+    if results.get("cold_start"):
+        lines += _cold_lines(results["cold_start"])
+    if results.get("counters"):
+        lines += _counter_lines(results["counters"])
+    if results.get("locomo"):
+        lines += _locomo_lines(results["locomo"])
+    if results.get("devbench"):
+        lines += _devbench_lines(results["devbench"])
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _headline(speed: dict[str, Any]) -> list[str]:
+    target = next((s for s in speed["sizes"] if s["size"] == 10_000), None)
+    if target is None:
+        return []
+    row = next(r for r in target["recall"] if r["concurrency"] == 1)
+    verdict = (
+        "met" if row["p50_ms"] <= TARGET_P50_MS and row["p95_ms"] <= TARGET_P95_MS else "**missed**"
+    )
+    return [
+        f"Target (issue 3): recall p50 ≤ {TARGET_P50_MS:.0f} ms and p95 ≤ {TARGET_P95_MS:.0f} ms "
+        f"at 10,000 memories, concurrency 1 — measured p50 {row['p50_ms']:.1f} ms, p95 "
+        f"{row['p95_ms']:.1f} ms: {verdict}.",
+        "",
+    ]
+
+
+__all__ = ["git_commit", "machine", "plot", "summary"]

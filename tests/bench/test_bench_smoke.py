@@ -1,0 +1,137 @@
+"""The benchmark runner end to end at tiny sizes (``python -m bench --smoke``), so it cannot rot.
+
+It runs on a small synthetic data set written here in the two public files' formats (the real
+ones are not part of the repository): real server processes, real HTTP, the official MCP client,
+every stage. The figures it prints are not checked, only that every stage produced them.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+SMOKE_TIMEOUT_S = 110
+
+TEAM = [
+    ("Ana", "We moved the nightly build to the self-hosted runner because hosted minutes ran out."),
+    ("Ben", "Good call. Did the cache for the Rust toolchain survive the move?"),
+    (
+        "Ana",
+        "Yes, the cache lives on the runner's local SSD now, so warm builds take four minutes.",
+    ),
+    ("Ben", "I adopted a cat from the shelter last weekend, she is called Pixel."),
+    ("Ana", "Lovely! My sister is getting married in Lisbon next June."),
+    ("Ben", "The staging database runs PostgreSQL 16 with pgvector for the search feature."),
+    ("Ana", "Deploys to production need one approval from the platform team on the release PR."),
+    ("Ben", "I started learning the cello in March, practising every morning before work."),
+    ("Ana", "The flaky login test was a race in the session fixture; we fixed it with a lock."),
+    ("Ben", "We use ruff for linting and mypy in strict mode on the shared packages."),
+    ("Ana", "I ran a half marathon in Porto in October and finished in under two hours."),
+    ("Ben", "The API listens on port 3000 inside the cluster, behind a ClusterIP service."),
+]
+QUESTIONS: list[dict[str, Any]] = [
+    {"question": "Where does the nightly build run?", "evidence": ["D1:1"], "category": 4},
+    {"question": "How long do warm builds take?", "evidence": ["D1:3"], "category": 4},
+    {"question": "What is Ben's cat called?", "evidence": ["D1:4"], "category": 1},
+    {"question": "When is the wedding?", "evidence": ["D1:5; D1:6"], "category": 2},
+    {"question": "Which database does staging use?", "evidence": ["D:1:6"], "category": 3},
+    {"question": "Would Ana enjoy a race?", "evidence": [], "category": 3},
+    {"question": "What did the adversary say?", "evidence": ["D1:2"], "category": 5},
+]
+DEV_MEMORIES = [
+    ("Chose PostgreSQL with pgvector as the storage backend for exact recall.", "decision"),
+    ("Fixed the database locked error by enabling WAL mode.", "bug-fix"),
+    ("The embedding model is all-MiniLM-L6-v2 with 384 dimensions.", "configuration"),
+    ("Learned that batching embeddings cuts CPU time per text.", "learning"),
+]
+DEV_QUERIES = [
+    ("exact", "Which storage backend did we choose?", ["bench:d-1"]),
+    ("semantic", "Why was the database locked?", ["bench:d-2"]),
+    ("cross_type", "What embedding setup do we run?", ["bench:d-3", "bench:d-4"]),
+    ("negative", "What is the capital of Mongolia?", []),
+]
+
+
+def write_data(folder: Path) -> None:
+    samples = []
+    for n in range(2):
+        turns = [
+            {"speaker": who, "dia_id": f"D1:{i}", "text": f"{text} (thread {n})"}
+            for i, (who, text) in enumerate(TEAM, start=1)
+        ]
+        samples.append(
+            {
+                "sample_id": f"conv-{n}",
+                "conversation": {"speaker_a": "Ana", "speaker_b": "Ben", "session_1": turns},
+                "qa": QUESTIONS,
+            }
+        )
+    (folder / "locomo10.json").write_text(json.dumps(samples))
+    devbench = {
+        "memories": [
+            {"id": f"bench:d-{n}", "content": text, "tags": ["devbench"], "memory_type": kind}
+            for n, (text, kind) in enumerate(DEV_MEMORIES, start=1)
+        ],
+        "queries": [
+            {"id": f"q-{n}", "category": category, "question": question, "expected_tags": tags}
+            for n, (category, question, tags) in enumerate(DEV_QUERIES, start=1)
+        ],
+    }
+    (folder / "devbench_dataset.json").write_text(json.dumps(devbench))
+
+
+def test_smoke_run_writes_every_stage(tmp_path: Path) -> None:
+    data, out = tmp_path / "data", tmp_path / "out"
+    data.mkdir()
+    write_data(data)
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "bench", "--data", str(data), "--out", str(out), "--smoke"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=SMOKE_TIMEOUT_S,
+    )
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0, result.stderr[-4000:]
+    results = json.loads((out / "results.json").read_text())
+    assert results["stages"] == ["coldstart", "speed", "counters", "locomo", "devbench"]
+
+    cold = results["cold_start"]
+    assert cold["empty_dir"]["median_s"] > 0 and cold["existing_dir"]["median_s"] > 0
+
+    speed = results["speed"]
+    assert [s["size"] for s in speed["sizes"]] == [30, 60]
+    for size in speed["sizes"]:
+        assert [r["concurrency"] for r in size["recall"]] == [1, 4]
+        for row in size["recall"] + size["remember"]:
+            assert 0 < row["p50_ms"] <= row["p95_ms"] <= row["p99_ms"]
+            assert row["throughput_per_s"] > 0
+        assert size["api_peak_rss_mib"] > 0
+    steps = speed["breakdown"]["in_process"]
+    assert {"embed", "vector_query", "counters_cached", "rank", "render"} <= set(steps)
+    assert [r["shards"] for r in results["counters"]] == [0, 5]
+
+    locomo = results["locomo"]
+    assert locomo["turns"] == 2 * len(TEAM)
+    # Per conversation: one empty question excluded, two malformed ones parsed and kept.
+    assert locomo["evidence"]["questions_categories_1_4"] == 12
+    assert locomo["evidence"]["empty_evidence_excluded"] == 2
+    assert locomo["evidence"]["malformed_evidence_kept"] == 4
+    assert locomo["evidence"]["questions_scored"] == 10
+    assert len(locomo["modes"]) == 5
+    for result_set in [locomo["plain_cosine"], *locomo["modes"].values()]:
+        for k in ("R@1", "R@5", "R@10"):
+            assert 0 <= result_set["all"][k] <= 1
+    devbench = results["devbench"]
+    assert set(devbench["modes"]) == {"precision", "balanced", "exploratory"}
+    assert devbench["modes"]["balanced"]["negative"]["queries"] == 1
+
+    summary = (out / "summary.md").read_text()
+    assert summary.startswith("# Benchmarks") and "LoCoMo" in summary
+    print(f"smoke run took {elapsed:.1f} s")
