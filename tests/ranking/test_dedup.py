@@ -45,3 +45,20 @@ def test_already_known_compares_with_the_most_similar_hit_not_the_first() -> Non
 
 def test_nothing_visible_means_not_known() -> None:
     assert already_known("x", []) is None
+
+
+@pytest.mark.parametrize(
+    ("stored", "new"),
+    [
+        ("The API listens on port 8080.", "The API listens on port 8000."),
+        ("Request timeout is 8 s.", "Request timeout is 5 s."),
+        ("We run Python 3.12 in CI.", "We run Python 3.13 in CI."),
+    ],
+)
+def test_a_changed_number_is_an_update_never_a_duplicate(stored: str, new: str) -> None:
+    assert already_known(new, [hit(stored, 0.97)]) is None
+
+
+def test_same_numbers_still_merge() -> None:
+    text = "The API listens on port 8080."
+    assert already_known(text + " ", [hit(text, 0.99)]) is not None
