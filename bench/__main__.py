@@ -40,6 +40,13 @@ from bench._server import ApiServer
 from bench._speed import FULL, SMOKE, run_cold_start, run_counters, run_speed
 
 STAGES: Final = ("coldstart", "speed", "counters", "locomo", "devbench")
+STAGE_KEYS: Final = {
+    "coldstart": "cold_start",
+    "speed": "speed",
+    "counters": "counters",
+    "locomo": "locomo",
+    "devbench": "devbench",
+}
 ROOT: Final = Path(__file__).resolve().parent.parent
 DOCS: Final = ROOT / "docs"
 SMOKE_CONVERSATIONS: Final = 2
@@ -54,12 +61,21 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="\n\n".join((__doc__ or "").split("\n\n")[1:]),
     )
-    parser.add_argument("--data", type=Path, required=True, help="folder of the data sets")
+    parser.add_argument("--data", type=Path, help="folder of the data sets (required to run)")
     parser.add_argument("--out", type=Path, required=True, help="where results are written")
     parser.add_argument("--only", default=",".join(STAGES), help="comma-separated stages")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes: checks, not figures")
     parser.add_argument(
         "--publish", action="store_true", help="also write docs/benchmarks.md and its plot"
+    )
+    parser.add_argument(
+        "--report-from",
+        type=Path,
+        nargs="+",
+        default=None,
+        metavar="RESULTS_JSON",
+        help="run nothing: rewrite the summary (and plot) from saved results; a later file's "
+        "stages replace an earlier one's",
     )
     return parser
 
@@ -154,8 +170,28 @@ def write(results: dict[str, Any], out: Path, *, publish: bool) -> None:
         )
 
 
+def merged(paths: list[Path]) -> dict[str, Any]:
+    """Saved results combined: the first file's run, each later file's stages on top."""
+    results: dict[str, Any] = json.loads(paths[0].read_text())
+    for path in paths[1:]:
+        later = json.loads(path.read_text())
+        for stage, key in STAGE_KEYS.items():
+            if stage in later["stages"]:
+                results[key] = later[key]
+        results["command"] += f"; then {later['command']} (its {', '.join(later['stages'])})"
+        results["load"]["end"] = later["load"]["end"]
+    return results
+
+
 def main() -> None:
-    args = _parser().parse_args()
+    parser = _parser()
+    args = parser.parse_args()
+    if args.report_from:
+        write(merged(args.report_from), args.out, publish=args.publish)
+        _log(f"rewrote {args.out / 'summary.md'} from {len(args.report_from)} result file(s)")
+        return
+    if args.data is None:
+        parser.error("--data is required to run the benchmarks")
     results = asyncio.run(run(args))
     write(results, args.out, publish=args.publish)
     _log(f"wrote {args.out / 'results.json'} and {args.out / 'summary.md'}")

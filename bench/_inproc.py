@@ -24,12 +24,8 @@ from services.api.render import render_recall
 from services.api.service import RECALL_CANDIDATES, MemoryService, RecallAnswer
 from shared.config import Config, load_config
 from shared.counters import CounterTracker
-from shared.counters._reader import read_tenant
-from shared.counters.codec import encode_shard
 from shared.embedding import Embedder, open_embedder
 from shared.model import Memory, MemoryType, index_key, iso_ms, new_ulid
-from shared.model.counters import AccessCount
-from shared.model.keys import shard_key, shard_name
 from shared.ranking import MODE_PROFILES, rank
 from shared.storage import Stores, open_stores
 
@@ -100,7 +96,8 @@ async def preload(
     for start in range(indices.start, indices.stop, EMBED_BATCH * 4):
         batch = range(start, min(start + EMBED_BATCH * 4, indices.stop))
         texts = [text_of(i) for i in batch]
-        missing = sorted({t for t in texts if t not in cache})
+        # By length: a batch is padded to its longest text, so similar lengths waste less.
+        missing = sorted({t for t in texts if t not in cache}, key=len)
         for offset in range(0, len(missing), EMBED_BATCH):
             chunk = missing[offset : offset + EMBED_BATCH]
             cache.update(zip(chunk, await local.embedder.embed_many(chunk), strict=True))
@@ -124,12 +121,17 @@ async def copy_tenant(local: Local, source: str, targets: Sequence[str], ids: Se
     """Write the memories ``ids`` of ``source`` into each target tenant under the same ids and
     creation times, re-embedding their text (once) with the same model: fresh tenants with no
     access counts."""
+    found: list[Memory] = []
+    for start in range(0, len(ids), 500):
+        found += await local.stores.vectors.get(source, ids[start : start + 500])
+    # By length: a batch is padded to its longest text, so similar lengths waste less.
+    found.sort(key=lambda m: len(m.content))
     copied = 0
-    for start in range(0, len(ids), EMBED_BATCH):
-        found = await local.stores.vectors.get(source, ids[start : start + EMBED_BATCH])
-        vectors = await local.embedder.embed_many([m.content for m in found])
+    for start in range(0, len(found), EMBED_BATCH):
+        batch = found[start : start + EMBED_BATCH]
+        vectors = await local.embedder.embed_many([m.content for m in batch])
         for target in targets:
-            memories = [msgspec.structs.replace(m, tenant=target) for m in found]
+            memories = [msgspec.structs.replace(m, tenant=target) for m in batch]
             await _put_all(local, memories, vectors)
             copied += len(memories)
     return copied
@@ -208,45 +210,24 @@ class BacklogRead:
     p95_ms: float
 
 
-async def counter_reads(
-    local: Local, levels: Sequence[int], *, reads: int, deltas_per_shard: int = 20
-) -> list[BacklogRead]:
-    """A cold counter read (a fresh CounterTracker's load: merged.json, the shard listing, every
-    shard body above the watermark) against a backlog of unfolded shards. Each level gets a
-    tenant of its own, written just before it is read, so every shard is inside the one-minute
-    lag and none is folded away while it is measured."""
+async def counter_reads(local: Local, levels: Sequence[int], *, reads: int) -> list[BacklogRead]:
+    """bench/bench_counters.py's cold counter read (a fresh CounterTracker's load: merged.json,
+    the shard listing, every shard body above the watermark; no fold triggered) against a
+    backlog of unfolded shards written by its ``write_shards``, one tenant per level, sampled
+    ``reads`` times for a median and a 95th percentile."""
+    from bench.bench_counters import LAG_MS, cold_read_ms, write_shards
+
     results = []
-    rng = np.random.default_rng(7)
-    gate = asyncio.Semaphore(PUT_CONCURRENCY)
     for level in levels:
         tenant = f"bench-counters-{level}-{time.time_ns() % 1_000_000}"
         now_ms = time.time_ns() // 1_000_000
-
-        async def write(j: int, tenant: str = tenant, now_ms: int = now_ms) -> None:
-            deltas = {
-                new_ulid(now_ms - int(rng.integers(0, 10**9))): AccessCount(
-                    access=int(rng.integers(1, 5)), last_at=iso_ms(now_ms)
-                )
-                for _ in range(deltas_per_shard)
-            }
-            name = shard_name(new_ulid(now_ms), f"bench-{j}")
-            async with gate:
-                await local.stores.objects.put(shard_key(tenant, name), encode_shard(deltas))
-
-        await asyncio.gather(*(write(j) for j in range(level)))
-        times = []
-        for _ in range(reads):
-            started = time.perf_counter()
-            snapshot = await read_tenant(local.stores.objects, tenant)
-            times.append(time.perf_counter() - started)
-            if len(snapshot.shards) != level:
-                raise RuntimeError(f"read {len(snapshot.shards)} shards, wrote {level}")
-        ms = np.asarray(times) * 1000
+        await write_shards(local.stores.objects, tenant, count=level, at_ms=now_ms - 2 * LAG_MS)
+        samples = [await cold_read_ms(local.stores.objects, tenant, repeat=1) for _ in range(reads)]
         results.append(
             BacklogRead(
                 shards=level,
-                p50_ms=round(float(np.percentile(ms, 50)), 2),
-                p95_ms=round(float(np.percentile(ms, 95)), 2),
+                p50_ms=round(float(np.percentile(samples, 50)), 2),
+                p95_ms=round(float(np.percentile(samples, 95)), 2),
             )
         )
     return results

@@ -172,6 +172,7 @@ def _breakdown_lines(breakdown: dict[str, Any]) -> list[str]:
         f"mean, {floor['p50_ms']:.2f} ms p50.",
         "",
     ]
+    lines += _attribution(steps, http)
     observed = breakdown["metrics_observed"]
     unwired = [name for name, seen in observed.items() if not any(seen.values())]
     if unwired:
@@ -181,6 +182,38 @@ def _breakdown_lines(breakdown: dict[str, Any]) -> list[str]:
             "",
         ]
     return lines
+
+
+def _attribution(steps: dict[str, Any], http: dict[str, Any]) -> list[str]:
+    """The client-observed mean at concurrency 1 split into parts: the service's steps from the
+    in-process timings, the rest of the server's tool time, and transport (client − tool)."""
+    tool = http["server_tool_mean_ms"]
+    if tool is None:
+        return []
+    parts = [
+        ("embedding", steps["embed"]["mean_ms"]),
+        ("vector query", steps["vector_query"]["mean_ms"]),
+        ("counters (cached)", steps["counters_cached"]["mean_ms"]),
+        ("ranking + rendering", steps["rank"]["mean_ms"] + steps["render"]["mean_ms"]),
+    ]
+    inside = sum(ms for _, ms in parts)
+    parts.append(
+        ("rest of the tool call in the server (tool mean − the steps above)", tool - inside)
+    )
+    parts.append(
+        ("transport: MCP client, HTTP, MCP server framing (client − tool)", http["mean_ms"] - tool)
+    )
+    total = http["mean_ms"]
+    lines = [
+        "Approximate attribution of the client-observed mean (steps measured in-process, the "
+        "rest from the HTTP run; the two are different runs, so the split is indicative):",
+        "",
+        "| part | ms | share |",
+        "|---|---|---|",
+    ]
+    for label, ms in sorted(parts, key=lambda p: -p[1]):
+        lines.append(f"| {label} | {ms:.2f} | {100 * ms / total:.0f}% |")
+    return [*lines, f"| client-observed mean | {total:.2f} | 100% |", ""]
 
 
 def _locomo_lines(locomo: dict[str, Any]) -> list[str]:
@@ -295,7 +328,8 @@ def _counter_lines(rows: list[dict[str, Any]]) -> list[str]:
         "## Counter read cost against shard backlog",
         "",
         "A cold counter read (merged.json, the shard listing, every unfolded shard body; what a "
-        "recall pays once the 60 s per-tenant cache expires), 20 memory deltas per shard:",
+        "recall pays once the 60 s per-tenant cache expires), shards of 10 memory deltas "
+        "written by bench/bench_counters.py's `write_shards`:",
         "",
         "| unfolded shards | p50 ms | p95 ms |",
         "|---|---|---|",
