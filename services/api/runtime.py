@@ -16,6 +16,11 @@ from collections.abc import AsyncIterator
 import msgspec
 
 from services.api.counter_metrics import PrometheusCounterEvents
+from services.api.instrumented import (
+    InstrumentedEmbedder,
+    InstrumentedObjectStore,
+    InstrumentedVectorStore,
+)
 from services.api.service import MemoryService
 from services.api.tools import build_catalogue
 from services.api.tools.spec import ToolSpec
@@ -42,9 +47,11 @@ def process_id() -> str:
 async def open_runtime(config: Config) -> AsyncIterator[Runtime]:
     async with contextlib.AsyncExitStack() as stack:
         stores = await stack.enter_async_context(open_stores(config))
-        embedder = await stack.enter_async_context(open_embedder(config))
+        embedder = InstrumentedEmbedder(await stack.enter_async_context(open_embedder(config)))
+        vectors = InstrumentedVectorStore(stores.vectors)
+        objects = InstrumentedObjectStore(stores.objects)
         tracker = CounterTracker(
-            stores.objects,
+            objects,
             process_id=process_id(),
             compact_threshold=config.stats_compact_threshold,
             events=PrometheusCounterEvents(),
@@ -56,8 +63,8 @@ async def open_runtime(config: Config) -> AsyncIterator[Runtime]:
 
             docs = await stack.enter_async_context(KnowledgeBaseRetriever.open(config))
         service = MemoryService(
-            vectors=stores.vectors,
-            objects=stores.objects,
+            vectors=vectors,
+            objects=objects,
             embedder=embedder,
             counters=tracker,
             floor=config.recall_min_similarity,

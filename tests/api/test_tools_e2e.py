@@ -11,6 +11,7 @@ import logging
 import re
 from collections.abc import AsyncIterator
 
+import httpx2
 import mcp_types as types
 import pytest
 from aiohttp import web
@@ -344,3 +345,20 @@ async def test_logs_carry_no_content_query_or_conversation(
     dump = json.dumps(lines)
     for private in ("zebra", "quokka", "tag-kiwi", "conv-secret"):
         assert private not in dump
+
+
+async def test_metrics_observe_tools_storage_and_embedding(memory_url: str) -> None:
+    await call(memory_url, "remember", {"content": PORT_FACT})
+    await call(memory_url, "recall", {"query": "Which port does the API listen on?"})
+    async with httpx2.AsyncClient() as http:
+        response = await http.get(memory_url.removesuffix("/mcp") + "/metrics")
+    text = response.text
+    for sample in (
+        'mcp_memory_tool_calls_total{outcome="ok",tool="recall"}',
+        'mcp_memory_tool_duration_seconds_count{tool="remember"}',
+        'mcp_memory_embedding_duration_seconds_count{operation="embed"}',
+        'mcp_memory_storage_duration_seconds_count{operation="vector_query"}',
+        'mcp_memory_storage_duration_seconds_count{operation="object_put"}',
+    ):
+        assert re.search(rf"^{re.escape(sample)} [1-9]", text, re.MULTILINE), sample
+    assert TENANT["X-Memory-Tenant"] not in text

@@ -31,7 +31,7 @@ def build_catalogue(
         for module in MEMORY_TOOLS
     ]
     if docs is not None:
-        from services.api.tools import search_docs
+        from services.api.tools import search_docs as search_docs
 
         specs.append(
             guarded(
