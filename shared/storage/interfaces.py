@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import msgspec
 
+from shared.errors import InvalidInputError
 from shared.model import Hit, Memory
 
 
@@ -88,6 +89,14 @@ class ObjectStore(abc.ABC):
     @abc.abstractmethod
     async def delete(self, keys: Sequence[str]) -> None:
         """Delete these keys; keys that do not exist are ignored."""
+
+
+def check_one_condition(*, if_match: str | None, if_none_match: bool) -> None:
+    """A write names at most one condition; both backends refuse the pair the same way."""
+    if if_match is not None and if_none_match:
+        raise InvalidInputError(
+            "if_match", "if_match and if_none_match cannot be combined: choose one condition"
+        )
 
 
 class Stores(msgspec.Struct, frozen=True, kw_only=True):

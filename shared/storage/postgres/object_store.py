@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from shared.errors import ConflictError, InvalidInputError
-from shared.storage.interfaces import ObjectStore, StoredObject
+from shared.storage.interfaces import ObjectStore, StoredObject, check_one_condition
 from shared.storage.postgres._datastore import PostgresDatastore
 
 _GET_SQL: Final = "SELECT body, version::text AS etag FROM objects WHERE key = $1"
@@ -63,10 +63,7 @@ class PostgresObjectStore(ObjectStore):
         if_match: str | None = None,
         if_none_match: bool = False,
     ) -> str:
-        if if_match is not None and if_none_match:
-            raise InvalidInputError(
-                "if_match", "if_match and if_none_match cannot be combined: choose one condition"
-            )
+        check_one_condition(if_match=if_match, if_none_match=if_none_match)
         if if_match is not None:
             etag = await self._datastore.fetchval(_PUT_IF_MATCH_SQL, key, body, if_match)
             if etag is None:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from shared.errors import ConflictError, InvalidInputError, NotFoundError, StorageError
-from shared.storage.interfaces import ObjectStore, StoredObject
+from shared.storage.interfaces import ObjectStore, StoredObject, check_one_condition
 from shared.storage.s3._client import translated
 
 LIST_PAGE: Final = 1000
@@ -50,10 +50,7 @@ class S3ObjectStore(ObjectStore):
         if_match: str | None = None,
         if_none_match: bool = False,
     ) -> str:
-        if if_match is not None and if_none_match:
-            raise InvalidInputError(
-                "if_match", "if_match and if_none_match cannot be combined: choose one condition"
-            )
+        check_one_condition(if_match=if_match, if_none_match=if_none_match)
         request: dict[str, Any] = {
             "Bucket": self._bucket,
             "Key": key,
