@@ -172,6 +172,13 @@ def _breakdown_lines(breakdown: dict[str, Any]) -> list[str]:
         f"mean, {floor['p50_ms']:.2f} ms p50.",
         "",
     ]
+    if http.get("server_embed_mean_ms") is not None:
+        lines += [
+            "The server's own histograms over the same HTTP run: embedding mean "
+            f"{http['server_embed_mean_ms']:.2f} ms, vector query mean "
+            f"{_fmt(http.get('server_vector_query_mean_ms'), 2)} ms.",
+            "",
+        ]
     lines += _attribution(steps, http)
     observed = breakdown["metrics_observed"]
     unwired = [name for name, seen in observed.items() if not any(seen.values())]

@@ -101,6 +101,13 @@ async def _measured(
         "throughput_per_s": result.throughput_per_s,
         "wall_s": result.wall_s,
         "server_tool_mean_ms": tool_ms,
+        # The server's own seams (None where the histograms are not observed).
+        "server_embed_mean_ms": _histogram_mean_ms(
+            before, after, "mcp_memory_embedding_duration_seconds", "operation=embed"
+        ),
+        "server_vector_query_mean_ms": _histogram_mean_ms(
+            before, after, "mcp_memory_storage_duration_seconds", "operation=vector_query"
+        ),
         "transport_mean_ms": (
             round(result.latency.mean_ms - tool_ms, 3) if tool_ms is not None else None
         ),
