@@ -114,3 +114,30 @@ class FakeHttpServer:
     async def delay(self) -> None:
         if self.knobs.delay_s:
             await asyncio.sleep(self.knobs.delay_s)
+
+
+class FakeService:
+    """What every fake remote service exposes to tests: its URL, knobs, recorded requests and
+    lifecycle, all delegated to the one :class:`FakeHttpServer` it runs on."""
+
+    def __init__(self, app: web.Application) -> None:
+        self._server = FakeHttpServer(app)
+
+    @property
+    def base_url(self) -> str:
+        """What to point the client at (``endpoint_url``, or a base URL)."""
+        return self._server.origin
+
+    @property
+    def knobs(self) -> Knobs:
+        return self._server.knobs
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        return self._server.requests
+
+    async def start(self) -> None:
+        await self._server.start()
+
+    async def stop(self) -> None:
+        await self._server.stop()

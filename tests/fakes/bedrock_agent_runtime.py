@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from aiohttp import web
 
-from tests.fakes._server import Failure, FakeHttpServer, Knobs, RecordedRequest
+from tests.fakes._server import Failure, FakeService, RecordedRequest
 from tests.fakes._vectors import cosine, text_vector
 
 KNOWLEDGE_BASE_ID: Final = "KBTEST0001"
@@ -58,36 +58,18 @@ LIBRARY: Final = (
 )
 
 
-class FakeBedrockAgentRuntime:
+class FakeBedrockAgentRuntime(FakeService):
     """The server plus what tests inspect: ``knobs``, ``requests`` and ``base_url``."""
 
     def __init__(self) -> None:
         app = web.Application()
         app.router.add_post("/knowledgebases/{kb}/retrieve", self._retrieve)
-        self._server = FakeHttpServer(app)
+        super().__init__(app)
         self.knowledge_base_id = KNOWLEDGE_BASE_ID
         self.documents: list[Document] = list(LIBRARY)
         self.long_excerpt_chars: int | None = None
         self.omit_results = False
         self.raw_results: list[dict[str, Any]] | None = None
-
-    @property
-    def base_url(self) -> str:
-        return self._server.origin
-
-    @property
-    def knobs(self) -> Knobs:
-        return self._server.knobs
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        return self._server.requests
-
-    async def start(self) -> None:
-        await self._server.start()
-
-    async def stop(self) -> None:
-        await self._server.stop()
 
     async def _retrieve(self, request: web.Request) -> web.Response:
         try:

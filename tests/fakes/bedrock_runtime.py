@@ -20,39 +20,20 @@ from typing import Final
 
 from aiohttp import web
 
-from tests.fakes._server import Failure, FakeHttpServer, Knobs, RecordedRequest
+from tests.fakes._server import Failure, FakeService, RecordedRequest
 from tests.fakes._vectors import text_vector, words
 
 TITAN_V2: Final = "amazon.titan-embed-text-v2:0"
 TITAN_DIMENSIONS: Final = (256, 512, 1024)
 
 
-class FakeBedrockRuntime:
+class FakeBedrockRuntime(FakeService):
     """The server plus what tests inspect: ``knobs``, ``requests`` and ``base_url``."""
 
     def __init__(self) -> None:
         app = web.Application()
         app.router.add_post("/model/{model_id}/invoke", self._invoke)
-        self._server = FakeHttpServer(app)
-
-    @property
-    def base_url(self) -> str:
-        """What to pass as ``endpoint_url`` (AWS_ENDPOINT_URL in config)."""
-        return self._server.origin
-
-    @property
-    def knobs(self) -> Knobs:
-        return self._server.knobs
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        return self._server.requests
-
-    async def start(self) -> None:
-        await self._server.start()
-
-    async def stop(self) -> None:
-        await self._server.stop()
+        super().__init__(app)
 
     async def _invoke(self, request: web.Request) -> web.Response:
         model_id = request.match_info["model_id"]

@@ -19,13 +19,13 @@ from typing import Any, Final
 
 from aiohttp import web
 
-from tests.fakes._server import Failure, FakeHttpServer, Knobs, RecordedRequest
+from tests.fakes._server import Failure, FakeService, RecordedRequest
 from tests.fakes._vectors import text_vector, words
 
 DEFAULT_API_KEY: Final = "sk-test-fake"
 
 
-class FakeOpenAIEmbeddings:
+class FakeOpenAIEmbeddings(FakeService):
     """The server plus what tests inspect: ``knobs``, ``requests`` and ``base_url`` (…/v1)."""
 
     def __init__(self, *, dim: int = 1536, api_key: str = DEFAULT_API_KEY) -> None:
@@ -33,26 +33,12 @@ class FakeOpenAIEmbeddings:
         self.api_key = api_key
         app = web.Application()
         app.router.add_post("/v1/embeddings", self._embeddings)
-        self._server = FakeHttpServer(app)
+        super().__init__(app)
 
     @property
     def base_url(self) -> str:
         """What to set as EMBEDDING_BASE_URL."""
         return f"{self._server.origin}/v1"
-
-    @property
-    def knobs(self) -> Knobs:
-        return self._server.knobs
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        return self._server.requests
-
-    async def start(self) -> None:
-        await self._server.start()
-
-    async def stop(self) -> None:
-        await self._server.stop()
 
     async def _embeddings(self, request: web.Request) -> web.Response:
         raw = await request.read()
