@@ -17,12 +17,12 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 import msgspec
 from aiohttp import web
 
+from shared.cli import add_local_arguments, port_type
 from shared.config import Config, load_config
 from shared.errors import ConfigError, ServiceError, StorageError
 from shared.logs import configure_logging
@@ -38,27 +38,19 @@ IN_FLIGHT_GRACE_S: Final = 8.0
 SHUTDOWN_GRACE_S: Final = 10.0
 
 
-def _port(raw: str) -> int:
-    value = int(raw)
-    if not 0 <= value < 65536:
-        raise argparse.ArgumentTypeError(f"--port must be between 0 and 65535, got {raw}")
-    return value
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcp-memory-api", description="Long-term memory for AI agents over MCP."
     )
-    parser.add_argument(
-        "--local",
-        action="store_true",
-        help="use the embedded PostgreSQL and the local embedding model (no AWS, no database)",
+    add_local_arguments(
+        parser,
+        local_help="use the embedded PostgreSQL and the local model (no AWS, no database server)",
     )
     parser.add_argument(
-        "--data-dir", type=Path, default=None, help="where --local keeps its database"
-    )
-    parser.add_argument(
-        "--port", type=_port, default=None, help="listen here instead of PORT (0: any free port)"
+        "--port",
+        type=port_type("--port"),
+        default=None,
+        help="listen here instead of PORT (0: any free port)",
     )
     return parser
 

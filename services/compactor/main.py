@@ -15,7 +15,6 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Final
 
 from aiohttp import web
@@ -24,6 +23,7 @@ from services.compactor.http import build_metrics_app
 from services.compactor.jobs import JobContext, JobRunner
 from services.compactor.metrics import CompactorMetrics
 from services.compactor.schedule import build_scheduler
+from shared.cli import add_local_arguments, port_type
 from shared.config import Config, load_config
 from shared.counters import COMPACTION_LAG_MS, wall_clock_ms
 from shared.errors import ConfigError, StorageError
@@ -35,27 +35,15 @@ logger = logging.getLogger(__name__)
 JOB_DRAIN_GRACE_S: Final = 8.0
 
 
-def _port(raw: str) -> int:
-    value = int(raw)
-    if not 0 <= value < 65536:
-        raise argparse.ArgumentTypeError(f"--metrics-port must be 0-65535, got {raw}")
-    return value
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcp-memory-compactor",
         description="Fold mcp-memory's access-counter shards into merged.json on a schedule.",
     )
-    parser.add_argument(
-        "--local", action="store_true", help="use the embedded PostgreSQL (as the API's --local)"
-    )
-    parser.add_argument(
-        "--data-dir", type=Path, default=None, help="where --local keeps its database"
-    )
+    add_local_arguments(parser, local_help="use the embedded PostgreSQL (as the API's --local)")
     parser.add_argument(
         "--metrics-port",
-        type=_port,
+        type=port_type("--metrics-port"),
         default=None,
         help="serve /metrics and /health here instead of METRICS_PORT (0: any free port)",
     )

@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from shared.cli import add_local_arguments, port_type
+
+
+@pytest.mark.parametrize("raw", ["-1", "65536", "http", ""])
+def test_a_bad_port_flag_is_refused_naming_the_flag_and_range(raw: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match=r"--metrics-port must be between 0 and"):
+        port_type("--metrics-port")(raw)
+
+
+@pytest.mark.parametrize(("raw", "expected"), [("0", 0), ("3000", 3000), ("65535", 65535)])
+def test_a_good_port_flag_parses(raw: str, expected: int) -> None:
+    assert port_type("--port")(raw) == expected
+
+
+def test_local_flags_parse_a_data_dir() -> None:
+    parser = argparse.ArgumentParser()
+    add_local_arguments(parser, local_help="x")
+    args = parser.parse_args(["--local", "--data-dir", "/tmp/x"])
+    assert args.local is True and str(args.data_dir) == "/tmp/x"
+    assert parser.parse_args([]).local is False
