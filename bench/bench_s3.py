@@ -26,7 +26,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from moto.server import ThreadedMotoServer
 
+from services.api.service import MemoryService
 from shared.config import load_config
+from shared.counters import CounterTracker
+from shared.embedding import open_embedder
 from shared.model import Memory, iso_ms, new_ulid
 from shared.storage import open_stores, to_metadata, vector_key
 from tests.fakes.aws import create_s3_backend
@@ -182,10 +185,66 @@ async def main(*, n: int, dim: int, preload: int) -> None:
                 await _time(max(5, n // 10), lambda i: objects.list("stats/bench/shard/")),
             )
         )
+    rows.extend(await _service_rows(n=n, s3_url=s3_url, s3vectors_url=s3vectors_url))
     await fake.close()
     moto.stop()
     print(f"S3 path against local servers: n={n}, dim={dim}, preloaded vectors={preload}")
     print("\n".join(rows))
+
+
+async def _service_rows(*, n: int, s3_url: str, s3vectors_url: str) -> list[str]:
+    """remember and recall through MemoryService on the S3 stores with the local model, beside
+    the embedding alone: the rest is the store round trips plus our own code."""
+    await create_s3_backend(
+        s3_url=s3_url,
+        s3vectors_url=s3vectors_url,
+        vector_bucket="bench-service-vectors",
+        state_bucket="bench-service-state",
+        dimension=384,
+    )
+    environ = {
+        "VECTOR_BUCKET": "bench-service-vectors",
+        "STATE_BUCKET": "bench-service-state",
+        "AWS_REGION": "us-east-1",
+        "EMBEDDING_PROVIDER": "local",
+    }
+    config = load_config(environ)
+    facts = [
+        f"Service {i} is deployed with make deploy-{i} and listens on port {3000 + i}."
+        for i in range(n)
+    ]
+    questions = [f"How is service {i} deployed?" for i in range(n)]
+    async with open_stores(config) as stores, open_embedder(config) as embedder:
+        tracker = CounterTracker(stores.objects, process_id="bench", compact_threshold=20)
+        service = MemoryService(
+            vectors=stores.vectors,
+            objects=stores.objects,
+            embedder=embedder,
+            counters=tracker,
+            floor=config.recall_min_similarity,
+        )
+
+        async def remember(i: int) -> None:
+            await service.remember(
+                "bench",
+                None,
+                content=facts[i],
+                memory_type="project",
+                category=None,
+                tags=(),
+                scope="project",
+            )
+
+        async def recall(i: int) -> None:
+            await service.recall("bench", None, query=questions[i], mode="balanced", limit=5)
+
+        return [
+            _row(
+                "embed one text (local model)", await _time(n, lambda i: embedder.embed(facts[i]))
+            ),
+            _row("remember (service, S3 stores)", await _time(n, remember)),
+            _row(f"recall of {n} (service, S3 stores)", await _time(n, recall)),
+        ]
 
 
 if __name__ == "__main__":
