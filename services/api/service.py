@@ -3,6 +3,7 @@ the counters are combined. Tool modules validate arguments and render text; this
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -110,11 +111,22 @@ class MemoryService:
         mode: RecallMode,
         limit: int,
     ) -> RecallAnswer:
-        _, visible = await self._visible_hits(tenant, conversation, query, top_k=RECALL_CANDIDATES)
+        # The counters do not depend on the hits: read them while the query is embedded and
+        # searched, so a cold read (once a minute per tenant) hides behind that latency.
+        loading = asyncio.create_task(self._counters.load(tenant))
+        try:
+            _, visible = await self._visible_hits(
+                tenant, conversation, query, top_k=RECALL_CANDIDATES
+            )
+        finally:
+            # Never left dangling: awaited whether the search succeeded or not.
+            (loaded,) = await asyncio.gather(loading, return_exceptions=True)
         if not visible:
             return RecallAnswer(mode=mode, visible=0, outcome=None)
+        if isinstance(loaded, BaseException):
+            raise loaded
+        counts = loaded
         now_ms = self._clock_ms()
-        counts = await self._counters.load(tenant)
         outcome = rank(
             visible,
             counts,

@@ -313,11 +313,12 @@ async def test_embedding_failure_is_a_tool_error_not_a_crash(
     )
     url = await mcp_server_factory(runtime_factory=open_runtime, config=config)
     openai_embeddings.knobs.width = 768
-    result = await call(url, "remember", {"content": PORT_FACT})
-    text = text_of(result)
-    assert result.is_error
-    assert text.startswith("Error: the memory store could not complete this request — ")
-    assert "768" in text and "1536" in text
+    for tool, arguments in (("remember", {"content": PORT_FACT}), ("recall", {"query": "port?"})):
+        result = await call(url, tool, arguments)
+        text = text_of(result)
+        assert result.is_error
+        assert text.startswith("Error: the memory store could not complete this request — ")
+        assert "768" in text and "1536" in text
 
 
 async def test_logs_carry_no_content_query_or_conversation(
