@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -46,7 +46,6 @@ def clock() -> Clock:
     return Clock()
 
 
-ServiceFactory = Callable[..., MemoryService]
 
 
 @pytest.fixture
