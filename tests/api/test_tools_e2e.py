@@ -22,7 +22,7 @@ from shared.config import load_config
 from shared.logs import JsonLineFormatter
 from tests.api.conftest import McpServerFactory, Mode, mcp_session
 from tests.conftest import run_admin, with_database
-from tests.fakes.aws import create_s3_backend, point_aws_at
+from tests.fakes.aws import create_s3_backend, point_aws_at, seed_s3_objects
 from tests.fakes.openai_embeddings import FakeOpenAIEmbeddings
 
 MODES: list[Mode] = ["auto", "legacy"]
@@ -66,6 +66,10 @@ async def s3_environ(moto_url: str, vectors_url: str) -> AsyncIterator[dict[str,
         yield {**buckets, "AWS_REGION": "us-east-1"}
 
 
+# The environment of the module's current backend, for tests that seed the store directly.
+STORAGE: dict[str, str] = {}
+
+
 @pytest.fixture(scope="module", params=["postgres", "s3"])
 async def memory_url(
     request: pytest.FixtureRequest,
@@ -81,6 +85,8 @@ async def memory_url(
         else s3_environ(moto_s3_url, s3vectors_server[1])
     )
     async with environ as storage:
+        STORAGE.clear()
+        STORAGE.update(storage)
         config = load_config({**storage, "EMBEDDING_PROVIDER": "local"})
         app = build_app(config, open_runtime=open_runtime)
         runner = web.AppRunner(app, shutdown_timeout=5)
@@ -363,3 +369,19 @@ async def test_metrics_observe_tools_storage_and_embedding(memory_url: str) -> N
     ):
         assert re.search(rf"^{re.escape(sample)} [1-9]", text, re.MULTILINE), sample
     assert TENANT["X-Memory-Tenant"] not in text
+
+
+async def test_stats_past_ten_thousand_keys_is_a_lower_bound(memory_url: str) -> None:
+    tenant = TENANT["X-Memory-Tenant"]
+    keys = [f"index/{tenant}/{i:010d}#01JAAAAAAAAAAAAAAAAAAAAAAA#pattern" for i in range(10_001)]
+    if "DATABASE_URL" in STORAGE:
+        run_admin(
+            STORAGE["DATABASE_URL"],
+            "INSERT INTO objects (key, body, version) SELECT k, '', nextval('objects_version') "
+            f"FROM unnest(ARRAY[{','.join(repr(k) for k in keys)}]) AS k",
+        )
+    else:
+        seed_s3_objects(STORAGE["STATE_BUCKET"], keys)
+    text = text_of(await call(memory_url, "memory_stats", {}))
+    assert text.startswith("[MEMORY] At least 10000 memories for this project (pattern: 10000).")
+    assert "stopped at 10000 keys" in text and "lower bound" in text
