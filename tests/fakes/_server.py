@@ -141,3 +141,12 @@ class FakeService:
 
     async def stop(self) -> None:
         await self._server.stop()
+
+    async def admit_signed(self, request: web.Request, body: Any) -> Failure | None:
+        """What every AWS fake does first: record the request, apply the delay knob, then refuse
+        an unsigned request (403) or answer the next injected failure. None: go on."""
+        self.requests.append(RecordedRequest(request.path, dict(request.headers), body))
+        await self._server.delay()
+        if not request.headers.get("Authorization", "").startswith("AWS4-HMAC-SHA256 Credential="):
+            return Failure(403, "AccessDeniedException", "Missing Authentication Token")
+        return self.knobs.take_failure()

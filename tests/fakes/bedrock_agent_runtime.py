@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from aiohttp import web
 
-from tests.fakes._server import Failure, FakeService, RecordedRequest
+from tests.fakes._server import Failure, FakeService
 from tests.fakes._vectors import cosine, text_vector
 
 KNOWLEDGE_BASE_ID: Final = "KBTEST0001"
@@ -76,13 +76,9 @@ class FakeBedrockAgentRuntime(FakeService):
             body = json.loads(await request.read())
         except ValueError:
             body = None
-        self.requests.append(RecordedRequest(request.path, dict(request.headers), body))
-        await self._server.delay()
-        if not request.headers.get("Authorization", "").startswith("AWS4-HMAC-SHA256 Credential="):
-            return _error(403, "AccessDeniedException", "Missing Authentication Token")
-        failure = self.knobs.take_failure()
-        if failure is not None:
-            return _error(failure.status, failure.code, failure.message)
+        refusal = await self.admit_signed(request, body)
+        if refusal is not None:
+            return _error(refusal.status, refusal.code, refusal.message)
         if request.match_info["kb"] != self.knowledge_base_id:
             return _error(404, "ResourceNotFoundException", "Knowledge base not found")
         problem, query, count = _validate(body)

@@ -20,7 +20,7 @@ from typing import Final
 
 from aiohttp import web
 
-from tests.fakes._server import Failure, FakeService, RecordedRequest
+from tests.fakes._server import Failure, FakeService
 from tests.fakes._vectors import text_vector, words
 
 TITAN_V2: Final = "amazon.titan-embed-text-v2:0"
@@ -42,13 +42,9 @@ class FakeBedrockRuntime(FakeService):
             body = json.loads(raw)
         except ValueError:
             body = None
-        self.requests.append(RecordedRequest(request.path, dict(request.headers), body))
-        await self._server.delay()
-        if not request.headers.get("Authorization", "").startswith("AWS4-HMAC-SHA256 Credential="):
-            return _error(403, "AccessDeniedException", "Missing Authentication Token")
-        failure = self.knobs.take_failure()
-        if failure is not None:
-            return _error(failure.status, failure.code, failure.message)
+        refusal = await self.admit_signed(request, body)
+        if refusal is not None:
+            return _error(refusal.status, refusal.code, refusal.message)
         if model_id != TITAN_V2:
             return _error(400, "ValidationException", "The provided model identifier is invalid.")
         problem = _validate(body)
