@@ -5,8 +5,10 @@
 Prints the cold start (fresh data dir: initdb + start + schema, to the first answered query),
 the warm start (same dir, server stopped in between), and for each tenant size the p50/p95 of
 ``VectorStore.query`` with ``top_k=100`` over random unit vectors, through the same code the
-service runs. Rows are bulk-loaded with COPY so that 100k takes seconds, not minutes. Besides wall
-time it prints the load average: on a shared 2-core machine wall time includes waiting for a core.
+service runs: once scanning in SQL (``PG_SCAN_CACHE_MB=0``) and once from the tenant's
+in-process snapshot, with the time a full snapshot read takes. Rows are bulk-loaded with COPY
+so that 100k takes seconds, not minutes. Besides wall time it prints the load average: on a
+shared 2-core machine wall time includes waiting for a core.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pgvector.asyncpg import register_vector
 from shared.config import load_config
 from shared.model import Memory, new_ulid
 from shared.storage import Stores, open_stores, to_metadata
+from shared.storage.postgres import PostgresVectorStore
 from shared.storage.postgres.embedded import embedded_database
 
 TENANT = "bench"
@@ -98,22 +101,41 @@ async def main(sizes: list[int], queries: int, dim: int) -> None:
         print(f"embedded warm start (existing dir → first query): {warm_s * 1000:6.0f} ms")
 
         rng = np.random.default_rng(7)
-        async with embedded_database(data_dir) as url:
-            async with open_stores(load_config({}, local=True, data_dir=data_dir)) as stores:
-                print(f"\nquery, one tenant, {dim}-d, top_k={TOP_K}, {queries} queries")
-                print(f"{'memories':>9} {'load s':>7} {'p50 ms':>7} {'p95 ms':>7} {'mean ms':>8}")
-                loaded = 0
-                for size in sizes:
-                    started = time.perf_counter()
-                    await _load(url, start=loaded, stop=size, dim=dim, rng=rng)
-                    load_s = time.perf_counter() - started
-                    loaded = size
-                    await _time_queries(stores, queries=3, dim=dim, seed=1)  # warm the cache
-                    timings = await _time_queries(stores, queries=queries, dim=dim, seed=size)
-                    print(
-                        f"{size:>9} {load_s:>7.1f} {statistics.median(timings):>7.1f} "
-                        f"{_p(timings, 0.95):>7.1f} {statistics.fmean(timings):>8.1f}"
-                    )
+        config = load_config({}, local=True, data_dir=data_dir)
+        uncached_config = load_config({"PG_SCAN_CACHE_MB": "0"}, local=True, data_dir=data_dir)
+        async with (
+            embedded_database(data_dir) as url,
+            open_stores(config) as stores,
+            open_stores(uncached_config) as sql_only,
+        ):
+            assert isinstance(stores.vectors, PostgresVectorStore)
+            cache = stores.vectors.scan_cache
+            assert cache is not None
+            print(f"\nquery, one tenant, {dim}-d, top_k={TOP_K}, {queries} queries")
+            print(
+                f"{'memories':>9} {'load s':>7} {'sql p50':>8} {'sql p95':>8} "
+                f"{'snapshot read ms':>17} {'snap p50':>9} {'snap p95':>9}"
+            )
+            loaded = 0
+            for size in sizes:
+                started = time.perf_counter()
+                await _load(url, start=loaded, stop=size, dim=dim, rng=rng)
+                load_s = time.perf_counter() - started
+                loaded = size
+                await _time_queries(sql_only, queries=3, dim=dim, seed=1)  # warm the buffers
+                sql = await _time_queries(sql_only, queries=queries, dim=dim, seed=size)
+                started = time.perf_counter()
+                snapshot = await cache.refresh(TENANT)
+                read_ms = (time.perf_counter() - started) * 1000
+                assert snapshot is not None, "the tenant does not fit PG_SCAN_CACHE_MB"
+                hits_before = cache.stats.hits
+                snap = await _time_queries(stores, queries=queries, dim=dim, seed=size)
+                assert cache.stats.hits - hits_before == queries
+                print(
+                    f"{size:>9} {load_s:>7.1f} {statistics.median(sql):>8.1f} "
+                    f"{_p(sql, 0.95):>8.1f} {read_ms:>17.0f} {statistics.median(snap):>9.2f} "
+                    f"{_p(snap, 0.95):>9.2f}"
+                )
         print(f"\nload average at end: {os.getloadavg()[0]:.2f}")
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)

@@ -30,7 +30,7 @@ def describe(url: str) -> str:
 
 
 @contextlib.asynccontextmanager
-async def _open_url(url: str, *, description: str) -> AsyncIterator[Stores]:
+async def _open_url(url: str, *, description: str, scan_cache_mb: int) -> AsyncIterator[Stores]:
     started = time.monotonic()
     async with PostgresDatastore.open(url, prepare=ensure_schema) as (datastore, created):
         logger.info(
@@ -41,11 +41,15 @@ async def _open_url(url: str, *, description: str) -> AsyncIterator[Stores]:
                 "ms": round((time.monotonic() - started) * 1000),
             },
         )
-        yield Stores(
-            vectors=PostgresVectorStore(datastore),
-            objects=PostgresObjectStore(datastore),
-            description=description,
-        )
+        vectors = PostgresVectorStore(datastore, scan_cache_bytes=scan_cache_mb * 1024 * 1024)
+        try:
+            yield Stores(
+                vectors=vectors,
+                objects=PostgresObjectStore(datastore),
+                description=description,
+            )
+        finally:
+            await vectors.close()
 
 
 @contextlib.asynccontextmanager
@@ -60,13 +64,21 @@ async def open_postgres_stores(config: Config) -> AsyncIterator[Stores]:
         if config.data_dir is None:
             raise ConfigError("the embedded database needs a data dir (--data-dir)")
         async with embedded_database(config.data_dir) as url:
-            async with _open_url(url, description=describe_embedded(config.data_dir)) as stores:
+            async with _open_url(
+                url,
+                description=describe_embedded(config.data_dir),
+                scan_cache_mb=config.pg_scan_cache_mb,
+            ) as stores:
                 yield stores
     elif config.backend == "postgres":
         if config.database_url is None:
             raise ConfigError("DATABASE_URL is required for the PostgreSQL backend")
-        async with _open_url(config.database_url, description=describe(config.database_url)) as s:
-            yield s
+        async with _open_url(
+            config.database_url,
+            description=describe(config.database_url),
+            scan_cache_mb=config.pg_scan_cache_mb,
+        ) as stores:
+            yield stores
     else:
         raise ConfigError(f"open_postgres_stores cannot open the {config.backend} backend")
 

@@ -130,10 +130,18 @@ class Session:
             await self._connection.copy_records_to_table(table, records=records, columns=columns)
 
     @contextlib.asynccontextmanager
-    async def transaction(self) -> AsyncIterator[Session]:
-        """BEGIN … COMMIT, rolled back when the body raises."""
+    async def transaction(
+        self, *, isolation: str | None = None, readonly: bool = False
+    ) -> AsyncIterator[Session]:
+        """BEGIN … COMMIT, rolled back when the body raises.
+
+        Args:
+            isolation: ``"repeatable_read"`` for several statements that must see one snapshot;
+                None keeps the server's default (read committed).
+            readonly: the body only reads.
+        """
         with translated(self._display_url):
-            tx = self._connection.transaction()
+            tx = self._connection.transaction(isolation=isolation, readonly=readonly)
             await tx.start()
         try:
             yield self

@@ -9,6 +9,13 @@ Three choices are deliberate: the ``vector`` column has no width (it is the embe
 and a model swap needs no migration); there is no vector index (recall is an exact scan over one
 tenant, and an approximate index can miss the nearest neighbour dedup asks for); ``key`` is
 collated "C" (the recency index sorts newest-first only in byte order, which is what S3 lists in).
+
+One addition to the design's tables: ``memory_generations``, a counter per tenant that triggers
+on ``memories`` bump in the same transaction as any insert, update or delete (and every counter
+on a truncate). It lets a process prove with one key read that its in-memory snapshot of a
+tenant still holds exactly the rows an exact scan would read (see ``scan_cache``). Triggers
+rather than the store's own statements, so that writes from any source — an older release
+during a rolling update, a hand-run DELETE — move it too.
 """
 
 from __future__ import annotations
@@ -26,10 +33,19 @@ CREATE_EXTENSION_SQL: Final = "CREATE EXTENSION IF NOT EXISTS vector"
 
 _LOCK_SQL: Final = "SELECT pg_advisory_xact_lock($1)"
 _HAS_VECTOR_SQL: Final = "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')"
-_HAS_TABLES_SQL: Final = """
+GENERATION_TRIGGERS: Final = {
+    "memories_generation_insert": "AFTER INSERT ON memories REFERENCING NEW TABLE AS changed",
+    "memories_generation_update": "AFTER UPDATE ON memories REFERENCING NEW TABLE AS changed",
+    "memories_generation_delete": "AFTER DELETE ON memories REFERENCING OLD TABLE AS changed",
+}
+_HAS_TABLES_SQL: Final = f"""
 SELECT to_regclass('memories') IS NOT NULL
    AND to_regclass('objects_version') IS NOT NULL
    AND to_regclass('objects') IS NOT NULL
+   AND to_regclass('memory_generations') IS NOT NULL
+   AND (SELECT count(*) FROM pg_trigger
+        WHERE tgrelid = to_regclass('memories') AND tgname LIKE 'memories_generation_%')
+       = {len(GENERATION_TRIGGERS) + 1}
 """
 
 TABLE_STATEMENTS: Final = (
@@ -52,6 +68,41 @@ TABLE_STATEMENTS: Final = (
       updated_at timestamptz NOT NULL DEFAULT now()
     )
     """,
+    """
+    CREATE TABLE IF NOT EXISTS memory_generations (
+      tenant_id  text   PRIMARY KEY,
+      generation bigint NOT NULL
+    )
+    """,
+    # Statement-level, over the transition table: one bump per tenant per statement, taken in
+    # tenant order so two statements spanning the same tenants cannot deadlock.
+    """
+    CREATE OR REPLACE FUNCTION memories_bump_generation() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO memory_generations AS g (tenant_id, generation)
+        SELECT DISTINCT tenant_id, 1 FROM changed ORDER BY tenant_id
+      ON CONFLICT (tenant_id) DO UPDATE SET generation = g.generation + 1;
+      RETURN NULL;
+    END
+    $$
+    """,
+    """
+    CREATE OR REPLACE FUNCTION memories_bump_every_generation() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+      UPDATE memory_generations SET generation = generation + 1;
+      RETURN NULL;
+    END
+    $$
+    """,
+    *(
+        f"CREATE OR REPLACE TRIGGER {name} {when} FOR EACH STATEMENT "
+        "EXECUTE FUNCTION memories_bump_generation()"
+        for name, when in GENERATION_TRIGGERS.items()
+    ),
+    "CREATE OR REPLACE TRIGGER memories_generation_truncate AFTER TRUNCATE ON memories "
+    "FOR EACH STATEMENT EXECUTE FUNCTION memories_bump_every_generation()",
 )
 
 

@@ -1,4 +1,8 @@
-"""Memories and their embeddings in the ``memories`` table (what S3 Vectors holds)."""
+"""Memories and their embeddings in the ``memories`` table (what S3 Vectors holds).
+
+A query is an exact scan of the tenant's rows either way: from a snapshot of them in this
+process when one is at the tenant's current generation (see ``scan_cache``), otherwise in SQL.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from shared.model import Hit, Memory
 from shared.storage.codec import check_budget, from_metadata, to_metadata, vector_key
 from shared.storage.interfaces import VectorStore
 from shared.storage.postgres._datastore import PostgresDatastore
+from shared.storage.postgres.scan_cache import ScanCache
 
 # The same page cap S3 Vectors' QueryVectors has, so both backends answer the same question.
 MAX_TOP_K: Final = 100
@@ -46,8 +51,15 @@ def as_vector(embedding: Sequence[float]) -> npt.NDArray[np.float32]:
 class PostgresVectorStore(VectorStore):
     """VectorStore over pgvector, storing exactly the metadata the S3 Vectors store writes."""
 
-    def __init__(self, datastore: PostgresDatastore) -> None:
+    def __init__(self, datastore: PostgresDatastore, *, scan_cache_bytes: int = 0) -> None:
+        """``scan_cache_bytes`` bounds the tenant snapshots kept for queries; 0 scans in SQL
+        every time."""
         self._datastore = datastore
+        self.scan_cache = (
+            ScanCache(datastore, budget_bytes=scan_cache_bytes, rebuild=_rebuild)
+            if scan_cache_bytes > 0
+            else None
+        )
 
     async def put(self, memory: Memory, embedding: Sequence[float]) -> None:
         metadata = to_metadata(memory)
@@ -58,9 +70,13 @@ class PostgresVectorStore(VectorStore):
     async def query(self, tenant: str, embedding: Sequence[float], *, top_k: int) -> list[Hit]:
         if top_k < 1:
             raise InvalidInputError("top_k", f"top_k must be at least 1, got {top_k}")
-        rows = await self._datastore.fetch(
-            _QUERY_SQL, tenant, as_vector(embedding), min(top_k, MAX_TOP_K)
-        )
+        vector = as_vector(embedding)
+        top_k = min(top_k, MAX_TOP_K)
+        if self.scan_cache is not None:
+            snapshot = self.scan_cache.fresh(tenant, await self.scan_cache.generation(tenant))
+            if snapshot is not None and snapshot.width == vector.size and vector.any():
+                return snapshot.nearest(vector, top_k)
+        rows = await self._datastore.fetch(_QUERY_SQL, tenant, vector, top_k)
         hits: list[Hit] = []
         for row in rows:
             memory = _rebuild(tenant, row["id"], row["metadata"])
@@ -78,6 +94,11 @@ class PostgresVectorStore(VectorStore):
     async def delete(self, tenant: str, ids: Sequence[str]) -> None:
         if ids:
             await self._datastore.execute(_DELETE_SQL, tenant, list(ids))
+
+    async def close(self) -> None:
+        """Stop background snapshot reads; call before the pool closes."""
+        if self.scan_cache is not None:
+            await self.scan_cache.close()
 
 
 def _similarity(distance: object) -> float:

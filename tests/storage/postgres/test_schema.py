@@ -38,6 +38,12 @@ async def _catalog(url: str) -> dict[str, object]:
                 "SELECT atttypmod FROM pg_attribute "
                 "WHERE attrelid = to_regclass('memories') AND attname = 'embedding'"
             ),
+            "triggers": sorted(
+                await connection.fetchval(
+                    "SELECT coalesce(array_agg(tgname::text), '{}') FROM pg_trigger "
+                    "WHERE tgrelid = to_regclass('memories')"
+                )
+            ),
         }
     finally:
         await connection.close()
@@ -46,9 +52,24 @@ async def _catalog(url: str) -> dict[str, object]:
 EXPECTED_CATALOG = {
     "extensions": 1,
     # The two primary keys are the only indexes: no vector index, by design.
-    "relations": ["memories", "memories_pkey", "objects", "objects_pkey", "objects_version"],
+    "relations": [
+        "memories",
+        "memories_pkey",
+        "memory_generations",
+        "memory_generations_pkey",
+        "objects",
+        "objects_pkey",
+        "objects_version",
+    ],
     "key_collation": "C",
     "embedding_typmod": -1,  # no width
+    # What keeps each tenant's generation in step with its rows (see scan_cache).
+    "triggers": [
+        "memories_generation_delete",
+        "memories_generation_insert",
+        "memories_generation_truncate",
+        "memories_generation_update",
+    ],
 }
 
 
@@ -110,6 +131,7 @@ async def test_a_role_that_cannot_create_the_extension_is_told_what_to_run(
             "relations": [],
             "key_collation": None,
             "embedding_typmod": None,
+            "triggers": [],
         }
     finally:
         run_admin(pg_server_url, f"DROP ROLE IF EXISTS {role}")

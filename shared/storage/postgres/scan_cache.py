@@ -1,0 +1,234 @@
+"""Tenant snapshots for the exact scan, kept correct across pods by a per-tenant generation.
+
+Every statement that inserts, updates or deletes rows of ``memories`` bumps its tenants' row in
+``memory_generations`` in the same transaction (a trigger, see ``schema``), whoever runs it: this
+process, another pod, an older release during a rolling update, or an operator by hand. So a
+snapshot read at generation g holds exactly the rows a query would scan for as long as the
+tenant's generation is still g, and one primary-key read per recall proves it.
+
+A query never waits for a snapshot. When there is none, or it is behind, the caller scans in SQL
+as before and a refresh runs in the background: one per tenant at a time, reading only the rows
+added since the snapshot it replaces, in one repeatable-read transaction. Snapshots are evicted
+least recently used first to stay within the byte budget; a tenant too large for the budget is
+not retried until its generation moves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from shared.errors import StorageError
+from shared.model import Memory
+from shared.storage.postgres._datastore import PostgresDatastore
+from shared.storage.postgres.snapshot import SnapshotRow, TenantSnapshot, decode_vector
+
+logger = logging.getLogger(__name__)
+
+GENERATION_SQL: Final = "SELECT generation FROM memory_generations WHERE tenant_id = $1"
+# Both in one statement, so they come from one snapshot of the database.
+_HEAD_SQL: Final = """
+SELECT coalesce((SELECT generation FROM memory_generations WHERE tenant_id = $1), 0)
+         AS generation,
+       ARRAY(SELECT id FROM memories WHERE tenant_id = $1) AS ids
+"""
+# vector_send is pgvector's binary output: decoding it is ~50× faster than a Vector per row.
+_ROWS_SQL: Final = """
+SELECT id, vector_send(embedding) AS vector, metadata, pg_column_size(metadata) AS stored_bytes
+FROM memories WHERE tenant_id = $1 AND id = ANY($2::text[])
+"""
+# What a row costs at least beside its vector; lets a refresh skip a tenant that cannot fit
+# before reading any of its rows.
+_MIN_ROW_BYTES: Final = 400
+# Rows per read. asyncpg decodes a result on the event loop; 10,000 rows at once held it for
+# ~100 ms, blocking every request of the process meanwhile.
+_READ_BATCH_ROWS: Final = 1000
+
+Rebuild = Callable[[str, str, Any], Memory | None]
+
+
+@dataclass
+class ScanCacheStats:
+    """Counts for tests and benchmarks: how often a query was answered from a snapshot."""
+
+    hits: int = 0
+    misses: int = 0
+    refreshes: int = 0
+
+
+class ScanCache:
+    """Snapshots of recently queried tenants, within ``budget_bytes``.
+
+    Args:
+        datastore: the pool the snapshots are read through.
+        budget_bytes: the most all snapshots together may hold (matrix plus metadata).
+        rebuild: turns (tenant, id, metadata) into a Memory, or None when it is unreadable —
+            the vector store's own, so a snapshot answers exactly what its SQL scan answers.
+    """
+
+    def __init__(
+        self, datastore: PostgresDatastore, *, budget_bytes: int, rebuild: Rebuild
+    ) -> None:
+        self._datastore = datastore
+        self._budget_bytes = budget_bytes
+        self._rebuild = rebuild
+        self._snapshots: OrderedDict[str, TenantSnapshot] = OrderedDict()
+        self._held_bytes = 0
+        # tenant → the generation at which it did not fit (or could not be held): not retried
+        # until the generation moves.
+        self._skipped: dict[str, int] = {}
+        self._refreshing: dict[str, asyncio.Task[None]] = {}
+        self._closed = False
+        self.stats = ScanCacheStats()
+
+    @property
+    def held_bytes(self) -> int:
+        return self._held_bytes
+
+    async def generation(self, tenant: str) -> int:
+        """The tenant's generation now; 0 for a tenant that never had a row written."""
+        value = await self._datastore.fetchval(GENERATION_SQL, tenant)
+        return int(value) if value is not None else 0
+
+    def fresh(self, tenant: str, generation: int) -> TenantSnapshot | None:
+        """The tenant's snapshot when it is at ``generation``; otherwise None, and a refresh is
+        started in the background."""
+        snapshot = self._snapshots.get(tenant)
+        if snapshot is not None and snapshot.generation == generation:
+            self._snapshots.move_to_end(tenant)
+            self.stats.hits += 1
+            return snapshot
+        self.stats.misses += 1
+        self._start_refresh(tenant, generation)
+        return None
+
+    def _start_refresh(self, tenant: str, generation: int) -> None:
+        if self._closed or tenant in self._refreshing or self._skipped.get(tenant) == generation:
+            return
+        task = asyncio.get_running_loop().create_task(self._refresh_quietly(tenant))
+        self._refreshing[tenant] = task
+        task.add_done_callback(lambda _: self._refreshing.pop(tenant, None))
+
+    async def _refresh_quietly(self, tenant: str) -> None:
+        try:
+            await self.refresh(tenant)
+        except StorageError as error:
+            # Queries go on scanning in SQL; the next one that finds no snapshot tries again.
+            logger.warning("scan_snapshot_failed", extra={"tenant": tenant, "error": str(error)})
+
+    async def refresh(self, tenant: str) -> TenantSnapshot | None:
+        """Bring the tenant's snapshot up to its current generation; None when it is not held
+        (too large for the budget, or rows of differing widths).
+
+        Raises:
+            StorageError: the database failed.
+        """
+        started = time.perf_counter()
+        current = self._snapshots.get(tenant)
+        async with self._datastore.session() as session:
+            async with session.transaction(isolation="repeatable_read", readonly=True):
+                (head,) = await session.fetch(_HEAD_SQL, tenant)
+                generation, ids = int(head["generation"]), frozenset(head["ids"])
+                if current is not None and current.generation == generation:
+                    return current
+                if len(ids) * _MIN_ROW_BYTES > self._budget_bytes:
+                    self._skip(tenant, generation)
+                    return None
+                known = current.ids() if current is not None else frozenset()
+                added_ids = sorted(ids - known)
+                rows = []
+                for start in range(0, len(added_ids), _READ_BATCH_ROWS):
+                    batch = added_ids[start : start + _READ_BATCH_ROWS]
+                    rows.extend(await session.fetch(_ROWS_SQL, tenant, batch))
+        snapshot = await asyncio.to_thread(self._build, tenant, generation, current, ids, rows)
+        if snapshot is None or snapshot.nbytes > self._budget_bytes:
+            self._skip(tenant, generation)
+            return None
+        self._install(tenant, snapshot)
+        self.stats.refreshes += 1
+        logger.debug(
+            "scan_snapshot_refreshed",
+            extra={
+                "tenant": tenant,
+                "rows": len(snapshot.rows),
+                "read": len(rows),
+                "ms": round((time.perf_counter() - started) * 1000, 1),
+            },
+        )
+        return snapshot
+
+    def _build(
+        self,
+        tenant: str,
+        generation: int,
+        current: TenantSnapshot | None,
+        ids: frozenset[str],
+        records: Sequence[Mapping[str, Any]],
+    ) -> TenantSnapshot | None:
+        rows = [
+            SnapshotRow(
+                id=record["id"],
+                memory=self._rebuild(tenant, record["id"], record["metadata"]),
+                stored_bytes=int(record["stored_bytes"]),
+            )
+            for record in records
+        ]
+        vectors = [decode_vector(record["vector"]) for record in records]
+        widths = {vector.shape[0] for vector in vectors}
+        if current is not None:
+            widths.add(current.width)
+        if len(widths) > 1:
+            return None  # pgvector refuses to compare widths: leave such a tenant to SQL
+        width = widths.pop() if widths else 0
+        matrix: npt.NDArray[np.float32] = (
+            np.vstack(vectors) if vectors else np.zeros((0, width), dtype=np.float32)
+        )
+        if current is None:
+            return TenantSnapshot.build(generation, width, rows, matrix)
+        return current.changed(generation, kept_ids=ids, added=rows, added_vectors=matrix)
+
+    def _skip(self, tenant: str, generation: int) -> None:
+        self._skipped[tenant] = generation
+        self._drop(tenant)
+
+    def _install(self, tenant: str, snapshot: TenantSnapshot) -> None:
+        held = self._snapshots.get(tenant)
+        # Generations only grow; a slow refresh must not replace a newer snapshot.
+        if held is not None and held.generation > snapshot.generation:
+            return
+        self._drop(tenant)
+        self._skipped.pop(tenant, None)
+        self._snapshots[tenant] = snapshot
+        self._held_bytes += snapshot.nbytes
+        while self._held_bytes > self._budget_bytes and self._snapshots:
+            _, evicted = self._snapshots.popitem(last=False)
+            self._held_bytes -= evicted.nbytes
+
+    def _drop(self, tenant: str) -> None:
+        dropped = self._snapshots.pop(tenant, None)
+        if dropped is not None:
+            self._held_bytes -= dropped.nbytes
+
+    async def close(self) -> None:
+        """Stop the refreshes in flight (before the pool they use closes) and forget all."""
+        self._closed = True
+        tasks = list(self._refreshing.values())
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, StorageError):
+                await task
+        self._snapshots.clear()
+        self._held_bytes = 0
+
+
+__all__ = ["GENERATION_SQL", "ScanCache", "ScanCacheStats"]

@@ -1,0 +1,158 @@
+"""One tenant's memories held in memory for an exact scan: pure data and arithmetic, no I/O.
+
+pgvector 0.6 computes ``<=>`` one row at a time in a scalar loop, about 1.3 µs per 384-d row on
+a 2-core EPYC: 13 ms of a recall at 10,000 memories. The same exact scan as one matrix product
+takes a fraction of a millisecond. A snapshot answers exactly what the SQL scan answers — every
+row compared, similarity 1 − cosine distance, a zero vector last with similarity 0 — for the
+table as it was at ``generation`` (see ``scan_cache``), so nothing approximate enters recall.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from shared.model import Hit, Memory
+
+# pgvector's binary format (vector_send): int16 width, int16 unused, then big-endian float32s.
+_HEADER_BYTES: Final = 4
+# A rough per-row cost of the Python objects beside the matrix (the id, the Memory, its dict).
+_ROW_OVERHEAD_BYTES: Final = 400
+# Rows per matrix-vector product. Above a few thousand rows OpenBLAS splits one product over
+# threads; on 2 busy cores that took 8 ms p50 for 10,000 × 384 against 2 ms in blocks this size.
+_SCAN_BLOCK_ROWS: Final = 1024
+
+
+def decode_vector(raw: bytes) -> npt.NDArray[np.float32]:
+    """A vector from ``vector_send(embedding)``, as native float32."""
+    width = int.from_bytes(raw[:2], "big")
+    values = np.frombuffer(raw, dtype=">f4", count=width, offset=_HEADER_BYTES)
+    return values.astype(np.float32)
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotRow:
+    """One stored memory beside its matrix row; ``memory`` is None when its metadata is
+    unreadable — the row still takes its place in the ranking, as it does in the SQL scan."""
+
+    id: str
+    memory: Memory | None
+    stored_bytes: int
+
+
+def unit_rows(
+    vectors: npt.NDArray[np.float32],
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
+    """Each row scaled to length 1, and which rows have a direction (a zero vector has none)."""
+    norms = np.linalg.norm(vectors, axis=1)
+    has_direction = norms > 0
+    unit = np.divide(
+        vectors, norms[:, np.newaxis], out=np.zeros_like(vectors), where=has_direction[:, None]
+    )
+    return unit, has_direction
+
+
+@dataclass(frozen=True, slots=True)
+class TenantSnapshot:
+    """The rows of one tenant at one generation; row i of ``unit_matrix`` belongs to rows[i]."""
+
+    generation: int
+    width: int
+    rows: tuple[SnapshotRow, ...]
+    unit_matrix: npt.NDArray[np.float32]
+    # False for a zero vector: it has no direction, and pgvector's NaN distance sorts it last.
+    has_direction: npt.NDArray[np.bool_]
+    nbytes: int
+
+    @classmethod
+    def build(
+        cls,
+        generation: int,
+        width: int,
+        rows: Sequence[SnapshotRow],
+        vectors: npt.NDArray[np.float32],
+    ) -> TenantSnapshot:
+        """A snapshot of ``rows`` whose raw vectors are the rows of ``vectors`` (n × width)."""
+        if vectors.shape != (len(rows), width):
+            raise ValueError(f"expected {len(rows)} vectors of width {width}, got {vectors.shape}")
+        unit, has_direction = unit_rows(vectors)
+        return cls._of(generation, width, tuple(rows), unit, has_direction)
+
+    @classmethod
+    def _of(
+        cls,
+        generation: int,
+        width: int,
+        rows: tuple[SnapshotRow, ...],
+        unit: npt.NDArray[np.float32],
+        has_direction: npt.NDArray[np.bool_],
+    ) -> TenantSnapshot:
+        nbytes = unit.nbytes + sum(row.stored_bytes + _ROW_OVERHEAD_BYTES for row in rows)
+        return cls(
+            generation=generation,
+            width=width,
+            rows=rows,
+            unit_matrix=unit,
+            has_direction=has_direction,
+            nbytes=nbytes,
+        )
+
+    def ids(self) -> frozenset[str]:
+        return frozenset(row.id for row in self.rows)
+
+    def changed(
+        self,
+        generation: int,
+        *,
+        kept_ids: frozenset[str],
+        added: Sequence[SnapshotRow],
+        added_vectors: npt.NDArray[np.float32],
+    ) -> TenantSnapshot:
+        """This snapshot at a later generation: rows outside ``kept_ids`` dropped, ``added``
+        appended. Memories are immutable, so a row that stayed is never read again."""
+        if added_vectors.shape != (len(added), self.width):
+            raise ValueError(f"expected {len(added)} vectors of width {self.width}")
+        keep = np.fromiter(
+            (row.id in kept_ids for row in self.rows), dtype=bool, count=len(self.rows)
+        )
+        added_unit, added_direction = unit_rows(added_vectors)
+        rows = tuple(row for row, kept in zip(self.rows, keep, strict=True) if kept) + tuple(added)
+        unit = np.concatenate([self.unit_matrix[keep], added_unit])
+        has_direction = np.concatenate([self.has_direction[keep], added_direction])
+        return TenantSnapshot._of(generation, self.width, rows, unit, has_direction)
+
+    def nearest(self, query: npt.NDArray[np.float32], top_k: int) -> list[Hit]:
+        """The ``top_k`` rows nearest to ``query`` by cosine, nearest first, as the SQL scan
+        orders them; rows with unreadable metadata take their slot and are then left out."""
+        norm = float(np.linalg.norm(query))
+        if norm == 0 or query.shape != (self.width,):
+            raise ValueError("the query must be a non-zero vector of the snapshot's width")
+        unit_query = (query / norm).astype(np.float32)
+        similarity = np.empty(len(self.rows), dtype=np.float32)
+        for start in range(0, len(self.rows), _SCAN_BLOCK_ROWS):
+            stop = start + _SCAN_BLOCK_ROWS
+            np.dot(self.unit_matrix[start:stop], unit_query, out=similarity[start:stop])
+        # Clipped like pgvector's own cosine, so rounding never reports more than 1.
+        np.clip(similarity, -1.0, 1.0, out=similarity)
+        ordering = np.where(self.has_direction, similarity, -np.inf)
+        count = len(self.rows)
+        if count > top_k:
+            candidates = np.argpartition(-ordering, top_k - 1)[:top_k]
+        else:
+            candidates = np.arange(count)
+        chosen = candidates[np.argsort(-ordering[candidates], kind="stable")]
+        hits: list[Hit] = []
+        for index in chosen.tolist():
+            memory = self.rows[index].memory
+            if memory is None:
+                continue
+            value = float(similarity[index]) if self.has_direction[index] else 0.0
+            hits.append(Hit(memory=memory, similarity=value))
+        return hits
+
+
+__all__ = ["SnapshotRow", "TenantSnapshot", "decode_vector", "unit_rows"]

@@ -1,0 +1,239 @@
+"""The in-process exact scan answers what the SQL scan answers, and never a stale tenant.
+
+Two stores opened on one database stand for two pods: what one writes, the other's next query
+sees, whatever snapshot it holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import asyncpg
+import numpy as np
+import pytest
+
+from shared.config import load_config
+from shared.errors import ConfigError, StorageError
+from shared.model import Hit, Memory, new_ulid
+from shared.storage import open_stores
+from shared.storage.postgres import PostgresVectorStore
+from shared.storage.postgres.scan_cache import ScanCache
+
+NOW_MS = 1_767_225_600_000
+WIDTH = 384
+
+
+def memory(tenant: str, content: str) -> Memory:
+    return Memory(
+        id=new_ulid(NOW_MS), tenant=tenant, content=content, created_at="2026-01-01T00:00:00.000Z"
+    )
+
+
+@contextlib.asynccontextmanager
+async def pod(pg_url: str, cache_mb: int = 64) -> AsyncIterator[PostgresVectorStore]:
+    config = load_config({"DATABASE_URL": pg_url, "PG_SCAN_CACHE_MB": str(cache_mb)})
+    async with open_stores(config) as stores:
+        assert isinstance(stores.vectors, PostgresVectorStore)
+        yield stores.vectors
+
+
+def cache_of(store: PostgresVectorStore) -> ScanCache:
+    assert store.scan_cache is not None
+    return store.scan_cache
+
+
+def ranked(hits: list[Hit]) -> list[tuple[str, float]]:
+    return [(hit.memory.id, hit.similarity) for hit in hits]
+
+
+def assert_same_ranking(cached: list[Hit], scanned: list[Hit]) -> None:
+    assert [hit.memory for hit in cached] == [hit.memory for hit in scanned]
+    for mine, theirs in zip(cached, scanned, strict=True):
+        assert mine.similarity == pytest.approx(theirs.similarity, abs=1e-5)
+
+
+async def fill(store: PostgresVectorStore, tenant: str, count: int, seed: int) -> list[Memory]:
+    rng = np.random.default_rng(seed)
+    stored = []
+    for n in range(count):
+        written = memory(tenant, f"{tenant} fact {n}")
+        await store.put(written, rng.standard_normal(WIDTH).tolist())
+        stored.append(written)
+    return stored
+
+
+async def test_a_snapshot_ranks_exactly_as_the_sql_scan(pg_url: str) -> None:
+    async with pod(pg_url) as store, pod(pg_url, cache_mb=0) as uncached:
+        await fill(store, "acme", 300, seed=1)
+        await fill(store, "other", 40, seed=2)
+        # A zero vector has no direction: pgvector sorts it last with similarity 0.
+        zero = memory("acme", "no direction")
+        await store.put(zero, [0.0] * WIDTH)
+        queries = np.random.default_rng(3).standard_normal((8, WIDTH)).tolist()
+        scanned = [await uncached.query("acme", query, top_k=100) for query in queries]
+        scanned_all = await uncached.query("acme", queries[0], top_k=400)
+
+        cache = cache_of(store)
+        assert await cache.refresh("acme") is not None
+        hits_before = cache.stats.hits
+        cached = [await store.query("acme", query, top_k=100) for query in queries]
+        cached_all = await store.query("acme", queries[0], top_k=400)
+
+        assert cache.stats.hits - hits_before == len(queries) + 1
+        for mine, theirs in zip(cached, scanned, strict=True):
+            assert len(mine) == 100
+            assert_same_ranking(mine, theirs)
+        # top_k is capped at 100 both ways; every row is a tenant row.
+        assert_same_ranking(cached_all, scanned_all)
+        assert {hit.memory.tenant for hit in cached_all} == {"acme"}
+
+
+async def test_every_row_takes_part_when_the_tenant_has_fewer_than_top_k(pg_url: str) -> None:
+    async with pod(pg_url) as store:
+        stored = await fill(store, "acme", 5, seed=4)
+        zero = memory("acme", "no direction")
+        await store.put(zero, [0.0] * WIDTH)
+        await cache_of(store).refresh("acme")
+        hits = await store.query("acme", np.ones(WIDTH).tolist(), top_k=10)
+        assert cache_of(store).stats.hits == 1
+        assert {hit.memory.id for hit in hits} == {m.id for m in stored} | {zero.id}
+        assert hits[-1].memory.id == zero.id and hits[-1].similarity == 0.0
+        similarities = [hit.similarity for hit in hits[:-1]]
+        assert similarities == sorted(similarities, reverse=True)
+
+
+async def test_another_pods_write_and_delete_show_in_the_very_next_query(pg_url: str) -> None:
+    async with pod(pg_url) as reader, pod(pg_url) as writer:
+        await fill(writer, "acme", 50, seed=5)
+        target = np.random.default_rng(6).standard_normal(WIDTH)
+        assert await cache_of(reader).refresh("acme") is not None
+        before = await reader.query("acme", target.tolist(), top_k=3)
+        assert cache_of(reader).stats.hits == 1
+
+        nearest = memory("acme", "the newest and nearest")
+        await writer.put(nearest, target.tolist())
+        after_put = await reader.query("acme", target.tolist(), top_k=3)
+        assert after_put[0].memory == nearest
+        assert after_put[0].similarity == pytest.approx(1.0, abs=1e-5)
+
+        await writer.delete("acme", [nearest.id])
+        after_delete = await reader.query("acme", target.tolist(), top_k=3)
+        assert [hit.memory for hit in after_delete] == [hit.memory for hit in before]
+
+
+async def test_a_refresh_reads_only_the_rows_added_and_drops_the_deleted(pg_url: str) -> None:
+    async with pod(pg_url) as store:
+        stored = await fill(store, "acme", 20, seed=7)
+        first = await cache_of(store).refresh("acme")
+        assert first is not None and len(first.rows) == 20
+        added = await fill(store, "acme", 3, seed=8)
+        await store.delete("acme", [stored[0].id, stored[1].id])
+        second = await cache_of(store).refresh("acme")
+        assert second is not None and second.generation > first.generation
+        assert second.ids() == {m.id for m in [*stored[2:], *added]}
+        # Rows that stayed are the same objects: nothing was read again for them.
+        kept = {row.id: row for row in first.rows}
+        assert all(row is kept[row.id] for row in second.rows if row.id in kept)
+        query = np.random.default_rng(9).standard_normal(WIDTH).tolist()
+        cached = await store.query("acme", query, top_k=30)
+        assert cache_of(store).stats.hits == 1
+        async with pod(pg_url, cache_mb=0) as uncached:
+            assert uncached.scan_cache is None
+            assert_same_ranking(cached, await uncached.query("acme", query, top_k=30))
+
+
+async def test_a_miss_starts_a_refresh_in_the_background(pg_url: str) -> None:
+    async with pod(pg_url) as store:
+        await fill(store, "acme", 10, seed=10)
+        query = np.ones(WIDTH).tolist()
+        first = await store.query("acme", query, top_k=5)
+        cache = cache_of(store)
+        assert cache.stats.misses == 1
+        for _ in range(200):
+            if cache.stats.refreshes:
+                break
+            await asyncio.sleep(0.01)
+        assert cache.stats.refreshes == 1
+        assert_same_ranking(await store.query("acme", query, top_k=5), first)
+        assert cache.stats.hits == 1
+
+
+async def test_writes_by_hand_move_the_generation_too(pg_url: str) -> None:
+    async with pod(pg_url) as store:
+        stored = await fill(store, "acme", 3, seed=11)
+        cache = cache_of(store)
+        generations = [await cache.generation("acme")]
+        connection = await asyncpg.connect(pg_url)
+        try:
+            await connection.execute(
+                "INSERT INTO memories SELECT tenant_id, id || 'x', embedding, metadata "
+                "FROM memories WHERE id = $1",
+                stored[0].id,
+            )
+            generations.append(await cache.generation("acme"))
+            await connection.execute(
+                "UPDATE memories SET metadata = metadata WHERE id = $1", stored[1].id
+            )
+            generations.append(await cache.generation("acme"))
+            await connection.execute("DELETE FROM memories WHERE id = $1", stored[2].id)
+            generations.append(await cache.generation("acme"))
+            # A statement that changes nothing leaves it alone.
+            await connection.execute("DELETE FROM memories WHERE id = 'absent'")
+            generations.append(await cache.generation("acme"))
+            await connection.execute("TRUNCATE memories")
+            generations.append(await cache.generation("acme"))
+        finally:
+            await connection.close()
+        assert generations == [3, 4, 5, 6, 6, 7]
+        assert await cache.generation("never-written") == 0
+
+
+async def test_a_tenant_larger_than_the_budget_is_not_held_and_still_answers(
+    pg_url: str,
+) -> None:
+    async with pod(pg_url, cache_mb=1) as store:
+        await fill(store, "small", 10, seed=12)
+        await fill(store, "large", 600, seed=13)  # 600 × (1.5 KB vector + overhead) > 1 MiB
+        cache = cache_of(store)
+        assert await cache.refresh("small") is not None
+        assert await cache.refresh("large") is None
+        assert 0 < cache.held_bytes <= 1024 * 1024
+        hits = await store.query("large", np.ones(WIDTH).tolist(), top_k=100)
+        assert len(hits) == 100 and cache.stats.hits == 0
+        # Not retried while its generation stands still.
+        assert cache.fresh("large", await cache.generation("large")) is None
+        await asyncio.sleep(0.05)
+        assert cache.stats.refreshes == 1
+
+
+async def test_the_least_recently_used_tenant_is_evicted_first(pg_url: str) -> None:
+    async with pod(pg_url, cache_mb=1) as store:
+        for n, tenant in enumerate(("t1", "t2", "t3")):
+            await fill(store, tenant, 200, seed=20 + n)  # ~0.4 MiB each: two fit
+        cache = cache_of(store)
+        await cache.refresh("t1")
+        await cache.refresh("t2")
+        assert cache.fresh("t1", await cache.generation("t1")) is not None  # t1 used last
+        await cache.refresh("t3")
+        assert cache.fresh("t1", await cache.generation("t1")) is not None
+        assert cache.fresh("t2", await cache.generation("t2")) is None
+        assert cache.held_bytes <= 1024 * 1024
+
+
+async def test_a_tenant_of_two_widths_is_left_to_sql(pg_url: str) -> None:
+    async with pod(pg_url) as store:
+        narrow, wide = memory("acme", "old model"), memory("acme", "new model")
+        await store.put(narrow, [1.0] * 4)
+        await store.put(wide, [1.0] * 8)
+        assert await cache_of(store).refresh("acme") is None
+        # The SQL scan refuses to compare widths, as it did before there were snapshots.
+        with pytest.raises(StorageError, match="different vector dimensions"):
+            await store.query("acme", [1.0] * 4, top_k=5)
+
+
+def test_the_cache_budget_must_be_a_whole_non_negative_number() -> None:
+    with pytest.raises(ConfigError, match="PG_SCAN_CACHE_MB"):
+        load_config({"DATABASE_URL": "postgres://x/y", "PG_SCAN_CACHE_MB": "-1"})
+    assert load_config({"DATABASE_URL": "postgres://x/y"}).pg_scan_cache_mb == 128

@@ -1,0 +1,79 @@
+"""TenantSnapshot's arithmetic on vectors small enough to check by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from shared.model import Memory
+from shared.storage.postgres.snapshot import SnapshotRow, TenantSnapshot, decode_vector
+
+
+def row(name: str, readable: bool = True) -> SnapshotRow:
+    memory = Memory(id=name, tenant="acme", content=name, created_at="2026-01-01T00:00:00.000Z")
+    return SnapshotRow(id=name, memory=memory if readable else None, stored_bytes=10)
+
+
+def snapshot(
+    vectors: dict[str, list[float]], unreadable: frozenset[str] = frozenset()
+) -> TenantSnapshot:
+    rows = [row(name, name not in unreadable) for name in vectors]
+    matrix = np.array(list(vectors.values()), dtype=np.float32)
+    return TenantSnapshot.build(1, matrix.shape[1], rows, matrix)
+
+
+def names(snap: TenantSnapshot, query: list[float], top_k: int) -> list[tuple[str, float]]:
+    return [
+        (hit.memory.id, round(hit.similarity, 4))
+        for hit in snap.nearest(np.array(query, dtype=np.float32), top_k)
+    ]
+
+
+def test_rows_rank_by_cosine_whatever_their_length() -> None:
+    snap = snapshot({"east": [5, 0], "north-east": [1, 1], "north": [0, 0.2], "west": [-3, 0]})
+    assert names(snap, [1, 0], 4) == [
+        ("east", 1.0),
+        ("north-east", 0.7071),
+        ("north", 0.0),
+        ("west", -1.0),
+    ]
+    assert names(snap, [1, 0], 2) == [("east", 1.0), ("north-east", 0.7071)]
+
+
+def test_a_zero_vector_comes_last_with_similarity_zero() -> None:
+    snap = snapshot({"zero": [0, 0], "west": [-1, 0], "east": [1, 0]})
+    assert names(snap, [1, 0], 3) == [("east", 1.0), ("west", -1.0), ("zero", 0.0)]
+
+
+def test_an_unreadable_row_keeps_its_slot_and_is_left_out() -> None:
+    snap = snapshot({"a": [1, 0], "broken": [1, 0.1], "c": [1, 0.5]}, frozenset({"broken"}))
+    # The SQL scan takes the top 2 rows, then drops the one it cannot read.
+    assert names(snap, [1, 0], 2) == [("a", 1.0)]
+
+
+def test_changed_keeps_the_rows_still_there_and_appends_the_new() -> None:
+    snap = snapshot({"a": [1, 0], "b": [0, 1], "c": [1, 1]})
+    later = snap.changed(
+        2,
+        kept_ids=frozenset({"a", "c", "d"}),
+        added=[row("d")],
+        added_vectors=np.array([[-1, 0]], dtype=np.float32),
+    )
+    assert later.generation == 2 and later.ids() == {"a", "c", "d"}
+    assert names(later, [1, 0], 5) == [("a", 1.0), ("c", 0.7071), ("d", -1.0)]
+    assert later.rows[0] is snap.rows[0]
+
+
+def test_a_query_of_another_width_or_no_direction_is_refused() -> None:
+    snap = snapshot({"a": [1, 0]})
+    with pytest.raises(ValueError, match="width"):
+        snap.nearest(np.array([1, 0, 0], dtype=np.float32), 1)
+    with pytest.raises(ValueError, match="non-zero"):
+        snap.nearest(np.array([0, 0], dtype=np.float32), 1)
+
+
+def test_pgvector_binary_vectors_decode_to_float32() -> None:
+    raw = (3).to_bytes(2, "big") + b"\x00\x00" + np.array([1.5, -2, 0], dtype=">f4").tobytes()
+    decoded = decode_vector(raw)
+    assert decoded.dtype == np.float32
+    assert decoded.tolist() == [1.5, -2.0, 0.0]
