@@ -46,8 +46,6 @@ def clock() -> Clock:
     return Clock()
 
 
-
-
 @pytest.fixture
 def service(stores: Stores, local_embedder: Embedder, clock: Clock) -> MemoryService:
     floor = load_config({}, local=True).recall_min_similarity
