@@ -194,7 +194,44 @@ class ScanCache:
         )
         if current is None:
             return TenantSnapshot.build(generation, width, rows, matrix)
-        return current.changed(generation, kept_ids=ids, added=rows, added_vectors=matrix)
+        removed = current.ids() - ids
+        return current.changed(generation, removed_ids=removed, added=rows, added_vectors=matrix)
+
+    async def apply_own_write(
+        self,
+        tenant: str,
+        generation: int,
+        *,
+        removed_ids: frozenset[str] = frozenset(),
+        added: tuple[str, npt.NDArray[np.float32], Mapping[str, Any], int] | None = None,
+    ) -> None:
+        """Carry this process's own write into the tenant's snapshot, without reading anything.
+
+        ``generation`` is what the write's own transaction read after its statement, so it is
+        the write's: the snapshot advances only when it was at exactly ``generation − 1``.
+        Anything else (another writer came between, no snapshot) is left to the next query's
+        refresh. ``added`` is (id, vector, metadata as stored, stored bytes).
+        """
+        held = self._snapshots.get(tenant)
+        if held is None or held.generation != generation - 1:
+            return
+        rows: list[SnapshotRow] = []
+        vectors = np.zeros((0, held.width), dtype=np.float32)
+        if added is not None:
+            memory_id, vector, metadata, stored_bytes = added
+            if vector.shape != (held.width,):
+                return  # a second width: the next refresh leaves the tenant to SQL
+            rows = [
+                SnapshotRow(memory_id, self._rebuild(tenant, memory_id, metadata), stored_bytes)
+            ]
+            vectors = vector.reshape(1, -1)
+        snapshot = await asyncio.to_thread(
+            held.changed, generation, removed_ids=removed_ids, added=rows, added_vectors=vectors
+        )
+        if snapshot.nbytes > self._budget_bytes:
+            self._skip(tenant, generation)
+            return
+        self._install(tenant, snapshot)
 
     def _skip(self, tenant: str, generation: int) -> None:
         self._skipped[tenant] = generation

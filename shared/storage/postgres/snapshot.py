@@ -108,22 +108,31 @@ class TenantSnapshot:
         self,
         generation: int,
         *,
-        kept_ids: frozenset[str],
-        added: Sequence[SnapshotRow],
-        added_vectors: npt.NDArray[np.float32],
+        removed_ids: frozenset[str] = frozenset(),
+        added: Sequence[SnapshotRow] = (),
+        added_vectors: npt.NDArray[np.float32] | None = None,
     ) -> TenantSnapshot:
-        """This snapshot at a later generation: rows outside ``kept_ids`` dropped, ``added``
-        appended. Memories are immutable, so a row that stayed is never read again."""
+        """This snapshot at a later generation: ``removed_ids`` dropped, ``added`` appended.
+        Memories are immutable, so a row that stayed is never read again."""
+        if added_vectors is None:
+            added_vectors = np.zeros((0, self.width), dtype=np.float32)
         if added_vectors.shape != (len(added), self.width):
             raise ValueError(f"expected {len(added)} vectors of width {self.width}")
-        keep = np.fromiter(
-            (row.id in kept_ids for row in self.rows), dtype=bool, count=len(self.rows)
-        )
         added_unit, added_direction = unit_rows(added_vectors)
-        rows = tuple(row for row, kept in zip(self.rows, keep, strict=True) if kept) + tuple(added)
-        unit = np.concatenate([self.unit_matrix[keep], added_unit])
-        has_direction = np.concatenate([self.has_direction[keep], added_direction])
-        return TenantSnapshot._of(generation, self.width, rows, unit, has_direction)
+        rows, unit, has_direction = self.rows, self.unit_matrix, self.has_direction
+        if removed_ids:
+            keep = np.fromiter(
+                (row.id not in removed_ids for row in rows), dtype=bool, count=len(rows)
+            )
+            rows = tuple(row for row, kept in zip(rows, keep, strict=True) if kept)
+            unit, has_direction = unit[keep], has_direction[keep]
+        return TenantSnapshot._of(
+            generation,
+            self.width,
+            rows + tuple(added),
+            np.concatenate([unit, added_unit]),
+            np.concatenate([has_direction, added_direction]),
+        )
 
     def nearest(self, query: npt.NDArray[np.float32], top_k: int) -> list[Hit]:
         """The ``top_k`` rows nearest to ``query`` by cosine, nearest first, as the SQL scan

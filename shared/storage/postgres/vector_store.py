@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, Final
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -18,7 +19,7 @@ from shared.model import Hit, Memory
 from shared.storage.codec import check_budget, from_metadata, to_metadata, vector_key
 from shared.storage.interfaces import VectorStore
 from shared.storage.postgres._datastore import PostgresDatastore
-from shared.storage.postgres.scan_cache import ScanCache
+from shared.storage.postgres.scan_cache import GENERATION_SQL, ScanCache
 
 # The same page cap S3 Vectors' QueryVectors has, so both backends answer the same question.
 MAX_TOP_K: Final = 100
@@ -65,7 +66,19 @@ class PostgresVectorStore(VectorStore):
         metadata = to_metadata(memory)
         check_budget(metadata)
         vector = as_vector(embedding)
-        await self._datastore.execute(_PUT_SQL, memory.tenant, memory.id, vector, metadata)
+        if self.scan_cache is None:
+            await self._datastore.execute(_PUT_SQL, memory.tenant, memory.id, vector, metadata)
+            return
+        generation = await self._write_then_read_generation(
+            memory.tenant, _PUT_SQL, memory.tenant, memory.id, vector, metadata
+        )
+        await self.scan_cache.apply_own_write(
+            memory.tenant,
+            generation,
+            # An overwrite of the same id (never done by the service) replaces the row.
+            removed_ids=frozenset({memory.id}),
+            added=(memory.id, vector, metadata, len(msgspec.json.encode(metadata))),
+        )
 
     async def query(self, tenant: str, embedding: Sequence[float], *, top_k: int) -> list[Hit]:
         if top_k < 1:
@@ -92,8 +105,21 @@ class PostgresVectorStore(VectorStore):
         return [memory for memory in memories if memory is not None]
 
     async def delete(self, tenant: str, ids: Sequence[str]) -> None:
-        if ids:
+        if not ids:
+            return
+        if self.scan_cache is None:
             await self._datastore.execute(_DELETE_SQL, tenant, list(ids))
+            return
+        generation = await self._write_then_read_generation(tenant, _DELETE_SQL, tenant, list(ids))
+        await self.scan_cache.apply_own_write(tenant, generation, removed_ids=frozenset(ids))
+
+    async def _write_then_read_generation(self, tenant: str, sql: str, *args: object) -> int:
+        """Run one write and read the tenant's generation in the same transaction: the trigger
+        holds the generation row's lock until commit, so the value read is this write's."""
+        async with self._datastore.session() as session, session.transaction():
+            await session.execute(sql, *args)
+            value = await session.fetchval(GENERATION_SQL, tenant)
+        return int(value) if value is not None else 0
 
     async def close(self) -> None:
         """Stop background snapshot reads; call before the pool closes."""

@@ -237,3 +237,39 @@ def test_the_cache_budget_must_be_a_whole_non_negative_number() -> None:
     with pytest.raises(ConfigError, match="PG_SCAN_CACHE_MB"):
         load_config({"DATABASE_URL": "postgres://x/y", "PG_SCAN_CACHE_MB": "-1"})
     assert load_config({"DATABASE_URL": "postgres://x/y"}).pg_scan_cache_mb == 128
+
+
+async def test_own_writes_advance_the_snapshot_without_reading_it_again(pg_url: str) -> None:
+    async with pod(pg_url) as store:
+        await fill(store, "acme", 30, seed=30)
+        cache = cache_of(store)
+        await cache.refresh("acme")
+        target = np.random.default_rng(31).standard_normal(WIDTH).tolist()
+
+        added = memory("acme", "written here")
+        await store.put(added, target)
+        hits = await store.query("acme", target, top_k=3)
+        assert hits[0].memory == added
+        await store.delete("acme", [added.id])
+        assert added.id not in {hit.memory.id for hit in await store.query("acme", target, top_k=3)}
+        # Deleting what is not there changes nothing, the snapshot included.
+        await store.delete("acme", [added.id])
+        await store.query("acme", target, top_k=3)
+
+        assert (cache.stats.hits, cache.stats.misses, cache.stats.refreshes) == (3, 0, 1)
+
+
+async def test_an_own_write_after_another_pods_is_not_applied_on_top(pg_url: str) -> None:
+    async with pod(pg_url) as mine, pod(pg_url) as theirs:
+        await fill(mine, "acme", 10, seed=32)
+        cache = cache_of(mine)
+        await cache.refresh("acme")
+        target = np.random.default_rng(33).standard_normal(WIDTH).tolist()
+        foreign = memory("acme", "written by the other pod")
+        await theirs.put(foreign, target)
+        own = memory("acme", "written here afterwards")
+        await mine.put(own, target)
+        hits = await mine.query("acme", target, top_k=2)
+        # The snapshot was one write behind, so the query scanned in SQL and saw both.
+        assert {hit.memory.id for hit in hits} == {foreign.id, own.id}
+        assert cache.stats.hits == 0

@@ -55,7 +55,7 @@ def test_changed_keeps_the_rows_still_there_and_appends_the_new() -> None:
     snap = snapshot({"a": [1, 0], "b": [0, 1], "c": [1, 1]})
     later = snap.changed(
         2,
-        kept_ids=frozenset({"a", "c", "d"}),
+        removed_ids=frozenset({"b"}),
         added=[row("d")],
         added_vectors=np.array([[-1, 0]], dtype=np.float32),
     )
