@@ -6,7 +6,7 @@ Nothing here awaits, reads a clock or touches storage: ``now_ms`` is a parameter
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Final
 
 import msgspec
@@ -47,6 +47,46 @@ def merge(*parts: Counts) -> dict[str, AccessCount]:
         for memory_id, count in part.items():
             total[memory_id] = combine(total.get(memory_id), count)
     return total
+
+
+class SummedCounts(Mapping[str, AccessCount]):
+    """Several count maps read as their ``merge``, combined one key at a time on lookup.
+
+    A recall looks up about a hundred memories, while a tenant's durable counts can cover
+    thousands: building the merged dict on every recall cost more than the ranking it feeds, and
+    did so while the query was being embedded, taking CPU from the model. The parts are held, not
+    copied, so callers pass maps nobody changes afterwards.
+    """
+
+    __slots__ = ("_parts",)
+
+    def __init__(self, *parts: Counts) -> None:
+        self._parts = tuple(part for part in parts if part)
+
+    def __getitem__(self, memory_id: str) -> AccessCount:
+        total = self.get(memory_id)
+        if total is None:
+            raise KeyError(memory_id)
+        return total
+
+    def get(self, memory_id: str, default: AccessCount | None = None) -> AccessCount | None:  # type: ignore[override]
+        # Without a KeyError per miss (Mapping.get's way): most memories were never accessed.
+        total: AccessCount | None = None
+        for part in self._parts:
+            count = part.get(memory_id)
+            if count is not None:
+                total = combine(total, count)
+        return default if total is None else total
+
+    def __iter__(self) -> Iterator[str]:
+        if len(self._parts) == 1:
+            return iter(self._parts[0])
+        return iter(dict.fromkeys(key for part in self._parts for key in part))
+
+    def __len__(self) -> int:
+        if len(self._parts) == 1:
+            return len(self._parts[0])
+        return len(set().union(*self._parts))
 
 
 def fresh_names(names: Iterable[str], *, watermark: str) -> list[str]:

@@ -22,7 +22,13 @@ from shared.counters._reader import read_tenant
 from shared.counters.codec import encode_shard
 from shared.counters.compaction import fold_tenant
 from shared.counters.events import CounterEvents, NoCounterEvents
-from shared.counters.fold import COMPACTION_LAG_MS, absorbable_names, combine, merge, total_counts
+from shared.counters.fold import (
+    COMPACTION_LAG_MS,
+    SummedCounts,
+    absorbable_names,
+    combine,
+    total_counts,
+)
 from shared.errors import StorageError
 from shared.model.counters import AccessCount
 from shared.model.ids import iso_ms, new_ulid
@@ -104,7 +110,9 @@ class CounterTracker:
             for shard in self._own.get(tenant, ())
             if shard.name not in durable.seen and shard.name > durable.watermark
         ]
-        return merge(durable.counts, *own, self._pending.get(tenant, {}))
+        # Pending deltas keep changing as accesses are recorded: the view gets them as of now.
+        pending = dict(self._pending.get(tenant, {}))
+        return SummedCounts(durable.counts, *own, pending)
 
     async def flush(self, *, final: bool = False) -> None:
         """Write one shard per tenant with pending deltas, all tenants concurrently.

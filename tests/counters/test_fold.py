@@ -7,6 +7,7 @@ import random
 import pytest
 
 from shared.counters.fold import (
+    SummedCounts,
     absorbable_names,
     combine,
     fold,
@@ -139,6 +140,20 @@ def test_merge_converges_in_any_order() -> None:
     expected = {"a": count(3, T1), "b": count(4, T2)}
     for order in ([0, 1, 2], [2, 1, 0], [1, 2, 0]):
         assert merge(*(parts[i] for i in order)) == expected
+
+
+def test_summed_counts_reads_as_the_merge_of_its_parts() -> None:
+    parts = [{"a": count(1, T1)}, {}, {"a": count(2, T0), "b": count(1)}, {"b": count(3, T2)}]
+    summed = SummedCounts(*parts)
+    merged = merge(*parts)
+    assert summed == merged
+    assert len(summed) == 2 and sorted(summed) == ["a", "b"]
+    assert summed["a"] == count(3, T1) and summed.get("b") == count(4, T2)
+    assert summed.get("never") is None and "never" not in summed
+    with pytest.raises(KeyError):
+        summed["never"]
+    assert SummedCounts() == {} and len(SummedCounts({}, {})) == 0
+    assert dict(SummedCounts({"a": count(1)})) == {"a": count(1)}
 
 
 def test_total_counts_reads_merged_plus_shards_above_the_watermark_only() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 
 import pytest
 
@@ -59,7 +60,7 @@ async def write_old_shards(objects: ObjectStore, tenant: str, *, count: int, at_
 
 
 def accesses(counts: object, memory_id: str = "m") -> int:
-    assert isinstance(counts, dict)
+    assert isinstance(counts, Mapping)
     entry = counts.get(memory_id)
     return 0 if entry is None else entry.access
 
