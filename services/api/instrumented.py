@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Generator, Iterator, Sequence
+from typing import Any
 
 from prometheus_client import Histogram
 
@@ -27,6 +28,19 @@ def _timed(histogram: Histogram, operation: str) -> Iterator[None]:
         histogram.labels(operation=operation).observe(time.perf_counter() - started)
 
 
+class _Stamped:
+    """An awaitable passed through unchanged that notes when it produced its value."""
+
+    def __init__(self, inner: Awaitable[Sequence[float]]) -> None:
+        self._inner = inner
+        self.ready_at: float | None = None
+
+    def __await__(self) -> Generator[Any, None, Sequence[float]]:
+        value = yield from self._inner.__await__()
+        self.ready_at = time.perf_counter()
+        return value
+
+
 class InstrumentedVectorStore(VectorStore):
     def __init__(self, inner: VectorStore) -> None:
         self._inner = inner
@@ -38,6 +52,19 @@ class InstrumentedVectorStore(VectorStore):
     async def query(self, tenant: str, embedding: Sequence[float], *, top_k: int) -> list[Hit]:
         with _timed(metrics.STORAGE_SECONDS, "vector_query"):
             return await self._inner.query(tenant, embedding, top_k=top_k)
+
+    async def query_after(
+        self, tenant: str, embedding: Awaitable[Sequence[float]], *, top_k: int
+    ) -> list[Hit]:
+        # Timed from when the vector is ready: the time before it is the embedder's histogram.
+        stamped = _Stamped(embedding)
+        try:
+            return await self._inner.query_after(tenant, stamped, top_k=top_k)
+        finally:
+            if stamped.ready_at is not None:
+                metrics.STORAGE_SECONDS.labels(operation="vector_query").observe(
+                    time.perf_counter() - stamped.ready_at
+                )
 
     async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
         with _timed(metrics.STORAGE_SECONDS, "vector_get"):

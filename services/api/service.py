@@ -29,6 +29,7 @@ from shared.model import (
 from shared.model.counters import AccessCount
 from shared.ranking import MODE_PROFILES, RecallMode, RecallOutcome, already_known, rank
 from shared.storage import ObjectStore, VectorStore
+from shared.tasks import abandon
 
 logger = logging.getLogger(__name__)
 
@@ -98,9 +99,13 @@ class MemoryService:
     async def _visible_hits(
         self, tenant: str, conversation: str | None, text: str, *, top_k: int
     ) -> tuple[list[float], list[Hit]]:
-        embedding = await self._embedder.embed(text)
-        hits = await self._vectors.query(tenant, embedding, top_k=top_k)
-        return embedding, [hit for hit in hits if hit.memory.visible_to(conversation)]
+        # Handed to the store still running, so it can start what does not need the vector.
+        embedding = asyncio.ensure_future(self._embedder.embed(text))
+        try:
+            hits = await self._vectors.query_after(tenant, embedding, top_k=top_k)
+        finally:
+            abandon(embedding)  # a no-op once it is done; nothing left running on a failure
+        return embedding.result(), [hit for hit in hits if hit.memory.visible_to(conversation)]
 
     async def recall(
         self,

@@ -9,7 +9,7 @@ write condition raises :class:`~shared.errors.ConflictError`.
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 
 import msgspec
 
@@ -43,6 +43,17 @@ class VectorStore(abc.ABC):
         Similarity is 1 − cosine distance. **No order is promised**: callers find the maximum
         themselves. Every returned memory belongs to ``tenant`` (re-checked by the backend).
         """
+
+    async def query_after(
+        self, tenant: str, embedding: Awaitable[Sequence[float]], *, top_k: int
+    ) -> list[Hit]:
+        """``query`` for the vector ``embedding`` resolves to, started before it has.
+
+        A store may begin what does not need the vector while it is computed (the PostgreSQL
+        store reads the tenant's generation). The caller owns ``embedding``: the store awaits it
+        unless it fails first, and never keeps it running.
+        """
+        return await self.query(tenant, await embedding, top_k=top_k)
 
     @abc.abstractmethod
     async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:

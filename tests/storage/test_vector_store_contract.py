@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 
 import pytest
 
-from shared.errors import BudgetError, InvalidInputError
+from shared.errors import BudgetError, EmbeddingError, InvalidInputError
 from shared.model import Memory, new_ulid
 from shared.storage import VectorStore
 
@@ -80,6 +81,38 @@ async def test_query_returns_the_top_k_nearest(
         await vector_store.put(stored, axis(embedding_dim, 1, n * 0.5))
     hits = await vector_store.query("acme", axis(embedding_dim, 1), top_k=3)
     assert {hit.memory.id for hit in hits} == {m.id for m in memories[:3]}
+
+
+async def test_query_after_answers_what_query_answers_once_the_vector_arrives(
+    vector_store: VectorStore, embedding_dim: int
+) -> None:
+    memories = [memory("acme", f"fact {n}") for n in range(5)]
+    for n, stored in enumerate(memories):
+        await vector_store.put(stored, axis(embedding_dim, 1, n * 0.5))
+    arrived = asyncio.Event()
+
+    async def embedding() -> list[float]:
+        await asyncio.sleep(0.05)  # a model still running when the query starts
+        arrived.set()
+        return axis(embedding_dim, 1)
+
+    hits = await vector_store.query_after("acme", asyncio.ensure_future(embedding()), top_k=3)
+    assert arrived.is_set()
+    assert hits == await vector_store.query("acme", axis(embedding_dim, 1), top_k=3)
+    assert {hit.memory.id for hit in hits} == {m.id for m in memories[:3]}
+
+
+async def test_query_after_passes_on_a_failed_embedding(
+    vector_store: VectorStore, embedding_dim: int
+) -> None:
+    await vector_store.put(memory("acme"), axis(embedding_dim, 1))
+
+    async def embedding() -> list[float]:
+        await asyncio.sleep(0.01)
+        raise EmbeddingError("the model is gone")
+
+    with pytest.raises(EmbeddingError, match="the model is gone"):
+        await vector_store.query_after("acme", asyncio.ensure_future(embedding()), top_k=3)
 
 
 async def test_query_refuses_top_k_below_one(vector_store: VectorStore, embedding_dim: int) -> None:

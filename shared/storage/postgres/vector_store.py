@@ -6,8 +6,9 @@ process when one is at the tenant's current generation (see ``scan_cache``), oth
 
 from __future__ import annotations
 
+import asyncio
 import math
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -20,6 +21,7 @@ from shared.storage.codec import check_budget, from_metadata, to_metadata, vecto
 from shared.storage.interfaces import VectorStore
 from shared.storage.postgres._datastore import PostgresDatastore
 from shared.storage.postgres.scan_cache import GENERATION_SQL, ScanCache
+from shared.tasks import abandon
 
 # The same page cap S3 Vectors' QueryVectors has, so both backends answer the same question.
 MAX_TOP_K: Final = 100
@@ -81,14 +83,47 @@ class PostgresVectorStore(VectorStore):
         )
 
     async def query(self, tenant: str, embedding: Sequence[float], *, top_k: int) -> list[Hit]:
-        if top_k < 1:
-            raise InvalidInputError("top_k", f"top_k must be at least 1, got {top_k}")
+        top_k = _checked_top_k(top_k)
         vector = as_vector(embedding)
-        top_k = min(top_k, MAX_TOP_K)
-        if self.scan_cache is not None:
-            snapshot = self.scan_cache.fresh(tenant, await self.scan_cache.generation(tenant))
-            if snapshot is not None and snapshot.width == vector.size and vector.any():
-                return snapshot.nearest(vector, top_k)
+        if self.scan_cache is None:
+            return await self._scan_in_sql(tenant, vector, top_k)
+        generation = await self.scan_cache.generation(tenant)
+        return await self._scan(self.scan_cache, tenant, vector, top_k, generation)
+
+    async def query_after(
+        self, tenant: str, embedding: Awaitable[Sequence[float]], *, top_k: int
+    ) -> list[Hit]:
+        top_k = _checked_top_k(top_k)
+        if self.scan_cache is None:
+            return await self._scan_in_sql(tenant, as_vector(await embedding), top_k)
+        # The generation does not depend on the vector: one round trip (about 1 ms under load)
+        # taken while the model runs rather than after it. A write committed before this call
+        # is still seen, because the read starts after it.
+        generation = asyncio.ensure_future(self.scan_cache.generation(tenant))
+        try:
+            vector = as_vector(await embedding)
+        except BaseException:
+            abandon(generation)
+            raise
+        return await self._scan(self.scan_cache, tenant, vector, top_k, await generation)
+
+    async def _scan(
+        self,
+        cache: ScanCache,
+        tenant: str,
+        vector: npt.NDArray[np.float32],
+        top_k: int,
+        generation: int,
+    ) -> list[Hit]:
+        """From the tenant's snapshot when it is at ``generation``, otherwise in SQL."""
+        snapshot = cache.fresh(tenant, generation)
+        if snapshot is not None and snapshot.width == vector.size and vector.any():
+            return snapshot.nearest(vector, top_k)
+        return await self._scan_in_sql(tenant, vector, top_k)
+
+    async def _scan_in_sql(
+        self, tenant: str, vector: npt.NDArray[np.float32], top_k: int
+    ) -> list[Hit]:
         rows = await self._datastore.fetch(_QUERY_SQL, tenant, vector, top_k)
         hits: list[Hit] = []
         for row in rows:
@@ -125,6 +160,12 @@ class PostgresVectorStore(VectorStore):
         """Stop background snapshot reads; call before the pool closes."""
         if self.scan_cache is not None:
             await self.scan_cache.close()
+
+
+def _checked_top_k(top_k: int) -> int:
+    if top_k < 1:
+        raise InvalidInputError("top_k", f"top_k must be at least 1, got {top_k}")
+    return min(top_k, MAX_TOP_K)
 
 
 def _similarity(distance: object) -> float:

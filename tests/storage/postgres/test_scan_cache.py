@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from shared.config import load_config
-from shared.errors import ConfigError, StorageError
+from shared.errors import ConfigError, EmbeddingError, StorageError
 from shared.model import Hit, Memory, new_ulid
 from shared.storage import open_stores
 from shared.storage.postgres import PostgresVectorStore
@@ -121,6 +121,59 @@ async def test_another_pods_write_and_delete_show_in_the_very_next_query(pg_url:
         await writer.delete("acme", [nearest.id])
         after_delete = await reader.query("acme", target.tolist(), top_k=3)
         assert [hit.memory for hit in after_delete] == [hit.memory for hit in before]
+
+
+async def test_a_write_committed_before_query_after_is_seen_though_the_vector_comes_later(
+    pg_url: str,
+) -> None:
+    """query_after reads the generation while the embedding runs: a write that landed before
+    the call must still be in the answer, even when another write lands before the vector."""
+    async with pod(pg_url) as reader, pod(pg_url) as writer:
+        await fill(writer, "acme", 20, seed=8)
+        assert await cache_of(reader).refresh("acme") is not None
+        target = np.random.default_rng(9).standard_normal(WIDTH)
+        before_call = memory("acme", "written before the recall")
+        await writer.put(before_call, target.tolist())
+        vector_wanted = asyncio.Event()
+        release = asyncio.Event()
+
+        async def embedding() -> list[float]:
+            vector_wanted.set()
+            await release.wait()
+            return target.tolist()
+
+        querying = asyncio.create_task(
+            reader.query_after("acme", asyncio.ensure_future(embedding()), top_k=3)
+        )
+        await vector_wanted.wait()
+        await writer.put(memory("acme", "written while embedding"), (-target).tolist())
+        release.set()
+        hits = await querying
+        assert hits[0].memory == before_call
+
+
+async def test_a_failed_embedding_stops_the_generation_read_begun_beside_it(pg_url: str) -> None:
+    async with pod(pg_url) as store:
+        await fill(store, "acme", 3, seed=10)
+        blocker = await asyncpg.connect(pg_url)
+        try:
+            # Holds the generation read until it is cancelled: it cannot finish on its own.
+            transaction = blocker.transaction()
+            await transaction.start()
+            await blocker.execute("LOCK TABLE memory_generations IN ACCESS EXCLUSIVE MODE")
+            before = asyncio.all_tasks()
+
+            async def embedding() -> list[float]:
+                await asyncio.sleep(0.2)  # long enough for the read to be waiting on the lock
+                raise EmbeddingError("the model is gone")
+
+            with pytest.raises(EmbeddingError):
+                await store.query_after("acme", asyncio.ensure_future(embedding()), top_k=3)
+            await asyncio.sleep(0.1)
+            assert [t for t in asyncio.all_tasks() - before if not t.done()] == []
+        finally:
+            await transaction.rollback()
+            await blocker.close()
 
 
 async def test_a_refresh_reads_only_the_rows_added_and_drops_the_deleted(pg_url: str) -> None:
