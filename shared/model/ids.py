@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from datetime import UTC, datetime
@@ -47,6 +48,9 @@ def iso_ms(now_ms: int) -> str:
     return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now_ms % 1000:03d}Z"
 
 
+# Ranking parses two stamps per candidate on every recall, and the same memories come back
+# recall after recall: a hit costs ~0.1 µs against ~1.5 µs to parse. 32k entries is ~5 MB.
+@functools.lru_cache(maxsize=32_768)
 def parse_iso_ms(value: str) -> int | None:
     """Milliseconds since the epoch for an ISO-8601 timestamp, or None when it does not parse."""
     try:

@@ -113,21 +113,23 @@ def rank(
     top_similarity = max((hit.similarity for hit in relevant), default=0.0)
     keeping = [hit for hit in relevant if hit.similarity >= top_similarity * profile.keep_ratio]
     gated = len(visible) - len(keeping)
-    max_access = max((counts.get(h.memory.id, ZERO_COUNT).access for h in keeping), default=0)
+    # Looked up once per hit: ``counts`` may sum several maps per lookup (SummedCounts).
+    counted = [counts.get(hit.memory.id, ZERO_COUNT) for hit in keeping]
+    max_access = max((count.access for count in counted), default=0)
     scored = [
         Ranked(
             memory=hit.memory,
             similarity=hit.similarity,
             score=composite_score(
                 hit,
-                counts.get(hit.memory.id, ZERO_COUNT),
+                count,
                 profile=profile,
                 top_similarity=top_similarity,
                 max_access=max_access,
                 now_ms=now_ms,
             ),
         )
-        for hit in keeping
+        for hit, count in zip(keeping, counted, strict=True)
     ]
     scored.sort(key=lambda ranked: ranked.score, reverse=True)
     results = tuple(scored[:limit])
