@@ -63,12 +63,44 @@ async def test_a_failed_batch_fails_its_callers_and_the_next_batch_still_runs(
     executor: ThreadPoolExecutor,
 ) -> None:
     model = LengthModel()
+    model.gate.clear()
     batcher = MicroBatcher(model, executor=executor, max_batch=8)
-    results = await asyncio.gather(
-        batcher.submit("explode"), batcher.submit("fine"), return_exceptions=True
-    )
+    running = asyncio.ensure_future(batcher.submit("running"))
+    await asyncio.sleep(0.05)  # held by the gate, so the next two share a batch
+    queued = [asyncio.ensure_future(batcher.submit(t)) for t in ("explode", "fine")]
+    await asyncio.sleep(0)
+    model.gate.set()
+    assert await running == [7.0]
+    results = await asyncio.gather(*queued, return_exceptions=True)
     assert all(isinstance(r, EmbeddingError) for r in results)
     assert await batcher.submit("later") == [5.0]
+    assert model.batches == [["running"], ["explode", "fine"], ["later"]]
+
+
+async def test_a_call_finding_the_model_idle_is_with_the_model_before_it_first_yields(
+    executor: ThreadPoolExecutor,
+) -> None:
+    """No task hop between a call and the model: whatever else the loop has ready runs beside
+    the model, not before it."""
+    started = threading.Event()
+
+    def watched(texts: list[str]) -> list[list[float]]:
+        started.set()
+        return [[float(len(t))] for t in texts]
+
+    batcher = MicroBatcher(watched, executor=executor, max_batch=8)
+    call = asyncio.ensure_future(batcher.submit("abc"))
+    await asyncio.sleep(0)  # one loop step: submit has run up to its first suspension
+    # Blocks the loop on purpose: only work handed over before submit yielded can start.
+    assert started.wait(timeout=2)
+    assert await call == [3.0]
+
+
+async def test_submit_many_shares_batches_from_the_first(executor: ThreadPoolExecutor) -> None:
+    model = LengthModel()
+    batcher = MicroBatcher(model, executor=executor, max_batch=8)
+    assert await batcher.submit_many(["a", "bb", "ccc"]) == [[1.0], [2.0], [3.0]]
+    assert model.batches == [["a", "bb", "ccc"]]
 
 
 async def test_close_fails_queued_calls_and_refuses_new_ones(
