@@ -96,16 +96,25 @@ class MemoryService:
     def floor(self) -> float:
         return self._floor
 
+    def _start_embedding(self, text: str) -> asyncio.Task[list[float]]:
+        """The embedding as a task started before anything else: it is the longest step, and
+        the rest of the call's work (counter and generation reads) can run beside it."""
+        return asyncio.create_task(self._embedder.embed(text))
+
     async def _visible_hits(
-        self, tenant: str, conversation: str | None, text: str, *, top_k: int
-    ) -> tuple[list[float], list[Hit]]:
+        self,
+        tenant: str,
+        conversation: str | None,
+        embedding: asyncio.Task[list[float]],
+        *,
+        top_k: int,
+    ) -> list[Hit]:
         # Handed to the store still running, so it can start what does not need the vector.
-        embedding = asyncio.ensure_future(self._embedder.embed(text))
         try:
             hits = await self._vectors.query_after(tenant, embedding, top_k=top_k)
         finally:
             abandon(embedding)  # a no-op once it is done; nothing left running on a failure
-        return embedding.result(), [hit for hit in hits if hit.memory.visible_to(conversation)]
+        return [hit for hit in hits if hit.memory.visible_to(conversation)]
 
     async def recall(
         self,
@@ -116,12 +125,13 @@ class MemoryService:
         mode: RecallMode,
         limit: int,
     ) -> RecallAnswer:
+        embedding = self._start_embedding(query)
         # The counters do not depend on the hits: read them while the query is embedded and
         # searched, so a cold read (once a minute per tenant) hides behind that latency.
         loading = asyncio.create_task(self._counters.load(tenant))
         try:
-            _, visible = await self._visible_hits(
-                tenant, conversation, query, top_k=RECALL_CANDIDATES
+            visible = await self._visible_hits(
+                tenant, conversation, embedding, top_k=RECALL_CANDIDATES
             )
         finally:
             # Never left dangling: awaited whether the search succeeded or not.
@@ -155,9 +165,8 @@ class MemoryService:
         tags: Sequence[str],
         scope: Scope,
     ) -> RememberAnswer:
-        embedding, visible = await self._visible_hits(
-            tenant, conversation, content, top_k=DEDUP_CANDIDATES
-        )
+        embedding = self._start_embedding(content)
+        visible = await self._visible_hits(tenant, conversation, embedding, top_k=DEDUP_CANDIDATES)
         now_ms = self._clock_ms()
         known = already_known(content, visible)
         if known is not None:
@@ -177,7 +186,7 @@ class MemoryService:
         )
         # The vector first: an index key without a body is skipped by list; the reverse order
         # would leave a memory that recall finds and list never shows.
-        await self._vectors.put(memory, embedding)
+        await self._vectors.put(memory, embedding.result())
         await self._objects.put(index_key(memory), "")
         return RememberAnswer(memory=memory, already_known=False)
 
