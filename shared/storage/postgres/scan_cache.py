@@ -30,7 +30,12 @@ import numpy.typing as npt
 from shared.errors import StorageError
 from shared.model import Memory
 from shared.storage.postgres._datastore import PostgresDatastore
-from shared.storage.postgres.snapshot import SnapshotRow, TenantSnapshot, decode_vector
+from shared.storage.postgres.snapshot import (
+    ScanWorkers,
+    SnapshotRow,
+    TenantSnapshot,
+    decode_vector,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -73,10 +78,17 @@ class ScanCache:
         budget_bytes: the most all snapshots together may hold (matrix plus metadata).
         rebuild: turns (tenant, id, metadata) into a Memory, or None when it is unreadable —
             the vector store's own, so a snapshot answers exactly what its SQL scan answers.
+        scan_threads: threads a large scan is split across (see ScanWorkers); default: the
+            CPUs this process may use, at most four.
     """
 
     def __init__(
-        self, datastore: PostgresDatastore, *, budget_bytes: int, rebuild: Rebuild
+        self,
+        datastore: PostgresDatastore,
+        *,
+        budget_bytes: int,
+        rebuild: Rebuild,
+        scan_threads: int | None = None,
     ) -> None:
         self._datastore = datastore
         self._budget_bytes = budget_bytes
@@ -89,6 +101,7 @@ class ScanCache:
         self._refreshing: dict[str, asyncio.Task[None]] = {}
         self._closed = False
         self.stats = ScanCacheStats()
+        self.workers = ScanWorkers(scan_threads)
 
     @property
     def held_bytes(self) -> int:
@@ -266,6 +279,7 @@ class ScanCache:
                 await task
         self._snapshots.clear()
         self._held_bytes = 0
+        self.workers.close()
 
 
 __all__ = ["GENERATION_SQL", "ScanCache", "ScanCacheStats"]

@@ -118,7 +118,7 @@ class PostgresVectorStore(VectorStore):
         """From the tenant's snapshot when it is at ``generation``, otherwise in SQL."""
         snapshot = cache.fresh(tenant, generation)
         if snapshot is not None and snapshot.width == vector.size and vector.any():
-            return snapshot.nearest(vector, top_k)
+            return snapshot.nearest(vector, top_k, workers=cache.workers)
         return await self._scan_in_sql(tenant, vector, top_k)
 
     async def _scan_in_sql(

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
 from shared.model import Memory
-from shared.storage.postgres.snapshot import SnapshotRow, TenantSnapshot, decode_vector
+from shared.storage.postgres.snapshot import (
+    ScanWorkers,
+    SnapshotRow,
+    TenantSnapshot,
+    decode_vector,
+)
 
 
 def row(name: str, readable: bool = True) -> SnapshotRow:
@@ -77,3 +84,43 @@ def test_pgvector_binary_vectors_decode_to_float32() -> None:
     decoded = decode_vector(raw)
     assert decoded.dtype == np.float32
     assert decoded.tolist() == [1.5, -2.0, 0.0]
+
+
+@pytest.mark.parametrize(("threads", "rows"), [(2, 10_000), (4, 20_000), (2, 3_000), (1, 9_000)])
+def test_scan_parts_cover_every_row_once_in_whole_blocks(threads: int, rows: int) -> None:
+    workers = ScanWorkers(threads)
+    try:
+        parts = workers.parts(rows)
+    finally:
+        workers.close()
+    assert parts[0][0] == 0 and parts[-1][1] == rows
+    assert all(stop == start for (_, stop), (start, _) in itertools.pairwise(parts))
+    assert all(start % 1024 == 0 for start, _ in parts)
+    # Parts are only made when each has thousands of rows to scan.
+    assert len(parts) == (1 if rows < 8192 or threads == 1 else threads)
+
+
+def test_a_split_scan_answers_exactly_what_one_thread_answers() -> None:
+    rng = np.random.default_rng(11)
+    rows = [row(f"m{i:05d}") for i in range(10_000)]
+    vectors = rng.standard_normal((10_000, 64)).astype(np.float32)
+    vectors[1234] = 0  # a zero vector in the second part still sorts last
+    snap = TenantSnapshot.build(1, 64, rows, vectors)
+    workers = ScanWorkers(2)
+    try:
+        assert len(workers.parts(10_000)) == 2
+        for query in rng.standard_normal((5, 64)).astype(np.float32):
+            assert snap.nearest(query, 100, workers=workers) == snap.nearest(query, 100)
+        everything = snap.nearest(vectors[0], 10_000, workers=workers)
+    finally:
+        workers.close()
+    assert everything[-1].memory is not None and everything[-1].memory.id == "m01234"
+    assert everything[-1].similarity == 0.0
+
+
+def test_a_one_thread_scan_has_no_helpers() -> None:
+    workers = ScanWorkers(1)
+    assert workers.parts(50_000) == [(0, 50_000)]
+    with pytest.raises(RuntimeError, match="no helpers"):
+        workers.submit(lambda: None)
+    workers.close()
