@@ -68,6 +68,8 @@ class ScanCacheStats:
     hits: int = 0
     misses: int = 0
     refreshes: int = 0
+    # Times a tenant was left to SQL at a generation (too large, or mixed widths).
+    skips: int = 0
 
 
 class ScanCache:
@@ -197,7 +199,7 @@ class ScanCache:
         ]
         vectors = [decode_vector(record["vector"]) for record in records]
         widths = {vector.shape[0] for vector in vectors}
-        if current is not None:
+        if current is not None and current.rows:  # an empty snapshot has no width yet
             widths.add(current.width)
         if len(widths) > 1:
             return None  # pgvector refuses to compare widths: leave such a tenant to SQL
@@ -232,7 +234,7 @@ class ScanCache:
         vectors = np.zeros((0, held.width), dtype=np.float32)
         if added is not None:
             memory_id, vector, metadata, stored_bytes = added
-            if vector.shape != (held.width,):
+            if held.rows and vector.shape != (held.width,):
                 return  # a second width: the next refresh leaves the tenant to SQL
             rows = [
                 SnapshotRow(memory_id, self._rebuild(tenant, memory_id, metadata), stored_bytes)
@@ -247,6 +249,7 @@ class ScanCache:
         self._install(tenant, snapshot)
 
     def _skip(self, tenant: str, generation: int) -> None:
+        self.stats.skips += 1
         self._skipped[tenant] = generation
         self._drop(tenant)
 

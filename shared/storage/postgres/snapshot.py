@@ -171,6 +171,11 @@ class TenantSnapshot:
     ) -> TenantSnapshot:
         """This snapshot at a later generation: ``removed_ids`` dropped, ``added`` appended.
         Memories are immutable, so a row that stayed is never read again."""
+        if not self.rows and added:
+            # An empty tenant's snapshot has no width yet: its first rows set it.
+            if added_vectors is None:
+                raise ValueError(f"expected {len(added)} vectors")
+            return TenantSnapshot.build(generation, added_vectors.shape[1], added, added_vectors)
         if added_vectors is None:
             added_vectors = np.zeros((0, self.width), dtype=np.float32)
         if added_vectors.shape != (len(added), self.width):

@@ -326,3 +326,23 @@ async def test_an_own_write_after_another_pods_is_not_applied_on_top(pg_url: str
         # The snapshot was one write behind, so the query scanned in SQL and saw both.
         assert {hit.memory.id for hit in hits} == {foreign.id, own.id}
         assert cache.stats.hits == 0
+
+
+async def test_a_tenant_first_seen_empty_gets_snapshots_once_it_has_rows(pg_url: str) -> None:
+    """An empty tenant's snapshot has no width: the first rows (this pod's or another's) must
+    set it, not count as a second width that leaves the tenant to SQL for good."""
+    async with pod(pg_url) as mine, pod(pg_url) as theirs:
+        target = np.random.default_rng(34).standard_normal(WIDTH).tolist()
+        for store in (mine, theirs):
+            empty = await cache_of(store).refresh("acme")
+            assert empty is not None and empty.rows == ()
+        own = memory("acme", "the first memory, written here")
+        await mine.put(own, target)
+        assert [hit.memory for hit in await mine.query("acme", target, top_k=3)] == [own]
+        assert (cache_of(mine).stats.hits, cache_of(mine).stats.skips) == (1, 0)
+        # The other pod's empty snapshot is behind: it scans in SQL once, then reads the row.
+        assert [hit.memory for hit in await theirs.query("acme", target, top_k=3)] == [own]
+        refreshed = await cache_of(theirs).refresh("acme")
+        assert refreshed is not None and [row.id for row in refreshed.rows] == [own.id]
+        assert [hit.memory for hit in await theirs.query("acme", target, top_k=3)] == [own]
+        assert (cache_of(theirs).stats.hits, cache_of(theirs).stats.skips) == (1, 0)
