@@ -21,6 +21,7 @@ from services.api.instrumented import (
     InstrumentedObjectStore,
     InstrumentedVectorStore,
 )
+from services.api.scan_metrics import scan_metrics
 from services.api.service import MemoryService
 from services.api.tools import build_catalogue
 from services.api.tools.spec import ToolSpec
@@ -47,6 +48,7 @@ def process_id() -> str:
 async def open_runtime(config: Config) -> AsyncIterator[Runtime]:
     async with contextlib.AsyncExitStack() as stack:
         stores = await stack.enter_async_context(open_stores(config))
+        stack.enter_context(scan_metrics(stores.vectors))
         embedder = InstrumentedEmbedder(await stack.enter_async_context(open_embedder(config)))
         vectors = InstrumentedVectorStore(stores.vectors)
         objects = InstrumentedObjectStore(stores.objects)

@@ -9,6 +9,7 @@ import hashlib
 import json
 import logging
 import re
+import uuid
 from collections.abc import AsyncIterator
 
 import httpx2
@@ -369,6 +370,38 @@ async def test_metrics_observe_tools_storage_and_embedding(memory_url: str) -> N
     ):
         assert re.search(rf"^{re.escape(sample)} [1-9]", text, re.MULTILINE), sample
     assert TENANT["X-Memory-Tenant"] not in text
+
+
+async def test_metrics_show_how_recalls_use_the_scan_snapshots(memory_url: str) -> None:
+    """PostgreSQL: the first recall of a tenant scans in SQL and starts a snapshot read; once
+    it is in, recalls are answered from it, and /metrics says both. S3 has no snapshots."""
+    metrics_url = memory_url.removesuffix("/mcp") + "/metrics"
+    if "DATABASE_URL" not in STORAGE:
+        async with httpx2.AsyncClient() as http:
+            assert "mcp_memory_scan_snapshot" not in (await http.get(metrics_url)).text
+        return
+
+    async def sample(name: str) -> float:
+        async with httpx2.AsyncClient() as http:
+            text = (await http.get(metrics_url)).text
+        found = re.search(rf"^{re.escape(name)} (\S+)$", text, re.MULTILINE)
+        assert found is not None, name
+        return float(found.group(1))
+
+    hit = 'mcp_memory_scan_snapshot_queries_total{outcome="hit"}'
+    miss = 'mcp_memory_scan_snapshot_queries_total{outcome="miss"}'
+    headers = {"X-Memory-Tenant": f"snapshots-{uuid.uuid4().hex[:8]}"}
+    hits_before, misses_before = await sample(hit), await sample(miss)
+    await call(memory_url, "remember", {"content": PORT_FACT}, headers=headers)
+    assert await sample(miss) > misses_before  # remember's dedup query found no snapshot
+    for _ in range(50):
+        await call(memory_url, "recall", {"query": "Which port?"}, headers=headers)
+        if await sample(hit) > hits_before:
+            break
+        await asyncio.sleep(0.1)
+    assert await sample(hit) > hits_before
+    assert await sample("mcp_memory_scan_snapshot_refreshes_total") >= 1
+    assert await sample("mcp_memory_scan_snapshot_bytes") > 0
 
 
 async def test_stats_past_ten_thousand_keys_is_a_lower_bound(memory_url: str) -> None:
