@@ -13,6 +13,7 @@ from shared.storage.postgres.snapshot import (
     SnapshotRow,
     TenantSnapshot,
     decode_vector,
+    vector_width,
 )
 
 
@@ -79,11 +80,40 @@ def test_a_query_of_another_width_or_no_direction_is_refused() -> None:
         snap.nearest(np.array([0, 0], dtype=np.float32), 1)
 
 
-def test_pgvector_binary_vectors_decode_to_float32() -> None:
+def test_pgvector_binary_vectors_decode_to_their_values() -> None:
     raw = (3).to_bytes(2, "big") + b"\x00\x00" + np.array([1.5, -2, 0], dtype=">f4").tobytes()
-    decoded = decode_vector(raw)
-    assert decoded.dtype == np.float32
-    assert decoded.tolist() == [1.5, -2.0, 0.0]
+    assert vector_width(raw) == 3
+    native = np.empty(3, dtype=np.float32)
+    native[:] = decode_vector(raw)  # how a refresh copies it into its matrix
+    assert native.tolist() == [1.5, -2.0, 0.0]
+
+
+def test_an_owned_matrix_is_scaled_in_place_and_a_lent_one_is_not() -> None:
+    rows = [row("a"), row("b"), row("zero")]
+    lent = np.array([[3, 4], [0, 2], [0, 0]], dtype=np.float32)
+    snap = TenantSnapshot.build(1, 2, rows, lent)
+    assert lent.tolist() == [[3, 4], [0, 2], [0, 0]]
+    owned = lent.copy()
+    mine = TenantSnapshot.build(1, 2, rows, owned, owned=True)
+    assert mine.unit_matrix is owned
+    assert np.array_equal(mine.unit_matrix, snap.unit_matrix)
+    assert np.allclose(snap.unit_matrix, [[0.6, 0.8], [0, 1], [0, 0]])
+    assert snap.has_direction.tolist() == [True, True, False]
+
+
+def test_a_changed_snapshot_drops_and_appends_without_touching_the_old_one() -> None:
+    old = snapshot({"a": [1, 0], "b": [0, 1], "c": [1, 1]})
+    before = old.unit_matrix.copy()
+    new = old.changed(
+        2,
+        removed_ids=frozenset({"b"}),
+        added=[row("d")],
+        added_vectors=np.array([[0, 5]], dtype=np.float32),
+        owned=True,
+    )
+    assert [r.id for r in new.rows] == ["a", "c", "d"]
+    assert new.unit_matrix.tolist() == [before[0].tolist(), before[2].tolist(), [0.0, 1.0]]
+    assert np.array_equal(old.unit_matrix, before) and len(old.rows) == 3
 
 
 @pytest.mark.parametrize(("threads", "rows"), [(2, 10_000), (4, 20_000), (2, 3_000), (1, 9_000)])
