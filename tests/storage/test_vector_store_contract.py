@@ -72,13 +72,19 @@ async def test_similarity_is_one_minus_cosine_distance(
     }
 
 
+async def fan(vector_store: VectorStore, embedding_dim: int) -> list[Memory]:
+    """Five memories whose angle to the first axis grows with their index, so the first three
+    are the three nearest to it."""
+    memories = [memory("acme", f"fact {n}") for n in range(5)]
+    for n, stored in enumerate(memories):
+        await vector_store.put(stored, axis(embedding_dim, 1, n * 0.5))
+    return memories
+
+
 async def test_query_returns_the_top_k_nearest(
     vector_store: VectorStore, embedding_dim: int
 ) -> None:
-    memories = [memory("acme", f"fact {n}") for n in range(5)]
-    for n, stored in enumerate(memories):
-        # Angle grows with n, so memories[0..2] are the three nearest to the first axis.
-        await vector_store.put(stored, axis(embedding_dim, 1, n * 0.5))
+    memories = await fan(vector_store, embedding_dim)
     hits = await vector_store.query("acme", axis(embedding_dim, 1), top_k=3)
     assert {hit.memory.id for hit in hits} == {m.id for m in memories[:3]}
 
@@ -86,9 +92,7 @@ async def test_query_returns_the_top_k_nearest(
 async def test_query_after_answers_what_query_answers_once_the_vector_arrives(
     vector_store: VectorStore, embedding_dim: int
 ) -> None:
-    memories = [memory("acme", f"fact {n}") for n in range(5)]
-    for n, stored in enumerate(memories):
-        await vector_store.put(stored, axis(embedding_dim, 1, n * 0.5))
+    memories = await fan(vector_store, embedding_dim)
     arrived = asyncio.Event()
 
     async def embedding() -> list[float]:
