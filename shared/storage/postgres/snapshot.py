@@ -11,7 +11,6 @@ vector last with similarity 0 — for the table as it was at ``generation`` (see
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from shared.cpus import usable_cpus
 from shared.model import Hit, Memory
 
 # pgvector's binary format (vector_send): int16 width, int16 unused, then big-endian float32s.
@@ -47,9 +47,11 @@ class ScanWorkers:
     """
 
     def __init__(self, threads: int | None = None) -> None:
-        """``threads`` in all, the caller's included; default: the CPUs this process may use,
-        at most four."""
-        self.threads = max(1, threads if threads is not None else _usable_cpus())
+        """``threads`` in all, the caller's included; default: the CPUs this process can use
+        (its container's limit included), at most four."""
+        self.threads = max(
+            1, threads if threads is not None else min(_MAX_SCAN_THREADS, usable_cpus())
+        )
         self._pool = (
             ThreadPoolExecutor(max_workers=self.threads - 1, thread_name_prefix="scan")
             if self.threads > 1
@@ -71,14 +73,6 @@ class ScanWorkers:
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
-
-
-def _usable_cpus() -> int:
-    try:
-        available = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        available = os.cpu_count() or 1
-    return min(_MAX_SCAN_THREADS, available)
 
 
 def vector_width(raw: bytes) -> int:
