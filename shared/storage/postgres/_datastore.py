@@ -166,6 +166,17 @@ async def _init_connection(connection: asyncpg.Connection) -> None:
     )
 
 
+async def _keep_connection(connection: asyncpg.Connection) -> None:
+    """Release a connection to the pool as it is, without asyncpg's default reset query.
+
+    That query (``pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *; RESET ALL``) is a round trip
+    to the server on every release, i.e. on every pooled statement, and a recall makes one such
+    statement while the model is embedding on the same cores. Our connections never carry session
+    state for it to clear: no SET, LISTEN or cursor, and the schema's advisory lock is
+    transaction-scoped. asyncpg still rolls back a transaction left open before calling this.
+    """
+
+
 class PostgresDatastore:
     """The pool of one database, with the password-free URL its errors name."""
 
@@ -204,6 +215,7 @@ class PostgresDatastore:
                 min_size=1,
                 max_size=pool_max_size,
                 init=_init_connection,
+                reset=_keep_connection,
                 timeout=CONNECT_TIMEOUT_S,
                 command_timeout=COMMAND_TIMEOUT_S,
             )
