@@ -76,34 +76,35 @@ class MiniLmModel:
         threads: int,
         graph: GraphForm = "int8",
     ) -> None:
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        # Idle ORT workers otherwise spin for a while after every call, burning the core the
-        # event loop (and PostgreSQL, in --local) needs.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.graph, model = _prepared_model(model_path, graph)
-        self._session: Any = ort.InferenceSession(
-            model, options, providers=["CPUExecutionProvider"]
-        )
+        # Two sessions over the same graph, which differ in how their idle workers wait. A lone
+        # text (a recall on a quiet server) runs on workers that spin between its ~50 operators
+        # and stop the moment it returns: sleeping between operators cost ~1.5 ms a call in
+        # futex wake-ups. A batch means callers are queueing; there the event loop needs the
+        # core a spinning worker would hold, so batches run on workers that sleep.
+        self._lone = _session(model, threads=threads, spin=True)
+        self._batch = _session(model, threads=threads, spin=False)
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         # The file pads every text to 128; texts are run one at a time (see the module
         # docstring), so nothing is padded at all.
         self._tokenizer.no_padding()
-        self._input_names = {i.name for i in self._session.get_inputs()}
+        self._input_names = {i.name for i in self._lone.get_inputs()}
 
     def embed_batch(self, texts: list[str]) -> list[list[float]]:
         """One unit vector per text, each computed from that text alone."""
-        return [self._embed_one(encoding.ids) for encoding in self._tokenizer.encode_batch(texts)]
+        session = self._lone if len(texts) == 1 else self._batch
+        return [
+            self._embed_one(session, encoding.ids)
+            for encoding in self._tokenizer.encode_batch(texts)
+        ]
 
-    def _embed_one(self, ids: list[int]) -> list[float]:
+    def _embed_one(self, session: Any, ids: list[int]) -> list[float]:
         input_ids = np.array([ids], dtype=np.int64)
         feeds = {"input_ids": input_ids, "attention_mask": np.ones_like(input_ids)}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(input_ids)
-        (tokens,) = self._session.run(["last_hidden_state"], feeds)
+        (tokens,) = session.run(["last_hidden_state"], feeds)
         pooled = np.asarray(tokens, dtype=np.float32)[0].mean(axis=0)
         vector: list[float] = (pooled / max(float(np.linalg.norm(pooled)), 1e-12)).tolist()
         return vector
@@ -197,6 +198,18 @@ class LocalEmbedder(Embedder):
                 ) from error
 
         return run
+
+
+def _session(model: bytes | str, *, threads: int, spin: bool) -> Any:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
+    # Spinning only while a call runs: idle workers left spinning after it would burn the core
+    # the event loop (and PostgreSQL, in --local) needs.
+    options.add_session_config_entry("session.force_spinning_stop", "1")
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
 
 def _prepared_model(model_path: Path, graph: GraphForm) -> tuple[GraphForm, bytes | str]:
