@@ -1,16 +1,18 @@
 """Pure recall ranking: the floor, the fraction-of-top cut, the composite score and confidence.
 
 Nothing here awaits, reads the clock or the environment: ``now_ms`` and the counters are
-parameters, so every rule can be table-tested.
+parameters, so every rule can be table-tested. The score is computed for all candidates at once
+with numpy (one recall scores up to 100 of them); the same functions serve a single memory.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from typing import Final, Literal
+from typing import Final, Literal, TypeVar
 
 import msgspec
+import numpy as np
+import numpy.typing as npt
 
 from shared.model import Hit, Memory, MemoryType
 from shared.model.counters import ZERO_COUNT, AccessCount
@@ -32,6 +34,9 @@ HIGH_CONFIDENCE_MULTIPLE: Final = 3.0
 _UNKNOWN_AGE_DAYS: Final = float(2**53 - 1)
 
 Confidence = Literal["high", "medium", "low"]
+Floats = npt.NDArray[np.float64]
+# A float or an array of them: the trust rule is written once for both.
+_Number = TypeVar("_Number", float, Floats)
 
 
 class Ranked(msgspec.Struct, frozen=True, kw_only=True):
@@ -58,34 +63,54 @@ def _age_days(memory: Memory, counts: AccessCount, now_ms: int) -> float:
     return max(0.0, (now_ms - last_ms) / DAY_MS)
 
 
+def _trust(base: _Number, half_life_days: _Number, access: _Number, age_days: _Number) -> Floats:
+    decay = np.exp2(-age_days / half_life_days)
+    usage = np.minimum(USAGE_CAP, 1 + 0.1 * np.log(np.maximum(1, access + 1)))
+    adjusted = np.where(decay < 1, decay * usage, decay)
+    return np.asarray(base * np.minimum(1.0, adjusted), dtype=np.float64)
+
+
 def trust(memory: Memory, counts: AccessCount, *, age_days: float) -> float:
     """Trust decays with the type's half-life; use slows the decay, never lifts it above base."""
-    decay = math.pow(2.0, -age_days / TRUST_HALFLIFE_DAYS[memory.memory_type])
-    usage = min(USAGE_CAP, 1 + 0.1 * math.log(max(1, counts.access + 1)))
-    adjusted = decay * usage if decay < 1 else decay
-    return memory.trust_base * min(1.0, adjusted)
+    half_life = TRUST_HALFLIFE_DAYS[memory.memory_type]
+    return float(_trust(memory.trust_base, half_life, float(counts.access), age_days))
 
 
-def composite_score(
-    hit: Hit,
-    counts: AccessCount,
+def composite_scores(
+    hits: Sequence[Hit],
+    counted: Sequence[AccessCount],
     *,
     profile: ModeProfile,
     top_similarity: float,
-    max_access: int,
     now_ms: int,
-) -> float:
-    """similarity relative to the top, recency, access share and trust, mixed by the mode."""
-    rel_similarity = min(1.0, hit.similarity / top_similarity) if top_similarity > 0 else 0.0
-    age_days = _age_days(hit.memory, counts, now_ms)
-    recency = math.pow(2.0, -age_days / RECENCY_HALFLIFE_DAYS)
-    access = min(1.0, counts.access / max_access) if max_access > 0 else 0.0
-    return (
-        rel_similarity * profile.w_similarity
-        + recency * profile.w_recency
-        + access * profile.w_access
-        + trust(hit.memory, counts, age_days=age_days) * TRUST_WEIGHT
+) -> Floats:
+    """Each hit's similarity relative to the top, recency, share of the most-used hit's accesses
+    and trust, mixed by the mode; ``counted[i]`` is ``hits[i]``'s access count."""
+    size = len(hits)
+    similarity = np.fromiter((hit.similarity for hit in hits), np.float64, size)
+    access = np.fromiter((count.access for count in counted), np.float64, size)
+    age_days = np.fromiter(
+        (_age_days(hit.memory, count, now_ms) for hit, count in zip(hits, counted, strict=True)),
+        np.float64,
+        size,
     )
+    half_lives = np.fromiter(
+        (TRUST_HALFLIFE_DAYS[hit.memory.memory_type] for hit in hits), np.float64, size
+    )
+    bases = np.fromiter((hit.memory.trust_base for hit in hits), np.float64, size)
+    max_access = float(access.max(initial=0.0))
+    relative = (
+        np.minimum(1.0, similarity / top_similarity) if top_similarity > 0 else np.zeros(size)
+    )
+    recency = np.exp2(-age_days / RECENCY_HALFLIFE_DAYS)
+    share = np.minimum(1.0, access / max_access) if max_access > 0 else np.zeros(size)
+    scores: Floats = (
+        relative * profile.w_similarity
+        + recency * profile.w_recency
+        + share * profile.w_access
+        + _trust(bases, half_lives, access, age_days) * TRUST_WEIGHT
+    )
+    return scores
 
 
 def confidence_of(similarity: float | None, *, floor: float) -> Confidence:
@@ -115,24 +140,17 @@ def rank(
     gated = len(visible) - len(keeping)
     # Looked up once per hit: ``counts`` may sum several maps per lookup (SummedCounts).
     counted = [counts.get(hit.memory.id, ZERO_COUNT) for hit in keeping]
-    max_access = max((count.access for count in counted), default=0)
-    scored = [
-        Ranked(
-            memory=hit.memory,
-            similarity=hit.similarity,
-            score=composite_score(
-                hit,
-                count,
-                profile=profile,
-                top_similarity=top_similarity,
-                max_access=max_access,
-                now_ms=now_ms,
-            ),
-        )
-        for hit, count in zip(keeping, counted, strict=True)
-    ]
-    scored.sort(key=lambda ranked: ranked.score, reverse=True)
-    results = tuple(scored[:limit])
+    scores = composite_scores(
+        keeping, counted, profile=profile, top_similarity=top_similarity, now_ms=now_ms
+    )
+    # Highest score first; equal scores keep the store's order (nearest first), as a stable
+    # sort on the negated score does.
+    order = np.argsort(-scores, kind="stable")[:limit].tolist()
+    values = scores.tolist()
+    results = tuple(
+        Ranked(memory=keeping[i].memory, similarity=keeping[i].similarity, score=values[i])
+        for i in order
+    )
     # Confidence follows the top-scored result, which is what the model reads first.
     confidence = confidence_of(results[0].similarity if results else None, floor=floor)
     return RecallOutcome(
