@@ -178,7 +178,11 @@ def merged(paths: list[Path]) -> dict[str, Any]:
         for stage, key in STAGE_KEYS.items():
             if stage in later["stages"]:
                 results[key] = later[key]
-        results["command"] += f"; then {later['command']} (its {', '.join(later['stages'])})"
+        # Each part names its own commit and time: the header's are the first file's.
+        results["command"] += (
+            f"; then {later['command']} (its {', '.join(later['stages'])}; commit "
+            f"{later.get('commit') or 'unknown'}, {later['started_at']})"
+        )
         results["load"]["end"] = later["load"]["end"]
     return results
 
