@@ -35,7 +35,7 @@ from typing import Any, Final
 from bench._data import Conversation, MemoryTexts, load_devbench, load_locomo
 from bench._inproc import Local, open_local
 from bench._quality import run_devbench, run_locomo
-from bench._report import git_commit, machine, plot, summary
+from bench._report import git_commit, machine, plot, speed_run, summary
 from bench._server import ApiServer
 from bench._speed import FULL, SMOKE, run_cold_start, run_counters, run_speed
 
@@ -173,8 +173,11 @@ def write(results: dict[str, Any], out: Path, *, publish: bool) -> None:
 def merged(paths: list[Path]) -> dict[str, Any]:
     """Saved results combined: the first file's run, each later file's stages on top."""
     results: dict[str, Any] = json.loads(paths[0].read_text())
+    runs = [run for run in [speed_run(results)] if run is not None]
     for path in paths[1:]:
         later = json.loads(path.read_text())
+        if "speed" in later["stages"] and (run := speed_run(later)) is not None:
+            runs.append(run)
         for stage, key in STAGE_KEYS.items():
             if stage in later["stages"]:
                 results[key] = later[key]
@@ -184,6 +187,7 @@ def merged(paths: list[Path]) -> dict[str, Any]:
             f"{later.get('commit') or 'unknown'}, {later['started_at']})"
         )
         results["load"]["end"] = later["load"]["end"]
+    results["speed_runs"] = runs
     return results
 
 
