@@ -8,7 +8,7 @@ runs on one dedicated thread, fed by a micro-batcher.
 At load the exported graph is rewritten in memory (see ``_minilm_graph``): first into
 onnxruntime's fused attention and GELU kernels (same fp32 function, a one-sentence call ~1.5 ms
 faster), then into int8 arithmetic on the package's own int8 weights (a one-sentence call 6.0-6.7
--> 3.9-4.3 ms on two cores; vectors within cosine 0.989, mean 0.994, of the fp32 graph's; LoCoMo
+-> 3.9-4.3 ms on two cores; vectors within cosine 0.984, mean 0.994, of the fp32 graph's; LoCoMo
 plain-cosine R@1/5/10 unchanged within 0.5 points). Each text is run on its own: the int8 graph
 scales its activations per call, so a text run beside others would get a vector that depends on
 them. Without padding that is also faster than a padded batch for texts of mixed lengths.
