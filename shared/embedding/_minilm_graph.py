@@ -249,8 +249,9 @@ class _Int8Weight:
     scales: np.ndarray
 
 
-def _int8_weight(g: _Graph, name: str) -> _Int8Weight | None:
-    """The stored form of ``name`` if it is ``Cast(weight_q) * weight_scale``, else None."""
+def _stored_int8(g: _Graph, name: str) -> tuple[onnx.TensorProto, onnx.TensorProto] | None:
+    """The int8 values and the scales of ``name`` if it is ``Cast(values) * scales`` over two
+    initializers, as the package stores every weight and table; else None."""
     dequantise = g.producer.get(name)
     if dequantise is None or dequantise.op_type != "Mul":
         return None
@@ -260,8 +261,17 @@ def _int8_weight(g: _Graph, name: str) -> _Int8Weight | None:
     values, scales = (g.initializers.get(n) for n in (cast.input[0], dequantise.input[1]))
     if values is None or scales is None or values.data_type != TensorProto.INT8:
         return None
-    if len(values.dims) != 2 or list(scales.dims) != [1, values.dims[1]]:
+    if len(values.dims) != 2:
         return None
+    return values, scales
+
+
+def _int8_weight(g: _Graph, name: str) -> _Int8Weight | None:
+    """The stored form of projection weight ``name`` (one scale per column), else None."""
+    stored = _stored_int8(g, name)
+    if stored is None or list(stored[1].dims) != [1, stored[0].dims[1]]:
+        return None
+    values, scales = stored
     return _Int8Weight(
         numpy_helper.to_array(values), numpy_helper.to_array(scales).reshape(-1).astype(np.float32)
     )
@@ -297,21 +307,12 @@ def _int8_lookup(g: _Graph, gather: onnx.NodeProto) -> _Rewrite | None:
 
     Bit-identical (each value is still its int8 times its row's scale), but onnxruntime no longer
     folds the whole table to fp32 at load: for the word embeddings that is 47 MB per session."""
-    dequantise = g.producer.get(gather.input[0])
-    if dequantise is None or dequantise.op_type != "Mul":
-        return None
-    cast = g.producer.get(dequantise.input[0])
-    values = g.initializers.get(cast.input[0]) if cast is not None else None
-    scales = g.initializers.get(dequantise.input[1])
+    stored = _stored_int8(g, gather.input[0])
     axis = [a.i for a in gather.attribute if a.name == "axis"]
-    if (
-        values is None
-        or scales is None
-        or values.data_type != TensorProto.INT8
-        or axis not in ([], [0])
-    ):
+    if stored is None or axis not in ([], [0]):
         return None
-    if len(values.dims) != 2 or list(scales.dims) != [values.dims[0], 1]:
+    values, scales = stored
+    if list(scales.dims) != [values.dims[0], 1]:
         return None
     ids, out = gather.input[1], gather.output[0]
     name = f"{gather.name}_int8"
