@@ -11,9 +11,10 @@ vector last with similarity 0 — for the table as it was at ``generation`` (see
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 import numpy as np
@@ -24,13 +25,17 @@ from shared.model import Hit, Memory
 
 # pgvector's binary format (vector_send): int16 width, int16 unused, then big-endian float32s.
 _HEADER_BYTES: Final = 4
-# A rough per-row cost of the Python objects beside the matrix (the id, the Memory, its dict).
-_ROW_OVERHEAD_BYTES: Final = 400
+# A rough per-row cost of the Python objects beside the matrix (the id, the Memory, its dict,
+# and the row's entry in its store's positions: ~50 bytes, measured with tracemalloc).
+_ROW_OVERHEAD_BYTES: Final = 450
 # Rows per matrix-vector product. OpenBLAS runs a product this size on the calling thread;
 # from ~4,000 rows it splits one over its own workers, which spin while they wait: under load
 # they took the cores from the embedding model (a 10,000-row scan went from 2.7 to 7.7 ms and
 # the model lost a fifth of its throughput). Scans are split by ScanWorkers instead.
 _SCAN_BLOCK_ROWS: Final = 1024
+# Spare room a store gets when its rows are copied: an eighth more rows, at least this many.
+_SPARE_FRACTION: Final = 8
+_MIN_SPARE_ROWS: Final = 64
 # A scan smaller than this is not split: handing a part to a thread costs ~0.05 ms.
 _MIN_ROWS_PER_PART: Final = 4096
 # Beyond this many threads a scan is bound by memory bandwidth, not by threads.
@@ -96,6 +101,10 @@ class SnapshotRow:
     stored_bytes: int
 
 
+def _bytes_of(rows: Sequence[SnapshotRow]) -> int:
+    return sum(row.stored_bytes + _ROW_OVERHEAD_BYTES for row in rows)
+
+
 def unit_rows(
     vectors: npt.NDArray[np.float32], *, in_place: bool = False
 ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
@@ -113,6 +122,69 @@ def unit_rows(
     return unit, has_direction
 
 
+class _RowStore:
+    """The unit rows (with their direction flags and positions by id) behind one or more
+    snapshots, each of which sees a prefix of them, and room to append more.
+
+    Only the snapshot that sees every row written so far may append, into the spare room: a row
+    that some snapshot can see is never written again, so scans read their prefix while a write
+    appends behind it. Any other change (a removal, or a snapshot that is no longer the newest)
+    is made in a new store. A remember used to copy the whole matrix: 13 ms of its ~40 ms at
+    10,000 rows, and the copy grows with the tenant.
+    """
+
+    __slots__ = ("_lock", "directed", "positions", "unit", "used")
+
+    def __init__(
+        self,
+        unit: npt.NDArray[np.float32],
+        directed: npt.NDArray[np.bool_],
+        ids: Sequence[str],
+    ) -> None:
+        self.unit = unit
+        self.directed = directed
+        # id → row. Entries at or past a snapshot's row count are not that snapshot's rows.
+        self.positions = {memory_id: index for index, memory_id in enumerate(ids)}
+        self.used = len(ids)
+        self._lock = threading.Lock()
+
+    @classmethod
+    def gathered(
+        cls,
+        unit: npt.NDArray[np.float32],
+        directed: npt.NDArray[np.bool_],
+        keep: npt.NDArray[np.bool_],
+        added_unit: npt.NDArray[np.float32],
+        added_directed: npt.NDArray[np.bool_],
+        ids: Sequence[str],
+    ) -> _RowStore:
+        """The rows of ``unit`` that ``keep`` marks, then ``added_unit``, copied once into a new
+        store with spare room for an eighth as many rows again."""
+        count = len(ids)
+        capacity = count + max(_MIN_SPARE_ROWS, count // _SPARE_FRACTION)
+        room = np.empty((capacity, unit.shape[1]), dtype=np.float32)
+        flags = np.zeros(capacity, dtype=bool)
+        kept = count - len(added_unit)
+        np.compress(keep, unit, axis=0, out=room[:kept])
+        room[kept:count] = added_unit
+        np.compress(keep, directed, out=flags[:kept])
+        flags[kept:count] = added_directed
+        return cls(room, flags, ids)
+
+    def claim(self, seen: int, count: int) -> bool:
+        """Reserve ``count`` rows after the first ``seen`` for the snapshot that sees ``seen``;
+        False unless that snapshot sees every row written and the room is there."""
+        with self._lock:
+            if self.used != seen or seen + count > len(self.unit):
+                return False
+            self.used = seen + count
+            return True
+
+    def holds(self, memory_id: str, seen: int) -> bool:
+        """Whether ``memory_id`` is among the first ``seen`` rows."""
+        return self.positions.get(memory_id, seen) < seen
+
+
 @dataclass(frozen=True, slots=True)
 class TenantSnapshot:
     """The rows of one tenant at one generation; row i of ``unit_matrix`` belongs to rows[i]."""
@@ -126,6 +198,9 @@ class TenantSnapshot:
     nbytes: int
     # Almost always True: lets a scan skip the pass that sorts zero vectors last.
     all_directed: bool
+    _store: _RowStore = field(repr=False, compare=False)
+    # What the rows cost beside the matrix (see _ROW_OVERHEAD_BYTES), kept as rows are appended.
+    _row_bytes: int = field(repr=False, compare=False)
 
     @classmethod
     def build(
@@ -142,7 +217,9 @@ class TenantSnapshot:
         if vectors.shape != (len(rows), width):
             raise ValueError(f"expected {len(rows)} vectors of width {width}, got {vectors.shape}")
         unit, has_direction = unit_rows(vectors, in_place=owned)
-        return cls._of(generation, width, tuple(rows), unit, has_direction)
+        rows = tuple(rows)
+        store = _RowStore(unit, has_direction, [row.id for row in rows])
+        return cls._of(generation, width, rows, store, _bytes_of(rows))
 
     @classmethod
     def _of(
@@ -150,18 +227,24 @@ class TenantSnapshot:
         generation: int,
         width: int,
         rows: tuple[SnapshotRow, ...],
-        unit: npt.NDArray[np.float32],
-        has_direction: npt.NDArray[np.bool_],
+        store: _RowStore,
+        row_bytes: int,
+        *,
+        all_directed: bool | None = None,
     ) -> TenantSnapshot:
-        nbytes = unit.nbytes + sum(row.stored_bytes + _ROW_OVERHEAD_BYTES for row in rows)
+        count = len(rows)
+        has_direction = store.directed[:count]
         return cls(
             generation=generation,
             width=width,
             rows=rows,
-            unit_matrix=unit,
+            unit_matrix=store.unit[:count],
             has_direction=has_direction,
-            nbytes=nbytes,
-            all_directed=bool(has_direction.all()),
+            # The whole store, spare room included: it is held as long as any snapshot is.
+            nbytes=store.unit.nbytes + store.directed.nbytes + row_bytes,
+            all_directed=bool(has_direction.all()) if all_directed is None else all_directed,
+            _store=store,
+            _row_bytes=row_bytes,
         )
 
     def ids(self) -> frozenset[str]:
@@ -178,8 +261,9 @@ class TenantSnapshot:
     ) -> TenantSnapshot:
         """This snapshot at a later generation: ``removed_ids`` dropped, ``added`` appended.
         Memories are immutable, so a row that stayed is never read again. ``owned``: the caller
-        gives ``added_vectors`` up, and they are scaled in place. The new matrix is allocated
-        once: this snapshot's stays as it is for the queries still reading it."""
+        gives ``added_vectors`` up, and they are scaled in place. This snapshot stays as it is
+        for the queries still reading it: rows are appended behind what it sees when it is the
+        newest of its store (see ``_RowStore``), otherwise the rows are copied once."""
         if not self.rows and added:
             # An empty tenant's snapshot has no width yet: its first rows set it.
             if added_vectors is None:
@@ -192,20 +276,34 @@ class TenantSnapshot:
         if added_vectors.shape != (len(added), self.width):
             raise ValueError(f"expected {len(added)} vectors of width {self.width}")
         added_unit, added_direction = unit_rows(added_vectors, in_place=owned)
-        keep = np.fromiter(
-            (row.id not in removed_ids for row in self.rows), dtype=bool, count=len(self.rows)
+        added = tuple(added)
+        seen = len(self.rows)
+        store = self._store
+        removing = any(store.holds(memory_id, seen) for memory_id in removed_ids)
+        if not removing and store.claim(seen, len(added)):
+            end = seen + len(added)
+            store.unit[seen:end] = added_unit
+            store.directed[seen:end] = added_direction
+            store.positions.update((row.id, seen + i) for i, row in enumerate(added))
+            return TenantSnapshot._of(
+                generation,
+                self.width,
+                self.rows + added,
+                store,
+                self._row_bytes + _bytes_of(added),
+                all_directed=self.all_directed and bool(added_direction.all()),
+            )
+        keep = np.fromiter((row.id not in removed_ids for row in self.rows), dtype=bool, count=seen)
+        rows = tuple(row for row, kept in zip(self.rows, keep, strict=True) if kept) + added
+        fresh = _RowStore.gathered(
+            self.unit_matrix,
+            self.has_direction,
+            keep,
+            added_unit,
+            added_direction,
+            [row.id for row in rows],
         )
-        rows = tuple(row for row, kept in zip(self.rows, keep, strict=True) if kept)
-        unit = np.empty((len(rows) + len(added), self.width), dtype=np.float32)
-        np.compress(keep, self.unit_matrix, axis=0, out=unit[: len(rows)])
-        unit[len(rows) :] = added_unit
-        return TenantSnapshot._of(
-            generation,
-            self.width,
-            rows + tuple(added),
-            unit,
-            np.concatenate([self.has_direction[keep], added_direction]),
-        )
+        return TenantSnapshot._of(generation, self.width, rows, fresh, _bytes_of(rows))
 
     def _scan(
         self,

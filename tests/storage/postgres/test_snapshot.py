@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -95,7 +96,7 @@ def test_an_owned_matrix_is_scaled_in_place_and_a_lent_one_is_not() -> None:
     assert lent.tolist() == [[3, 4], [0, 2], [0, 0]]
     owned = lent.copy()
     mine = TenantSnapshot.build(1, 2, rows, owned, owned=True)
-    assert mine.unit_matrix is owned
+    assert np.shares_memory(mine.unit_matrix, owned)
     assert np.array_equal(mine.unit_matrix, snap.unit_matrix)
     assert np.allclose(snap.unit_matrix, [[0.6, 0.8], [0, 1], [0, 0]])
     assert snap.has_direction.tolist() == [True, True, False]
@@ -114,6 +115,82 @@ def test_a_changed_snapshot_drops_and_appends_without_touching_the_old_one() -> 
     assert [r.id for r in new.rows] == ["a", "c", "d"]
     assert new.unit_matrix.tolist() == [before[0].tolist(), before[2].tolist(), [0.0, 1.0]]
     assert np.array_equal(old.unit_matrix, before) and len(old.rows) == 3
+
+
+def appended(old: TenantSnapshot, name: str, vector: list[float]) -> TenantSnapshot:
+    return old.changed(
+        old.generation + 1,
+        removed_ids=frozenset({name}),  # as the store's put passes its own new id
+        added=[row(name)],
+        added_vectors=np.array([vector], dtype=np.float32),
+    )
+
+
+def test_appends_go_behind_what_older_snapshots_see_and_never_change_them() -> None:
+    first = snapshot({"a": [1, 0], "b": [0, 1]})
+    second = appended(first, "c", [1, 1])  # copies once, with room to spare
+    third = appended(second, "d", [-1, 0])  # appended in that room
+    assert np.shares_memory(third.unit_matrix, second.unit_matrix)
+    assert [r.id for r in second.rows] == ["a", "b", "c"]
+    assert [r.id for r in third.rows] == ["a", "b", "c", "d"]
+    assert names(second, [-1, 0], 5) == [("b", 0.0), ("c", -0.7071), ("a", -1.0)]
+    assert names(third, [-1, 0], 5) == [("d", 1.0), ("b", 0.0), ("c", -0.7071), ("a", -1.0)]
+    assert second.ids() == {"a", "b", "c"} and third.ids() == {"a", "b", "c", "d"}
+
+
+def test_a_snapshot_that_is_no_longer_the_newest_copies_instead_of_appending() -> None:
+    base = appended(snapshot({"a": [1, 0]}), "b", [0, 1])
+    ahead = appended(base, "c", [1, 1])
+    # A second change of ``base`` (a refresh racing a write) must not write where ``ahead``
+    # keeps its row "c".
+    aside = appended(base, "x", [-1, 0])
+    assert not np.shares_memory(aside.unit_matrix, ahead.unit_matrix)
+    assert [r.id for r in ahead.rows] == ["a", "b", "c"]
+    assert [r.id for r in aside.rows] == ["a", "b", "x"]
+    assert names(ahead, [1, 1], 1) == [("c", 1.0)]
+    assert names(aside, [-1, 0], 1) == [("x", 1.0)]
+
+
+def test_changes_racing_from_one_snapshot_each_get_their_own_rows() -> None:
+    base = appended(snapshot({"a": [1, 0]}), "b", [0, 1])
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda i: appended(base, f"x{i}", [float(i + 1), 1.0]), range(32)))
+    for i, result in enumerate(results):
+        assert [r.id for r in result.rows] == ["a", "b", f"x{i}"]
+        expected = np.array([i + 1, 1.0]) / np.hypot(i + 1, 1.0)
+        assert np.allclose(result.unit_matrix[2], expected)
+    # At most one of them appended in place; the rest copied.
+    assert sum(np.shares_memory(r.unit_matrix, base.unit_matrix) for r in results) <= 1
+
+
+def test_removing_a_row_held_copies_and_an_unknown_id_removes_nothing() -> None:
+    snap = appended(snapshot({"a": [1, 0], "b": [0, 1]}), "c", [1, 1])
+    # "c" is in the store's positions beyond ``older``'s rows: not one of older's.
+    older = snapshot({"a": [1, 0], "b": [0, 1]})
+    kept = older.changed(2, removed_ids=frozenset({"c", "nope"}))
+    assert [r.id for r in kept.rows] == ["a", "b"]
+    fewer = snap.changed(3, removed_ids=frozenset({"b"}))
+    assert [r.id for r in fewer.rows] == ["a", "c"]
+    assert names(fewer, [0, 1], 5) == [("c", 0.7071), ("a", 0.0)]
+    assert [r.id for r in snap.rows] == ["a", "b", "c"]
+    assert names(snap, [0, 1], 1) == [("b", 1.0)]
+
+
+def test_a_long_run_of_appends_matches_a_snapshot_built_at_once() -> None:
+    rng = np.random.default_rng(5)
+    vectors = rng.standard_normal((300, 8)).astype(np.float32)
+    vectors[17] = 0
+    grown = snapshot({"m000": vectors[0].tolist()})
+    for i in range(1, 300):
+        grown = appended(grown, f"m{i:03d}", vectors[i].tolist())
+    whole = TenantSnapshot.build(9, 8, [row(f"m{i:03d}") for i in range(300)], vectors)
+    assert np.array_equal(grown.unit_matrix, whole.unit_matrix)
+    assert np.array_equal(grown.has_direction, whole.has_direction)
+    assert grown.all_directed is whole.all_directed is False
+    query = rng.standard_normal(8).astype(np.float32)
+    assert names(grown, query.tolist(), 300) == names(whole, query.tolist(), 300)
+    # Held bytes count the spare room: never less than what the rows themselves need.
+    assert grown.nbytes >= whole.nbytes
 
 
 @pytest.mark.parametrize(("threads", "rows"), [(2, 10_000), (4, 20_000), (2, 3_000), (1, 9_000)])
