@@ -11,6 +11,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import asyncpg
+import msgspec
 import numpy as np
 import pytest
 
@@ -18,6 +19,7 @@ from shared.config import load_config
 from shared.errors import ConfigError, EmbeddingError, StorageError
 from shared.model import Hit, Memory, new_ulid
 from shared.storage import open_stores
+from shared.storage.codec import to_metadata
 from shared.storage.postgres import PostgresVectorStore
 from shared.storage.postgres.scan_cache import ScanCache
 
@@ -326,6 +328,72 @@ async def test_an_own_write_after_another_pods_is_not_applied_on_top(pg_url: str
         # The snapshot was one write behind, so the query scanned in SQL and saw both.
         assert {hit.memory.id for hit in hits} == {foreign.id, own.id}
         assert cache.stats.hits == 0
+
+
+async def test_own_writes_that_finish_out_of_order_are_carried_in_in_order(pg_url: str) -> None:
+    """Two writes of this process commit as generations g+1 and g+2, but the second reaches
+    the cache first: it waits, and both are carried in once the first arrives."""
+    async with pod(pg_url) as mine, pod(pg_url) as committer:
+        await fill(mine, "acme", 20, seed=40)
+        cache = cache_of(mine)
+        held = await cache.refresh("acme")
+        assert held is not None
+        rng = np.random.default_rng(41)
+        writes = []
+        for content in ("committed first", "committed second"):
+            written = memory("acme", content)
+            vector = rng.standard_normal(WIDTH).astype(np.float32)
+            # Committed through another pool, so nothing is carried in yet.
+            await committer.put(written, vector.tolist())
+            metadata = to_metadata(written)
+            added = (written.id, vector, metadata, len(msgspec.json.encode(metadata)))
+            writes.append((written, vector, await cache.generation("acme"), added))
+        (first, first_vector, g1, first_added), (second, _, g2, second_added) = writes
+        assert (g1, g2) == (held.generation + 1, held.generation + 2)
+
+        await cache.apply_own_write(
+            "acme", g2, removed_ids=frozenset({second.id}), added=second_added
+        )
+        # The second alone cannot go on top of g: the snapshot stays where it was.
+        assert cache.fresh("acme", held.generation) is held
+        await cache.apply_own_write(
+            "acme", g1, removed_ids=frozenset({first.id}), added=first_added
+        )
+
+        carried = cache.fresh("acme", g2)
+        assert carried is not None and {first.id, second.id} <= carried.ids()
+        hits = await mine.query("acme", first_vector.tolist(), top_k=3)
+        assert hits[0].memory == first
+        assert (cache.stats.misses, cache.stats.refreshes) == (0, 1)
+
+
+async def test_a_refresh_carries_in_an_own_write_that_waited_for_it(pg_url: str) -> None:
+    """The snapshot is at g; another pod commits g+1, this pod's write g+2 arrives and waits.
+    The refresh that reads g+1 carries it in, so the next query needs no refresh of its own."""
+    async with pod(pg_url) as mine, pod(pg_url) as other:
+        await fill(mine, "acme", 10, seed=42)
+        cache = cache_of(mine)
+        held = await cache.refresh("acme")
+        assert held is not None
+        rng = np.random.default_rng(43)
+        await other.put(memory("acme", "the other pod's"), rng.standard_normal(WIDTH).tolist())
+        own = memory("acme", "this pod's, finished while the snapshot was behind")
+        vector = rng.standard_normal(WIDTH).astype(np.float32)
+        metadata = to_metadata(own)
+        added = (own.id, vector, metadata, len(msgspec.json.encode(metadata)))
+        await cache.apply_own_write(
+            "acme", held.generation + 2, removed_ids=frozenset({own.id}), added=added
+        )
+        assert cache.fresh("acme", held.generation) is held
+
+        refreshed = await cache.refresh("acme")
+        # The database catches up with what the cache was told (the write's commit).
+        await other.put(own, vector.tolist())
+        assert refreshed is not None and refreshed.generation == held.generation + 2
+        assert own.id in refreshed.ids() and len(refreshed.rows) == 12
+        hits = await mine.query("acme", vector.tolist(), top_k=1)
+        assert [hit.memory for hit in hits] == [own]
+        assert (cache.stats.misses, cache.stats.refreshes) == (0, 2)
 
 
 async def test_a_tenant_first_seen_empty_gets_snapshots_once_it_has_rows(pg_url: str) -> None:
