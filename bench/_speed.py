@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -116,8 +116,25 @@ async def _measured(
             "postgres": round(1000 * (cpu_after.postgres_s - cpu_before.postgres_s) / n, 3),
             "client": round(1000 * result.client_cpu_s / n, 3),
         },
+        # How the exact scan was served meanwhile: a miss scanned in SQL.
+        "scan_snapshot": _scan_snapshot(before, after),
     }
     return result, row
+
+
+def _scan_snapshot(before: Mapping[str, float], after: Mapping[str, float]) -> dict[str, float]:
+    """Queries answered from a snapshot or missed, refreshes and skips during a run (from
+    /metrics; empty where the store keeps no snapshots), and the bytes held at its end."""
+    names = {
+        "hits": "mcp_memory_scan_snapshot_queries_total{outcome=hit}",
+        "misses": "mcp_memory_scan_snapshot_queries_total{outcome=miss}",
+        "refreshes": "mcp_memory_scan_snapshot_refreshes_total{}",
+        "skips": "mcp_memory_scan_snapshot_skips_total{}",
+    }
+    if not all(name in after for name in names.values()):
+        return {}
+    counts = {key: after[name] - before.get(name, 0.0) for key, name in names.items()}
+    return {**counts, "held_mib": round(after["mcp_memory_scan_snapshot_bytes{}"] / 2**20, 1)}
 
 
 def _ms(values: Sequence[float]) -> dict[str, float]:
