@@ -71,16 +71,17 @@ class PostgresVectorStore(VectorStore):
         if self.scan_cache is None:
             await self._datastore.execute(_PUT_SQL, memory.tenant, memory.id, vector, metadata)
             return
-        generation = await self._write_then_read_generation(
-            memory.tenant, _PUT_SQL, memory.tenant, memory.id, vector, metadata
-        )
-        await self.scan_cache.apply_own_write(
-            memory.tenant,
-            generation,
-            # An overwrite of the same id (never done by the service) replaces the row.
-            removed_ids=frozenset({memory.id}),
-            added=(memory.id, vector, metadata, len(msgspec.json.encode(metadata))),
-        )
+        with self.scan_cache.own_write(memory.tenant):
+            generation = await self._write_then_read_generation(
+                memory.tenant, _PUT_SQL, memory.tenant, memory.id, vector, metadata
+            )
+            await self.scan_cache.apply_own_write(
+                memory.tenant,
+                generation,
+                # An overwrite of the same id (never done by the service) replaces the row.
+                removed_ids=frozenset({memory.id}),
+                added=(memory.id, vector, metadata, len(msgspec.json.encode(metadata))),
+            )
 
     async def query(self, tenant: str, embedding: Sequence[float], *, top_k: int) -> list[Hit]:
         top_k = _checked_top_k(top_k)
@@ -116,7 +117,7 @@ class PostgresVectorStore(VectorStore):
         generation: int,
     ) -> list[Hit]:
         """From the tenant's snapshot when it is at ``generation``, otherwise in SQL."""
-        snapshot = cache.fresh(tenant, generation)
+        snapshot = await cache.current(tenant, generation)
         if snapshot is not None and snapshot.width == vector.size and vector.any():
             return snapshot.nearest(vector, top_k, workers=cache.workers)
         return await self._scan_in_sql(tenant, vector, top_k)
@@ -145,8 +146,11 @@ class PostgresVectorStore(VectorStore):
         if self.scan_cache is None:
             await self._datastore.execute(_DELETE_SQL, tenant, list(ids))
             return
-        generation = await self._write_then_read_generation(tenant, _DELETE_SQL, tenant, list(ids))
-        await self.scan_cache.apply_own_write(tenant, generation, removed_ids=frozenset(ids))
+        with self.scan_cache.own_write(tenant):
+            generation = await self._write_then_read_generation(
+                tenant, _DELETE_SQL, tenant, list(ids)
+            )
+            await self.scan_cache.apply_own_write(tenant, generation, removed_ids=frozenset(ids))
 
     async def _write_then_read_generation(self, tenant: str, sql: str, *args: object) -> int:
         """Run one write and read the tenant's generation in the same transaction: the trigger
