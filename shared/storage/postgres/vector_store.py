@@ -116,7 +116,8 @@ class PostgresVectorStore(VectorStore):
         top_k: int,
         generation: int,
     ) -> list[Hit]:
-        """From the tenant's snapshot when it is at ``generation``, otherwise in SQL."""
+        """From the tenant's snapshot when it is at ``generation`` or later (see
+        ``ScanCache.current``), otherwise in SQL."""
         snapshot = await cache.current(tenant, generation)
         if snapshot is not None and snapshot.width == vector.size and vector.any():
             return snapshot.nearest(vector, top_k, workers=cache.workers)
