@@ -21,7 +21,8 @@ from shared.model import Hit, Memory, new_ulid
 from shared.storage import open_stores
 from shared.storage.codec import to_metadata
 from shared.storage.postgres import PostgresVectorStore
-from shared.storage.postgres.scan_cache import ScanCache
+from shared.storage.postgres.scan_cache import AddedRow, ScanCache
+from shared.storage.postgres.snapshot import TenantSnapshot
 
 NOW_MS = 1_767_225_600_000
 WIDTH = 384
@@ -54,6 +55,23 @@ def assert_same_ranking(cached: list[Hit], scanned: list[Hit]) -> None:
     assert [hit.memory for hit in cached] == [hit.memory for hit in scanned]
     for mine, theirs in zip(cached, scanned, strict=True):
         assert mine.similarity == pytest.approx(theirs.similarity, abs=1e-5)
+
+
+def added_row(written: Memory, vector: np.ndarray) -> AddedRow:
+    """What the store's put hands the cache for ``written`` (see apply_own_write)."""
+    metadata = to_metadata(written)
+    return (written.id, vector.astype(np.float32), metadata, len(msgspec.json.encode(metadata)))
+
+
+async def filled_and_held(
+    store: PostgresVectorStore, count: int, seed: int
+) -> tuple[ScanCache, TenantSnapshot]:
+    """``count`` memories in tenant acme, and the snapshot the store then holds of them."""
+    await fill(store, "acme", count, seed=seed)
+    cache = cache_of(store)
+    held = await cache.refresh("acme")
+    assert held is not None
+    return cache, held
 
 
 async def fill(store: PostgresVectorStore, tenant: str, count: int, seed: int) -> list[Memory]:
@@ -334,10 +352,7 @@ async def test_own_writes_that_finish_out_of_order_are_carried_in_in_order(pg_ur
     """Two writes of this process commit as generations g+1 and g+2, but the second reaches
     the cache first: it waits, and both are carried in once the first arrives."""
     async with pod(pg_url) as mine, pod(pg_url) as committer:
-        await fill(mine, "acme", 20, seed=40)
-        cache = cache_of(mine)
-        held = await cache.refresh("acme")
-        assert held is not None
+        cache, held = await filled_and_held(mine, 20, seed=40)
         rng = np.random.default_rng(41)
         writes = []
         for content in ("committed first", "committed second"):
@@ -345,9 +360,9 @@ async def test_own_writes_that_finish_out_of_order_are_carried_in_in_order(pg_ur
             vector = rng.standard_normal(WIDTH).astype(np.float32)
             # Committed through another pool, so nothing is carried in yet.
             await committer.put(written, vector.tolist())
-            metadata = to_metadata(written)
-            added = (written.id, vector, metadata, len(msgspec.json.encode(metadata)))
-            writes.append((written, vector, await cache.generation("acme"), added))
+            writes.append(
+                (written, vector, await cache.generation("acme"), added_row(written, vector))
+            )
         (first, first_vector, g1, first_added), (second, _, g2, second_added) = writes
         assert (g1, g2) == (held.generation + 1, held.generation + 2)
 
@@ -371,16 +386,12 @@ async def test_a_refresh_carries_in_an_own_write_that_waited_for_it(pg_url: str)
     """The snapshot is at g; another pod commits g+1, this pod's write g+2 arrives and waits.
     The refresh that reads g+1 carries it in, so the next query needs no refresh of its own."""
     async with pod(pg_url) as mine, pod(pg_url) as other:
-        await fill(mine, "acme", 10, seed=42)
-        cache = cache_of(mine)
-        held = await cache.refresh("acme")
-        assert held is not None
+        cache, held = await filled_and_held(mine, 10, seed=42)
         rng = np.random.default_rng(43)
         await other.put(memory("acme", "the other pod's"), rng.standard_normal(WIDTH).tolist())
         own = memory("acme", "this pod's, finished while the snapshot was behind")
         vector = rng.standard_normal(WIDTH).astype(np.float32)
-        metadata = to_metadata(own)
-        added = (own.id, vector, metadata, len(msgspec.json.encode(metadata)))
+        added = added_row(own, vector)
         await cache.apply_own_write(
             "acme", held.generation + 2, removed_ids=frozenset({own.id}), added=added
         )
@@ -402,14 +413,10 @@ async def test_a_query_waits_for_an_own_write_between_its_commit_and_its_carry_i
     """Under concurrent writes a query reads a generation that counts a write of this process
     already committed but not yet carried in: it waits for it rather than scanning in SQL."""
     async with pod(pg_url) as mine, pod(pg_url) as committer:
-        await fill(mine, "acme", 10, seed=44)
-        cache = cache_of(mine)
-        held = await cache.refresh("acme")
-        assert held is not None
+        cache, held = await filled_and_held(mine, 10, seed=44)
         written = memory("acme", "committed, not yet carried in")
         vector = np.random.default_rng(45).standard_normal(WIDTH).astype(np.float32)
-        metadata = to_metadata(written)
-        added = (written.id, vector, metadata, len(msgspec.json.encode(metadata)))
+        added = added_row(written, vector)
         with cache.own_write("acme"):
             await committer.put(written, vector.tolist())
             committed = await cache.generation("acme")
