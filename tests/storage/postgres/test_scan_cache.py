@@ -433,6 +433,27 @@ async def test_a_query_waits_for_an_own_write_between_its_commit_and_its_carry_i
         assert cache.fresh("acme", held.generation) is answered
 
 
+async def test_queries_beside_concurrent_own_writes_never_scan_in_sql(pg_url: str) -> None:
+    """What a remember does under load: dedup searches and writes of one process interleave.
+    Every query is answered from the snapshot and sees every write committed before it."""
+    async with pod(pg_url) as mine:
+        cache, _ = await filled_and_held(mine, 30, seed=47)
+        rng = np.random.default_rng(48)
+        written = [
+            (memory("acme", f"concurrent {n}"), rng.standard_normal(WIDTH)) for n in range(24)
+        ]
+
+        async def write_then_find(item: tuple[Memory, np.ndarray]) -> None:
+            await mine.query("acme", item[1].tolist(), top_k=5)  # the dedup search
+            await mine.put(item[0], item[1].tolist())
+            hits = await mine.query("acme", item[1].tolist(), top_k=1)
+            assert hits[0].memory == item[0]
+
+        await asyncio.gather(*(write_then_find(item) for item in written))
+        assert (cache.stats.misses, cache.stats.refreshes) == (0, 1)
+        assert cache.stats.hits == 2 * len(written)
+
+
 async def test_a_query_behind_another_pods_write_does_not_wait_for_later_own_writes(
     pg_url: str,
 ) -> None:
