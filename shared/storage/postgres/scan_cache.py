@@ -430,4 +430,4 @@ class ScanCache:
         self.workers.close()
 
 
-__all__ = ["GENERATION_SQL", "ScanCache", "ScanCacheStats"]
+__all__ = ["GENERATION_SQL", "AddedRow", "ScanCache", "ScanCacheStats"]
