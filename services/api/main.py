@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import os
 import signal
@@ -104,6 +105,20 @@ def _stop_on_signals(stop: asyncio.Event) -> None:
         loop.add_signal_handler(signum, on_signal, signum)
 
 
+def _freeze_boot_objects() -> int:
+    """Move everything alive after boot out of the garbage collector's sight; how many objects.
+
+    The SDK, pydantic, onnxruntime and numpy leave ~120,000 tracked objects behind at import, and
+    every full collection walked them all: 70-100 ms with the loop stopped, a few times a minute
+    under load, which was the slowest recall of a run. They live as long as the process, so they
+    are collected once here and then frozen; a full collection then walks only what came later
+    (1.5-3 ms measured). Snapshot rows are not tracked at all (see ``SnapshotRow``).
+    """
+    gc.collect()
+    gc.freeze()
+    return gc.get_freeze_count()
+
+
 class _BootError(Exception):
     """A refusal to start, already worded for the operator."""
 
@@ -141,6 +156,7 @@ async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) ->
     except _BootError as error:
         print(error, file=sys.stderr)
         return 1
+    logger.info("boot_objects_frozen", extra={"objects": _freeze_boot_objects()})
     _log_boot(runner=runner, app=app, config=config)
     await stop.wait()
     started = time.monotonic()

@@ -14,8 +14,11 @@ SCOPES: Final[tuple[Scope, ...]] = ("project", "conversation")
 TRUST_MANUAL: Final = 1.0
 
 
-class Memory(msgspec.Struct, frozen=True, kw_only=True):
+class Memory(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One stored fact.
+
+    Not tracked by the garbage collector: its fields are strings, a tuple of strings and a float,
+    so it can never be part of a reference cycle, and the scan cache holds one per memory.
 
     Attributes:
         id: a ULID; its time part is when the memory was written.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
 from concurrent.futures import ThreadPoolExecutor
 
@@ -21,6 +22,16 @@ from shared.storage.postgres.snapshot import (
 def row(name: str, readable: bool = True) -> SnapshotRow:
     memory = Memory(id=name, tenant="acme", content=name, created_at="2026-01-01T00:00:00.000Z")
     return SnapshotRow(id=name, memory=memory if readable else None, stored_bytes=10)
+
+
+def test_rows_and_their_memories_are_not_tracked_by_the_garbage_collector() -> None:
+    # A tags tuple built at run time is itself tracked; the memory holding it still is not.
+    tags = tuple(f"tag-{number}" for number in range(2))
+    assert gc.is_tracked(tags)
+    memory = Memory(id="m", tenant="acme", content="c", tags=tags, created_at="2026-01-01")
+    assert not gc.is_tracked(memory)
+    assert not gc.is_tracked(SnapshotRow(id="m", memory=memory, stored_bytes=10))
+    assert not gc.is_tracked(row("unreadable", readable=False))
 
 
 def snapshot(
