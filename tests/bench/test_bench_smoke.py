@@ -113,6 +113,10 @@ def test_smoke_run_writes_every_stage(tmp_path: Path) -> None:
             assert 0 < row["p50_ms"] <= row["p95_ms"] <= row["p99_ms"]
             assert row["throughput_per_s"] > 0
         assert size["api_peak_rss_mib"] > 0
+        # Measured only once the API's snapshot had caught up with the preload: the last
+        # warm-up round and every measured recall were served from it.
+        assert size["warm_up"]["rounds"] >= 1 and size["warm_up"]["last_round"]["misses"] == 0
+        assert all(row["scan_snapshot"]["misses"] == 0 for row in size["recall"])
     steps = speed["breakdown"]["in_process"]
     assert {"embed", "vector_query", "counters_cached", "rank", "render"} <= set(steps)
     assert [r["shards"] for r in results["counters"]] == [0, 5]
