@@ -5,12 +5,16 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Final
 
 from ulid import ULID, base32
 
 MAX_ULID_TIME_MS: Final = 2**48 - 1
+# Times are converted with integer arithmetic on these: through a float of seconds, about one
+# millisecond time in 150 (in the 1970s, 1980s, 2000s and from the 2030s on) came back 1 ms early.
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_ONE_MS: Final = timedelta(milliseconds=1)
 CONVERSATION_DIGEST_CHARS: Final = 16
 
 
@@ -44,7 +48,7 @@ def conversation_digest(conversation: str) -> str:
 
 def iso_ms(now_ms: int) -> str:
     """ISO-8601 UTC with exactly three fractional digits, so strings compare as times."""
-    stamp = datetime.fromtimestamp(now_ms / 1000, tz=UTC)
+    stamp = _EPOCH + now_ms * _ONE_MS
     return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now_ms % 1000:03d}Z"
 
 
@@ -59,4 +63,4 @@ def parse_iso_ms(value: str) -> int | None:
         return None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return int(parsed.timestamp() * 1000)
+    return (parsed - _EPOCH) // _ONE_MS
