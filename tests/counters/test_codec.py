@@ -5,7 +5,13 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from shared.counters.codec import decode_merged, decode_shard, encode_merged, encode_shard
+from shared.counters.codec import (
+    decode_counts,
+    decode_merged,
+    decode_shard,
+    encode_merged,
+    encode_shard,
+)
 from shared.model.counters import AccessCount, MergedCounters
 
 GOOD = {"access": 3, "lastAt": "2027-01-15T08:00:00.000Z"}
@@ -66,3 +72,44 @@ def test_merged_with_a_non_string_watermark_is_unreadable() -> None:
 
 def test_merged_missing_fields_read_as_empty() -> None:
     assert decode_merged("{}") == MergedCounters()
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        GOOD,
+        {"access": 0, "lastAt": "1970-01-01T00:00:00.000Z"},
+        {"access": 2, "lastAt": "2027-01-15T08:00:00+00:00"},  # not yet in the rendered form
+        {"access": 2, "lastAt": "2027-01-15T08:00:00.5Z"},
+        {"access": 2, "lastAt": "2027-02-30T08:00:00.000Z"},  # no such day
+        {"access": 2, "lastAt": "2027-13-01T08:00:00.000Z"},
+        {"access": 2, "lastAt": "1969-12-31T23:59:59.999Z"},
+        {"access": 2, "lastAt": "3001-01-01T00:00:00.000Z"},
+        {"access": -1, "lastAt": GOOD["lastAt"]},
+        {"access": 2, "lastAt": GOOD["lastAt"], "extra": True},
+    ],
+)
+def test_every_body_decodes_as_the_entry_by_entry_reading_does(entry: object) -> None:
+    # Bodies in the written form take one typed pass; whatever path a body takes, the result is
+    # what checking each entry on its own gives.
+    shard = {"m1": GOOD, "m2": entry, "": GOOD}
+    body = msgspec.json.encode(shard)
+    assert decode_shard(body) == decode_counts(msgspec.json.decode(body))
+    merged_body = msgspec.json.encode({"counts": shard, "watermark": "01ABC-p.json"})
+    assert decode_merged(merged_body) == MergedCounters(
+        counts=decode_counts(shard), watermark="01ABC-p.json"
+    )
+    alone = msgspec.json.encode({"m1": GOOD, "m2": entry})
+    assert decode_shard(alone) == decode_counts(msgspec.json.decode(alone))
+
+
+def test_a_written_merged_body_decodes_to_what_was_encoded() -> None:
+    counts = {
+        f"m{number}": AccessCount(
+            access=number, last_at=f"2027-01-{1 + number % 28:02d}T08:00:00.{number % 1000:03d}Z"
+        )
+        for number in range(2000)
+    }
+    merged = MergedCounters(counts=counts, watermark="01ABC-p.json")
+    assert decode_merged(encode_merged(merged)) == merged
+    assert decode_shard(encode_shard(counts)) == counts
