@@ -83,6 +83,10 @@ class InstrumentedObjectStore(ObjectStore):
         with _timed(metrics.STORAGE_SECONDS, "object_get"):
             return await self._inner.get(key)
 
+    async def etag(self, key: str) -> str | None:
+        with _timed(metrics.STORAGE_SECONDS, "object_etag"):
+            return await self._inner.etag(key)
+
     async def put(
         self,
         key: str,

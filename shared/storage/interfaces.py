@@ -72,6 +72,11 @@ class ObjectStore(abc.ABC):
         """The object's body and etag, or None when there is no such key."""
 
     @abc.abstractmethod
+    async def etag(self, key: str) -> str | None:
+        """The object's current etag without its body, or None when there is no such key: what
+        a reader checks to see that an object it read has not changed since."""
+
+    @abc.abstractmethod
     async def put(
         self,
         key: str,

@@ -41,6 +41,9 @@ class FaultyStore(ObjectStore):
     async def get(self, key: str) -> StoredObject | None:
         return await self.inner.get(key)
 
+    async def etag(self, key: str) -> str | None:
+        return await self.inner.etag(key)
+
     async def put(
         self, key: str, body: str, *, if_match: str | None = None, if_none_match: bool = False
     ) -> str:

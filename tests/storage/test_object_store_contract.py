@@ -23,6 +23,20 @@ async def test_put_then_get_returns_body_and_the_etag_put_returned(
     assert (stored.body, stored.etag) == ('{"n":1}', etag)
 
 
+async def test_etag_alone_is_the_etag_get_returns_and_none_for_a_missing_key(
+    object_store: ObjectStore,
+) -> None:
+    assert await object_store.etag("stats/t/merged.json") is None
+    first = await object_store.put("stats/t/merged.json", '{"n":1}')
+    assert await object_store.etag("stats/t/merged.json") == first
+    second = await object_store.put("stats/t/merged.json", '{"n":2}')
+    stored = await object_store.get("stats/t/merged.json")
+    assert stored is not None and await object_store.etag("stats/t/merged.json") == second
+    assert stored.etag == second != first
+    await object_store.delete(["stats/t/merged.json"])
+    assert await object_store.etag("stats/t/merged.json") is None
+
+
 async def test_plain_put_overwrites_with_a_new_etag(object_store: ObjectStore) -> None:
     first = await object_store.put("k", "one")
     second = await object_store.put("k", "two")

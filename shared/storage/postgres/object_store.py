@@ -14,6 +14,7 @@ from shared.storage.interfaces import ObjectStore, StoredObject, check_one_condi
 from shared.storage.postgres._datastore import PostgresDatastore
 
 _GET_SQL: Final = "SELECT body, version::text AS etag FROM objects WHERE key = $1"
+_ETAG_SQL: Final = "SELECT version::text FROM objects WHERE key = $1"
 _PUT_SQL: Final = """
 INSERT INTO objects (key, body, version) VALUES ($1, $2, nextval('objects_version'))
 ON CONFLICT (key) DO UPDATE SET body = EXCLUDED.body, version = EXCLUDED.version,
@@ -54,6 +55,10 @@ class PostgresObjectStore(ObjectStore):
         if not rows:
             return None
         return StoredObject(body=rows[0]["body"], etag=rows[0]["etag"])
+
+    async def etag(self, key: str) -> str | None:
+        value = await self._datastore.fetchval(_ETAG_SQL, key)
+        return None if value is None else str(value)
 
     async def put(
         self,

@@ -16,6 +16,8 @@ from shared.storage.s3._client import translated
 LIST_PAGE: Final = 1000
 DELETE_BATCH: Final = 1000
 _NO_SUCH_KEY: Final = frozenset({"NoSuchKey"})
+# HeadObject has no error body, so a missing key comes back as the bare status.
+_NO_SUCH_KEY_HEAD: Final = frozenset({"404", "NoSuchKey", "NotFound"})
 
 
 class S3ObjectStore(ObjectStore):
@@ -41,6 +43,15 @@ class S3ObjectStore(ObjectStore):
         if not etag:
             return None
         return StoredObject(body=raw.decode(), etag=etag)
+
+    async def etag(self, key: str) -> str | None:
+        try:
+            with translated("HeadObject", target=self._where(key), missing_codes=_NO_SUCH_KEY_HEAD):
+                response = await self._client.head_object(Bucket=self._bucket, Key=key)
+        except NotFoundError:
+            return None
+        etag = response.get("ETag")
+        return str(etag) if etag else None  # no ETag: absent, as get treats it
 
     async def put(
         self,
