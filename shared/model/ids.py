@@ -12,7 +12,8 @@ from ulid import ULID, base32
 
 MAX_ULID_TIME_MS: Final = 2**48 - 1
 # Times are converted with integer arithmetic on these: through a float of seconds, about one
-# millisecond time in 150 (in the 1970s, 1980s, 2000s and from the 2030s on) came back 1 ms early.
+# millisecond time in 150 came back 1 ms early (by decade: 1970s, 1980s, 2000s, 2030s and many
+# after 2100; none in the 2010s and 2020s).
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MS: Final = timedelta(milliseconds=1)
 CONVERSATION_DIGEST_CHARS: Final = 16
