@@ -63,6 +63,17 @@ def offending(folder: str, forbidden: tuple[str, ...]) -> list[str]:
                 "prometheus_client",
             ),
         ),
+        (
+            "shared/lexical",
+            (
+                "shared.storage.postgres",
+                "shared.storage.s3",
+                "shared.embedding",
+                "asyncpg",
+                "aiobotocore",
+                "prometheus_client",
+            ),
+        ),
         ("shared/embedding", ("shared.storage", "asyncpg")),
         ("shared/storage/postgres", ("shared.storage.s3", "aiobotocore", "botocore")),
         ("shared/storage/s3", ("shared.storage.postgres", "asyncpg", "pgvector")),

@@ -1,0 +1,417 @@
+"""The keyword leg's I/O: one BM25 index per tenant, kept in this process from the lexicon objects
+in the state store (see ``segments``), on either backend, through the ``ObjectStore`` interface.
+
+- **Own writes are findable at once.** ``added`` and ``removed`` write one shard and apply it to
+  this process's index before they return.
+- **Other processes' writes** are found by the next refresh: a query that finds its tenant's index
+  older than ``refresh_s`` starts one in the background (one listing of the shards above the
+  watermark, then the bodies of the new ones; when merged.json's etag moved, because a fold
+  ran, the whole index is read again instead). So another process's write becomes findable by
+  keyword within ``refresh_s`` plus one refresh of the next query's.
+- **A tenant with no lexicon yet** (one written by 0.9.0, before the keyword leg existed) is
+  backfilled on first use from the memories themselves: every index key, then the vectors'
+  bodies, written once as merged.json by a create-only put, so two processes doing it at once
+  agree.
+- **Folding**: a refresh that finds more than ``fold_threshold`` shards older than the lag folds
+  them in the background; the compactor folds on its schedule (``fold_lexicon_tenant``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+import msgspec
+
+from shared.counters.fold import COMPACTION_LAG_MS, absorbable_names
+from shared.errors import ConflictError, StorageError
+from shared.lexical.index import KeywordQuery, KeywordResult, LexicalIndex
+from shared.lexical.segments import (
+    LexiconShard,
+    MergedLexicon,
+    apply,
+    decode_merged,
+    decode_shard,
+    encode,
+    fold_lexicon,
+    lexicon_merged_key,
+    lexicon_shard_key,
+    lexicon_shard_prefix,
+    term_counts,
+)
+from shared.lexical.tokens import terms
+from shared.model import Memory, index_prefix, new_ulid, parse_index_key
+from shared.model.keys import shard_name
+from shared.storage.interfaces import ObjectStore, VectorStore
+from shared.tasks import abandon
+
+logger = logging.getLogger(__name__)
+
+LIST_PAGE_KEYS: Final = 1000
+READ_CONCURRENCY: Final = 16
+BACKFILL_BATCH: Final = 100
+DEFAULT_REFRESH_S: Final = 5.0
+DEFAULT_FOLD_THRESHOLD: Final = 200
+# Documents held over all tenants; the least recently searched tenant is dropped beyond it.
+DEFAULT_MAX_DOCUMENTS: Final = 1_000_000
+# Own shards are kept this long, to be applied again to an index read meanwhile (a read that
+# started before an own write landed would otherwise miss it until its next refresh).
+_OWN_SHARD_KEEP_MS: Final = 2 * COMPACTION_LAG_MS
+
+
+@dataclass
+class _TenantLexicon:
+    index: LexicalIndex
+    watermark: str
+    merged_etag: str | None
+    applied: set[str]
+    removed: set[str] = field(default_factory=set)
+    checked_at: float = field(default_factory=time.monotonic)
+
+    def take(self, name: str, shard: LexiconShard) -> None:
+        """Apply one shard (a removal is final: a later-read addition cannot undo it)."""
+        self.applied.add(name)
+        self.removed.update(shard.remove)
+        for memory_id in shard.remove:
+            self.index.remove(memory_id)
+        for memory_id, counts in shard.add.items():
+            if memory_id not in self.removed:
+                self.index.add(memory_id, counts)
+
+
+@dataclass
+class LexiconStats:
+    """Counts for tests, benchmarks and metrics."""
+
+    loads: int = 0
+    backfilled: int = 0
+    refreshes: int = 0
+    folds: int = 0
+
+
+class Lexicon:
+    """The per-process keyword indexes of the tenants recently searched."""
+
+    def __init__(
+        self,
+        objects: ObjectStore,
+        vectors: VectorStore,
+        *,
+        process_id: str,
+        clock_ms: Callable[[], int],
+        refresh_s: float = DEFAULT_REFRESH_S,
+        fold_threshold: int = DEFAULT_FOLD_THRESHOLD,
+        lag_ms: int = COMPACTION_LAG_MS,
+        max_documents: int = DEFAULT_MAX_DOCUMENTS,
+    ) -> None:
+        self._objects = objects
+        self._vectors = vectors
+        self._process_id = process_id
+        self._clock_ms = clock_ms
+        self._refresh_s = refresh_s
+        self._fold_threshold = fold_threshold
+        self._lag_ms = lag_ms
+        self._max_documents = max_documents
+        self._tenants: OrderedDict[str, _TenantLexicon] = OrderedDict()
+        self._loading: dict[str, asyncio.Future[_TenantLexicon]] = {}
+        self._background: dict[str, asyncio.Task[None]] = {}
+        self._own: dict[str, dict[str, tuple[int, LexiconShard]]] = {}
+        self.stats = LexiconStats()
+
+    async def query(self, tenant: str, query: str) -> KeywordQuery:
+        """``query`` scored against all of the tenant's memories (see LexicalIndex.query).
+
+        Raises:
+            StorageError: the tenant's first load failed.
+        """
+        state = await self._state(tenant)
+        if time.monotonic() - state.checked_at >= self._refresh_s:
+            self._in_background(tenant, lambda: self._refresh(tenant, state))
+        return state.index.query(terms(query))
+
+    async def search(
+        self, tenant: str, query: str, *, top_k: int, include: Collection[str] = ()
+    ) -> KeywordResult:
+        """The tenant's best keyword hits for ``query``, as ``KeywordQuery.result`` picks them."""
+        return (await self.query(tenant, query)).result(top_k=top_k, include=include)
+
+    async def added(self, memory: Memory) -> None:
+        """Record a new memory: one shard written, then this process's index updated.
+
+        Raises:
+            StorageError: the shard could not be written.
+        """
+        shard = LexiconShard(add={memory.id: term_counts(memory.content)})
+        await self._write_own(memory.tenant, shard)
+
+    async def removed(self, tenant: str, ids: Sequence[str]) -> None:
+        """Record forgotten memories (see ``added``)."""
+        if ids:
+            await self._write_own(tenant, LexiconShard(remove=list(ids)))
+
+    async def settled(self) -> None:
+        """Wait for the refreshes and folds running now (tests and the benchmark use it)."""
+        while self._background:
+            await asyncio.gather(*self._background.values(), return_exceptions=True)
+
+    async def close(self) -> None:
+        tasks = list(self._background.values())
+        for task in tasks:
+            abandon(task)
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, StorageError):
+                await task
+        self._tenants.clear()
+
+    async def _write_own(self, tenant: str, shard: LexiconShard) -> None:
+        now_ms = self._clock_ms()
+        name = shard_name(new_ulid(now_ms), self._process_id)
+        await self._objects.put(lexicon_shard_key(tenant, name), encode(shard))
+        own = self._own.setdefault(tenant, {})
+        own[name] = (now_ms, shard)
+        for old in [n for n, (at, _) in own.items() if at < now_ms - _OWN_SHARD_KEEP_MS]:
+            del own[old]
+        state = self._tenants.get(tenant)
+        if state is not None:
+            state.take(name, shard)
+
+    async def _state(self, tenant: str) -> _TenantLexicon:
+        state = self._tenants.get(tenant)
+        if state is not None:
+            self._tenants.move_to_end(tenant)
+            return state
+        loading = self._loading.get(tenant)
+        if loading is None:
+            loading = asyncio.ensure_future(self._load(tenant))
+            self._loading[tenant] = loading
+            loading.add_done_callback(lambda _: self._loading.pop(tenant, None))
+        # Shielded: one caller giving up must not cancel the load the others wait for.
+        return await asyncio.shield(loading)
+
+    def _install(self, tenant: str, state: _TenantLexicon) -> None:
+        for name, (_, shard) in sorted(self._own.get(tenant, {}).items()):
+            if name not in state.applied:
+                state.take(name, shard)
+        self._tenants[tenant] = state
+        self._tenants.move_to_end(tenant)
+        held = sum(len(s.index) for s in self._tenants.values())
+        while held > self._max_documents and len(self._tenants) > 1:
+            _, evicted = self._tenants.popitem(last=False)
+            held -= len(evicted.index)
+
+    async def _load(self, tenant: str) -> _TenantLexicon:
+        started = time.perf_counter()
+        stored = await self._objects.get(lexicon_merged_key(tenant))
+        merged = decode_merged(stored.body) if stored is not None else None
+        etag = stored.etag if stored is not None else None
+        if merged is None:
+            merged, etag = await self._backfill(tenant, etag)
+        names = await self._shard_names(tenant, after=merged.watermark)
+        shards = await self._read_shards(tenant, names)
+        docs = apply(merged.docs, shards.values())
+        state = await asyncio.to_thread(_build, docs, merged.watermark, etag, set(shards))
+        for shard in shards.values():
+            state.removed.update(shard.remove)
+        self._install(tenant, state)
+        self.stats.loads += 1
+        logger.debug(
+            "lexicon_loaded",
+            extra={
+                "tenant": tenant,
+                "documents": len(state.index),
+                "shards": len(shards),
+                "ms": round((time.perf_counter() - started) * 1000, 1),
+            },
+        )
+        self._maybe_fold(tenant, names)
+        return state
+
+    async def _refresh(self, tenant: str, state: _TenantLexicon) -> None:
+        state.checked_at = time.monotonic()
+        etag = await self._objects.etag(lexicon_merged_key(tenant))
+        if etag != state.merged_etag:
+            # A fold ran (or a backfill elsewhere): its shards may be gone, so read it all.
+            await self._load(tenant)
+            self.stats.refreshes += 1
+            return
+        names = await self._shard_names(tenant, after=state.watermark)
+        fresh = [name for name in names if name not in state.applied]
+        for name, shard in (await self._read_shards(tenant, fresh)).items():
+            state.take(name, shard)
+        self.stats.refreshes += 1
+        self._maybe_fold(tenant, names)
+
+    def _maybe_fold(self, tenant: str, names: Sequence[str]) -> None:
+        # Fewer than the threshold: left to the compactor (or a later refresh).
+        absorbable = absorbable_names(
+            names, watermark="", now_ms=self._clock_ms(), lag_ms=self._lag_ms
+        )
+        if len(absorbable) > self._fold_threshold:
+            self._in_background(f"fold:{tenant}", lambda: self._fold(tenant))
+
+    async def _fold(self, tenant: str) -> None:
+        folded = await fold_lexicon_tenant(
+            self._objects, tenant, now_ms=self._clock_ms(), lag_ms=self._lag_ms
+        )
+        if folded:
+            self.stats.folds += 1
+
+    def _in_background(self, key: str, work: Callable[[], Awaitable[None]]) -> None:
+        """Start ``work`` unless the same key's is still running."""
+        if key in self._background:
+            return
+        task = asyncio.ensure_future(self._quietly(key, work))
+        self._background[key] = task
+        task.add_done_callback(lambda _: self._background.pop(key, None))
+
+    async def _quietly(self, key: str, work: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await work()
+        except StorageError as error:
+            # Searches go on with the index as it is; the next one tries again.
+            logger.warning("lexicon_refresh_failed", extra={"key": key, "error": str(error)})
+
+    async def _backfill(self, tenant: str, etag: str | None) -> tuple[MergedLexicon, str | None]:
+        """merged.json built from the memories themselves, written unless another process
+        wrote one first (then that one is used)."""
+        ids: list[str] = []
+        start_after: str | None = None
+        while True:
+            keys = await self._objects.list(
+                index_prefix(tenant), limit=LIST_PAGE_KEYS, start_after=start_after
+            )
+            ids.extend(e.memory_id for e in map(parse_index_key, keys) if e is not None)
+            if len(keys) < LIST_PAGE_KEYS:
+                break
+            start_after = keys[-1]
+        docs: dict[str, dict[str, int]] = {}
+        for start in range(0, len(ids), BACKFILL_BATCH):
+            for memory in await self._vectors.get(tenant, ids[start : start + BACKFILL_BATCH]):
+                docs[memory.id] = term_counts(memory.content)
+        merged = MergedLexicon(docs=docs)
+        try:
+            written = await self._objects.put(
+                lexicon_merged_key(tenant),
+                encode(merged),
+                if_match=etag,
+                if_none_match=etag is None,
+            )
+        except ConflictError:
+            stored = await self._objects.get(lexicon_merged_key(tenant))
+            other = decode_merged(stored.body) if stored is not None else None
+            if stored is None or other is None:
+                raise StorageError(
+                    f"the lexicon of tenant {tenant!r} changed while it was being rebuilt"
+                ) from None
+            return other, stored.etag
+        self.stats.backfilled += 1
+        logger.info("lexicon_backfilled", extra={"tenant": tenant, "documents": len(docs)})
+        return merged, written
+
+    async def _shard_names(self, tenant: str, *, after: str) -> list[str]:
+        return await list_lexicon_shards(self._objects, tenant, after=after)
+
+    async def _read_shards(self, tenant: str, names: Sequence[str]) -> dict[str, LexiconShard]:
+        return await read_lexicon_shards(self._objects, tenant, names)
+
+
+def _build(
+    docs: dict[str, dict[str, int]], watermark: str, etag: str | None, applied: set[str]
+) -> _TenantLexicon:
+    index = LexicalIndex()
+    for memory_id, counts in docs.items():
+        index.add(memory_id, counts)
+    return _TenantLexicon(index=index, watermark=watermark, merged_etag=etag, applied=applied)
+
+
+async def list_lexicon_shards(objects: ObjectStore, tenant: str, *, after: str = "") -> list[str]:
+    """Every lexicon shard name above ``after``, ascending, across all pages."""
+    prefix = lexicon_shard_prefix(tenant)
+    start_after: str | None = lexicon_shard_key(tenant, after) if after else None
+    names: list[str] = []
+    while True:
+        keys = await objects.list(prefix, limit=LIST_PAGE_KEYS, start_after=start_after)
+        names.extend(key[len(prefix) :] for key in keys)
+        if len(keys) < LIST_PAGE_KEYS:
+            return names
+        start_after = keys[-1]
+
+
+async def read_lexicon_shards(
+    objects: ObjectStore, tenant: str, names: Sequence[str]
+) -> dict[str, LexiconShard]:
+    """The bodies of these shards; one that is gone (folded and deleted) or unreadable is left
+    out (a fold already holds what a deleted one said)."""
+    gate = asyncio.Semaphore(READ_CONCURRENCY)
+
+    async def one(name: str) -> tuple[str, LexiconShard | None]:
+        async with gate:
+            stored = await objects.get(lexicon_shard_key(tenant, name))
+        return name, decode_shard(stored.body) if stored is not None else None
+
+    read = await asyncio.gather(*(one(name) for name in names))
+    return {name: shard for name, shard in read if shard is not None}
+
+
+class LexiconFoldResult(msgspec.Struct, frozen=True, kw_only=True):
+    shards_folded: int = 0
+    shards_deleted: int = 0
+    conflict: bool = False
+
+
+async def fold_lexicon_tenant(
+    objects: ObjectStore, tenant: str, *, now_ms: int, lag_ms: int
+) -> LexiconFoldResult:
+    """Fold the tenant's lexicon shards older than the lag into merged.json, then delete them.
+
+    A tenant without a merged.json is left alone: only a backfill (which reads the memories
+    themselves) may create it, or the memories of a 0.9.0 tenant would never be indexed.
+
+    Raises:
+        StorageError: reading or writing merged.json failed (nothing was changed).
+    """
+    stored = await objects.get(lexicon_merged_key(tenant))
+    merged = decode_merged(stored.body) if stored is not None else None
+    if stored is None or merged is None:
+        return LexiconFoldResult()
+    names = await list_lexicon_shards(objects, tenant, after=merged.watermark)
+    candidates = absorbable_names(names, watermark=merged.watermark, now_ms=now_ms, lag_ms=lag_ms)
+    if not candidates:
+        return LexiconFoldResult()
+    shards = await read_lexicon_shards(objects, tenant, candidates)
+    # A shard that could not be read still moves the watermark past it: its name is in
+    # ``candidates``; read_lexicon_shards dropped it because it is gone or unreadable.
+    plan = fold_lexicon(
+        merged,
+        {name: shards.get(name, LexiconShard()) for name in candidates},
+        now_ms=now_ms,
+        lag_ms=lag_ms,
+    )
+    try:
+        await objects.put(lexicon_merged_key(tenant), encode(plan.merged), if_match=stored.etag)
+    except ConflictError:
+        logger.info("lexicon_fold_conflict", extra={"tenant": tenant})
+        return LexiconFoldResult(conflict=True)
+    deleted = 0
+    try:
+        await objects.delete([lexicon_shard_key(tenant, name) for name in plan.absorbed])
+        deleted = len(plan.absorbed)
+    except StorageError:
+        logger.warning("lexicon_shard_cleanup_failed", extra={"tenant": tenant}, exc_info=True)
+    return LexiconFoldResult(shards_folded=len(plan.absorbed), shards_deleted=deleted)
+
+
+__all__ = [
+    "Lexicon",
+    "LexiconFoldResult",
+    "LexiconStats",
+    "fold_lexicon_tenant",
+    "list_lexicon_shards",
+    "read_lexicon_shards",
+]

@@ -1,0 +1,116 @@
+"""Words as the keyword leg indexes and queries them: identifiers kept whole and findable.
+
+A text is split on whitespace and on punctuation that never sits inside an identifier; what is
+left of each piece, lower-cased, is a *whole* term (``e1042``, ``snake_case``, ``a.b_c``,
+``src/app/main.py``, ``3.12``, ``--local``, ``jira-1234``). A whole term that joins several
+parts also yields each part (``snake``, ``case``; ``src``, ``app``, ``main``, ``py``), and a
+CamelCase word its humps (``HttpClient`` → ``httpclient``, ``http``, ``client``), so a query
+may name an identifier either way. Common English words are dropped, but never a whole term
+that carries a digit or an identifier character. There is no stemming: it would mangle
+identifiers (``pages`` → ``page`` is harmless, ``ios`` → ``io`` is not); instead a plain word
+is indexed in both forms: as written, and without a plural ``s`` or, past five letters, an
+``-ing``, ``-ed`` or ``-ly`` ending (on LoCoMo this lifted fused R@5 by about 0.01).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Final
+
+# Characters that may sit inside an identifier: kept within a piece, split on at its ends.
+_PIECE: Final = re.compile(r"[\w.\-/:#@+~]+")
+_EDGE_PUNCTUATION: Final = ".:/#@+~"
+_PART: Final = re.compile(r"[^\W_]+")
+# A dotted or slashed name's segments that are identifiers themselves (``settings.DATABASE_URL``
+# → ``database_url``), beside its letter-and-digit parts.
+_SEGMENT_SEPARATORS: Final = re.compile(r"[./:#@+~]+")
+_HUMP: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+_LETTERS: Final = re.compile(r"[A-Za-z]+")
+# An inner hump: "tC" (camelCase) or "PRes" (HTTPResponse); "URLs" has none.
+_INNER_CAPITAL: Final = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]{2}")
+_IDENTIFIER_MARK: Final = re.compile(r"[\d_.\-/:#@+~]")
+MAX_TERM_CHARS: Final = 64
+
+STOP_WORDS: Final = frozenset(
+    """
+    a about above after again against all am an and any are aren't as at be because been before
+    being below between both but by can can't cannot could couldn't did didn't do does doesn't
+    doing don't down during each few for from further had hadn't has hasn't have haven't having
+    he he'd he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm i've
+    if in into is isn't it it's its itself let's me more most mustn't my myself no nor not of off
+    on once only or other ought our ours ourselves out over own same shan't she she'd she'll
+    she's should shouldn't so some such than that that's the their theirs them themselves then
+    there there's these they they'd they'll they're they've this those through to too under
+    until up very was wasn't we we'd we'll we're we've were weren't what what's when when's where
+    where's which while who who's whom why why's with won't would wouldn't you you'd you'll
+    you're you've your yours yourself yourselves also just like get got s t d ll m re ve
+    will shall may might must us yes yeah oh ok okay really whats hows wheres whos thats
+    """.split()
+)
+
+
+_SUFFIXES: Final = ("ing", "ed", "ly")
+
+
+def _other_form(word: str) -> Iterator[str]:
+    """The word without its inflection, when it plainly has one (see the module docstring)."""
+    if len(word) > 5:
+        for suffix in _SUFFIXES:
+            if word.endswith(suffix):
+                yield word[: -len(suffix)]
+                return
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        yield word[:-1]  # caches → cache
+        if len(word) > 5 and word.endswith("es"):
+            yield word[:-2]  # boxes → box
+
+
+def _humps(word: str) -> list[str]:
+    """``HttpClient`` → ``["Http", "Client"]``; a word with no inner capital is one hump."""
+    if not _LETTERS.fullmatch(word) or not _INNER_CAPITAL.search(word):
+        return []
+    humps = _HUMP.findall(word)
+    return humps if len(humps) > 1 else []
+
+
+def identifiers(text: str) -> frozenset[str]:
+    """The whole terms of ``text`` that carry a digit or an identifier character (``e1042``,
+    ``--run-drain-cache``, ``a.b_c``, ``3.12``): what tells two otherwise alike facts apart."""
+    found = set()
+    for match in _PIECE.finditer(text.replace("\u2019", "'")):
+        piece = match.group().strip(_EDGE_PUNCTUATION)
+        piece = piece.rstrip("-") if not piece.startswith("-") else piece
+        if piece.strip("-") and _IDENTIFIER_MARK.search(piece):
+            found.add(piece.lower()[:MAX_TERM_CHARS])
+    return frozenset(found)
+
+
+def terms(text: str) -> Iterator[str]:
+    """Every term of ``text`` in order, repeats included (term frequency counts them)."""
+    for match in _PIECE.finditer(text.replace("\u2019", "'")):
+        piece = match.group().strip(_EDGE_PUNCTUATION)
+        # "--local" keeps its dashes; a trailing dash or a lone one is punctuation.
+        piece = piece.rstrip("-") if not piece.startswith("-") else piece
+        if not piece or piece.strip("-") == "":
+            continue
+        whole = piece.lower()[:MAX_TERM_CHARS]
+        parts = _PART.findall(piece)
+        marked = bool(_IDENTIFIER_MARK.search(piece))
+        if marked or whole not in STOP_WORDS:
+            yield whole
+            if not marked:
+                yield from _other_form(whole)
+        for segment in _SEGMENT_SEPARATORS.split(piece) if len(parts) > 2 else ():
+            lowered = segment.lower().strip("-")
+            if lowered != whole and ("_" in lowered or "-" in lowered):
+                yield lowered[:MAX_TERM_CHARS]
+        if len(parts) > 1 or (parts and parts[0] != piece):
+            for part in parts:
+                lowered = part.lower()
+                if len(lowered) > 1 and lowered != whole and lowered not in STOP_WORDS:
+                    yield lowered[:MAX_TERM_CHARS]
+        for hump in _humps(piece) if len(parts) <= 1 else ():
+            lowered = hump.lower()
+            if lowered != whole and lowered not in STOP_WORDS:
+                yield lowered

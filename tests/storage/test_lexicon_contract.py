@@ -1,0 +1,142 @@
+"""The keyword leg's lexicon on both backends (PostgreSQL, and S3 over moto's HTTP server): own
+writes at once, other processes' after a refresh, a 0.9.0 tenant backfilled, forgets, folds."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from shared.lexical import Lexicon, fold_lexicon_tenant
+from shared.lexical.lexicon import list_lexicon_shards
+from shared.lexical.segments import decode_merged, lexicon_merged_key
+from shared.model import Memory, index_key, iso_ms, new_ulid
+from shared.storage import Stores
+
+NOW_MS = 1_800_000_000_000
+LAG_MS = 60_000
+
+
+class Clock:
+    def __init__(self, now_ms: int = NOW_MS) -> None:
+        self.now_ms = now_ms
+
+    def __call__(self) -> int:
+        return self.now_ms
+
+
+def lexicon(stores: Stores, clock: Callable[[], int], name: str, **kwargs: float) -> Lexicon:
+    return Lexicon(stores.objects, stores.vectors, process_id=name, clock_ms=clock, **kwargs)
+
+
+async def stored(stores: Stores, tenant: str, content: str, dim: int, at_ms: int) -> Memory:
+    """A memory as 0.9.0 wrote it: the vector, then the index key, and nothing else."""
+    memory = Memory(id=new_ulid(at_ms), tenant=tenant, content=content, created_at=iso_ms(at_ms))
+    await stores.vectors.put(memory, [1.0] + [0.0] * (dim - 1))
+    await stores.objects.put(index_key(memory), "")
+    return memory
+
+
+async def found(lex: Lexicon, tenant: str, query: str) -> list[str]:
+    return [hit.memory_id for hit in (await lex.search(tenant, query, top_k=10)).hits]
+
+
+async def test_own_write_is_findable_at_once_and_another_process_finds_it_after_refresh(
+    stores: Stores, embedding_dim: int
+) -> None:
+    clock = Clock()
+    writer = lexicon(stores, clock, "writer")
+    reader = lexicon(stores, clock, "reader", refresh_s=0.0)
+    assert await found(reader, "t1", "E1042") == []  # loaded (and backfilled) empty
+    text = "CI fails with error E1042 on a stale cache"
+    memory = await stored(stores, "t1", text, embedding_dim, NOW_MS)
+    await writer.added(memory)
+    assert await found(writer, "t1", "e1042") == [memory.id]
+    await found(reader, "t1", "E1042")  # notices it is due and refreshes in the background
+    await reader.settled()
+    assert await found(reader, "t1", "what fixes E1042?") == [memory.id]
+
+
+async def test_a_tenant_written_by_0_9_0_is_backfilled_once_from_its_memories(
+    stores: Stores, embedding_dim: int
+) -> None:
+    clock = Clock()
+    old = [
+        await stored(stores, "t2", text, embedding_dim, NOW_MS - i)
+        for i, text in enumerate(["deploy with make deploy", "the flag --local starts it"])
+    ]
+    first = lexicon(stores, clock, "first")
+    assert await found(first, "t2", "--local") == [old[1].id]
+    assert first.stats.backfilled == 1
+    merged = await stores.objects.get(lexicon_merged_key("t2"))
+    assert merged is not None
+    assert set(decode_merged(merged.body).docs) == {m.id for m in old}  # type: ignore[union-attr]
+    second = lexicon(stores, clock, "second")
+    assert await found(second, "t2", "deploy") == [old[0].id]
+    assert second.stats.backfilled == 0
+
+
+async def test_a_forgotten_memory_is_not_found_here_or_elsewhere(
+    stores: Stores, embedding_dim: int
+) -> None:
+    clock = Clock()
+    here = lexicon(stores, clock, "here")
+    there = lexicon(stores, clock, "there", refresh_s=0.0)
+    memory = await stored(stores, "t3", "rotate the PAGERDUTY_TOKEN monthly", embedding_dim, NOW_MS)
+    await here.added(memory)
+    assert await found(there, "t3", "pagerduty_token") == [memory.id]
+    await here.removed("t3", [memory.id])
+    assert await found(here, "t3", "pagerduty_token") == []
+    await found(there, "t3", "pagerduty_token")
+    await there.settled()
+    assert await found(there, "t3", "pagerduty_token") == []
+
+
+async def test_a_fold_absorbs_shards_older_than_the_lag_and_a_fresh_reader_sees_everything(
+    stores: Stores, embedding_dim: int
+) -> None:
+    clock = Clock()
+    writer = lexicon(stores, clock, "writer")
+    await found(writer, "t4", "x")  # backfills an empty merged.json
+    memories = []
+    for i in range(3):
+        memory = await stored(stores, "t4", f"service {i} uses port 80{i}0", embedding_dim, NOW_MS)
+        await writer.added(memory)
+        memories.append(memory)
+    clock.now_ms = NOW_MS + LAG_MS // 2
+    young = await stored(stores, "t4", "service young uses port 9999", embedding_dim, NOW_MS)
+    await writer.added(young)
+    await writer.removed("t4", [memories[0].id])
+
+    result = await fold_lexicon_tenant(stores.objects, "t4", now_ms=NOW_MS + LAG_MS, lag_ms=LAG_MS)
+    assert (result.shards_folded, result.shards_deleted, result.conflict) == (3, 3, False)
+    remaining = await list_lexicon_shards(stores.objects, "t4")
+    assert len(remaining) == 2  # the young memory and the removal stay above the watermark
+    fresh = lexicon(stores, clock, "fresh")
+    assert set(await found(fresh, "t4", "port")) == {memories[1].id, memories[2].id, young.id}
+
+
+async def test_a_fold_never_creates_merged_json_for_a_tenant_not_backfilled(
+    stores: Stores, embedding_dim: int
+) -> None:
+    """Only a backfill, which reads the memories themselves, may create it: a fold that did
+    would hide every memory written before the keyword leg existed."""
+    clock = Clock()
+    old = await stored(stores, "t5", "legacy memory about KAFKA_BROKERS", embedding_dim, NOW_MS)
+    writer = lexicon(stores, clock, "writer")
+    new = await stored(stores, "t5", "new memory about KAFKA_BROKERS", embedding_dim, NOW_MS)
+    await writer.added(new)  # a shard, but this process never loaded (or backfilled) t5
+    result = await fold_lexicon_tenant(
+        stores.objects, "t5", now_ms=NOW_MS + 2 * LAG_MS, lag_ms=LAG_MS
+    )
+    assert result.shards_folded == 0
+    assert await stores.objects.get(lexicon_merged_key("t5")) is None
+    assert set(await found(lexicon(stores, clock, "later"), "t5", "KAFKA_BROKERS")) == {
+        old.id,
+        new.id,
+    }
+
+
+@pytest.mark.parametrize("query", ["", "the of and"])
+async def test_a_query_with_no_terms_finds_nothing(stores: Stores, query: str) -> None:
+    assert await found(lexicon(stores, Clock(), "p"), "t6", query) == []
