@@ -23,9 +23,13 @@ DEFAULT_DATA_DIR: Final = Path.home() / ".local" / "share" / "mcp-memory"
 
 
 class ProviderDefaults(msgspec.Struct, frozen=True, kw_only=True):
+    """``high_similarity``: the cosine at which a top result is HIGH confidence; None keeps the
+    design's three times the floor, which Titan reaches (docs/calibration.md)."""
+
     model: str
     dim: int
     min_similarity: float
+    high_similarity: float | None = None
 
 
 PROVIDER_DEFAULTS: Final[dict[Provider, ProviderDefaults]] = {
@@ -34,7 +38,12 @@ PROVIDER_DEFAULTS: Final[dict[Provider, ProviderDefaults]] = {
     # Measured, not guessed: on this model correct answers to reworded questions sit at 0.22-0.83
     # and the best hit of a question about nothing stored at 0.13-0.45; 0.30 misplaces the fewest
     # (docs/calibration.md, bench/calibrate_floor.py).
-    "local": ProviderDefaults(model="all-MiniLM-L6-v2", dim=384, min_similarity=0.3),
+    # 3 × 0.30 = 0.90 is above every question-to-memory cosine measured on this model, so its
+    # HIGH line is measured too: the cosine above which the top result was right at a precision
+    # of at least 0.9 on the calibration sets (docs/calibration.md).
+    "local": ProviderDefaults(
+        model="all-MiniLM-L6-v2", dim=384, min_similarity=0.3, high_similarity=0.55
+    ),
 }
 
 
@@ -56,6 +65,8 @@ class Config(msgspec.Struct, frozen=True, kw_only=True):
     embedding_base_url: str | None = None
     embedding_api_key: str | None = None
     recall_min_similarity: float
+    # The cosine at which a top result is HIGH confidence (see ProviderDefaults).
+    recall_high_similarity: float
     port: int = 3000
     mcp_api_key: str | None = None
     stats_flush_ms: int = 30_000
@@ -159,6 +170,24 @@ def _choose_provider(env: _Env, *, local: bool) -> Provider:
     return raw
 
 
+def _high_similarity(env: _Env, defaults: ProviderDefaults, floor: float) -> float:
+    default = defaults.high_similarity or min(1.0, 3 * floor)
+    value = env.cast(
+        "RECALL_HIGH_SIMILARITY",
+        _similarity_floor,
+        default,
+        "a number greater than 0 and at most 1",
+    )
+    if env.text("RECALL_HIGH_SIMILARITY") is None:
+        return max(value, floor)
+    if value <= floor:
+        raise ConfigError(
+            f"RECALL_HIGH_SIMILARITY ({value}) must be above RECALL_MIN_SIMILARITY ({floor}): "
+            "a result at the floor is a weak match, never a confident one"
+        )
+    return value
+
+
 def load_config(
     environ: Mapping[str, str], *, local: bool = False, data_dir: Path | None = None
 ) -> Config:
@@ -186,6 +215,12 @@ def load_config(
     else:
         base_url, api_key = None, None
     s3 = backend == "s3"
+    floor = env.cast(
+        "RECALL_MIN_SIMILARITY",
+        _similarity_floor,
+        defaults.min_similarity,
+        "a number greater than 0 and at most 1",
+    )
     return Config(
         backend=backend,
         database_url=env.text("DATABASE_URL") if backend == "postgres" else None,
@@ -201,12 +236,8 @@ def load_config(
         embedding_dim=env.cast("EMBEDDING_DIM", _positive_int, defaults.dim, "a positive integer"),
         embedding_base_url=base_url,
         embedding_api_key=api_key,
-        recall_min_similarity=env.cast(
-            "RECALL_MIN_SIMILARITY",
-            _similarity_floor,
-            defaults.min_similarity,
-            "a number greater than 0 and at most 1",
-        ),
+        recall_min_similarity=floor,
+        recall_high_similarity=_high_similarity(env, defaults, floor),
         port=port,
         mcp_api_key=env.text("MCP_API_KEY"),
         stats_flush_ms=env.cast("STATS_FLUSH_MS", _positive_int, 30_000, "a positive integer"),

@@ -23,7 +23,13 @@ def percent(part: float, whole: float) -> int:
     return math.floor(100 * min(1.0, part / whole) + 0.5)
 
 
-def render_memory(index: int, memory: Memory, *, standing: int | None = None) -> str:
+def render_memory(
+    index: int,
+    memory: Memory,
+    *,
+    standing: int | None = None,
+    matched: Sequence[str] = (),
+) -> str:
     kind = memory.memory_type + (f"/{memory.category}" if memory.category else "")
     facets = [kind]
     if memory.scope == "conversation":
@@ -32,9 +38,22 @@ def render_memory(index: int, memory: Memory, *, standing: int | None = None) ->
         facets.append(f"{standing}% of the top result")
     facets.append(f"stored {memory.created_at[:10]}")
     lines = [f"{index}. [id:{memory.id}] ({', '.join(facets)})", f"   {memory.content}"]
+    if matched:
+        # The query's words this memory holds: why a keyword hit was returned, in plain terms.
+        lines.append(f"   matched words: {', '.join(_distinct_words(matched))}")
     if memory.tags:
         lines.append(f"   tags: {', '.join(memory.tags)}")
     return "\n".join(lines)
+
+
+def _distinct_words(matched: Sequence[str]) -> list[str]:
+    """The matched terms without the parts and plain forms of a longer one also listed
+    (``e1042`` rather than ``e1042, 1042``; ``caches`` rather than ``caches, cache``)."""
+    kept: list[str] = []
+    for term in sorted(set(matched), key=lambda t: (-len(t), t)):
+        if not any(term in longer for longer in kept):
+            kept.append(term)
+    return sorted(kept, key=list(matched).index)
 
 
 def _no_match_guidance(mode: str) -> str:
@@ -82,7 +101,12 @@ def render_recall(query: str, answer: RecallAnswer) -> str:
         f'"{query}" (mode: {answer.mode}).'
     )
     blocks = [
-        render_memory(i, ranked.memory, standing=percent(ranked.score, outcome.top_score))
+        render_memory(
+            i,
+            ranked.memory,
+            standing=percent(ranked.score, outcome.top_score),
+            matched=ranked.matched,
+        )
         for i, ranked in enumerate(outcome.results, start=1)
     ]
     return f"{header}\n{_CONFIDENCE_LINES[outcome.confidence]}\n\n" + "\n".join(blocks)

@@ -22,12 +22,13 @@ from services.api.instrumented import (
     InstrumentedVectorStore,
 )
 from services.api.scan_metrics import scan_metrics
-from services.api.service import MemoryService
+from services.api.service import MemoryService, wall_clock_ms
 from services.api.tools import build_catalogue
 from services.api.tools.spec import ToolSpec
 from shared.config import Config
 from shared.counters import CounterTracker, FlushLoop
 from shared.embedding import open_embedder
+from shared.lexical import Lexicon
 from shared.storage import open_stores
 
 
@@ -52,9 +53,10 @@ async def open_runtime(config: Config) -> AsyncIterator[Runtime]:
         embedder = InstrumentedEmbedder(await stack.enter_async_context(open_embedder(config)))
         vectors = InstrumentedVectorStore(stores.vectors)
         objects = InstrumentedObjectStore(stores.objects)
+        pid = process_id()
         tracker = CounterTracker(
             objects,
-            process_id=process_id(),
+            process_id=pid,
             compact_threshold=config.stats_compact_threshold,
             events=PrometheusCounterEvents(),
         )
@@ -64,12 +66,16 @@ async def open_runtime(config: Config) -> AsyncIterator[Runtime]:
             from shared.docs import KnowledgeBaseRetriever
 
             docs = await stack.enter_async_context(KnowledgeBaseRetriever.open(config))
+        lexicon = Lexicon(objects, vectors, process_id=pid, clock_ms=wall_clock_ms)
+        stack.push_async_callback(lexicon.close)
         service = MemoryService(
             vectors=vectors,
             objects=objects,
             embedder=embedder,
             counters=tracker,
+            lexicon=lexicon,
             floor=config.recall_min_similarity,
+            high_similarity=config.recall_high_similarity,
         )
         docs_line = (
             f"docs: knowledge base {config.knowledge_base_id} — search_docs offered"

@@ -13,6 +13,7 @@ import msgspec
 
 from shared.embedding import Embedder
 from shared.errors import StorageError
+from shared.lexical import KeywordQuery, Lexicon
 from shared.model import (
     MEMORY_TYPES,
     Hit,
@@ -27,7 +28,15 @@ from shared.model import (
     parse_index_key,
 )
 from shared.model.counters import AccessCount
-from shared.ranking import MODE_PROFILES, RecallMode, RecallOutcome, already_known, rank
+from shared.ranking import (
+    MODE_PROFILES,
+    Candidate,
+    RecallMode,
+    RecallOutcome,
+    already_known,
+    fuse,
+    rank,
+)
 from shared.storage import ObjectStore, VectorStore
 from shared.tasks import abandon
 
@@ -35,6 +44,8 @@ logger = logging.getLogger(__name__)
 
 # The store is asked for the nearest hundred; visibility is applied to what comes back.
 RECALL_CANDIDATES: Final = 100
+# The keyword leg's own best, over all of the tenant's memories, beside the vector's hundred.
+KEYWORD_CANDIDATES: Final = 100
 DEDUP_CANDIDATES: Final = 5
 LIST_PAGE_SIZE: Final = 1000
 STATS_SCAN_CAP: Final = 10_000
@@ -82,19 +93,27 @@ class MemoryService:
         objects: ObjectStore,
         embedder: Embedder,
         counters: AccessCounters,
+        lexicon: Lexicon,
         floor: float,
+        high_similarity: float,
         clock_ms: Callable[[], int] = wall_clock_ms,
     ) -> None:
         self._vectors = vectors
         self._objects = objects
         self._embedder = embedder
         self._counters = counters
+        self._lexicon = lexicon
         self._floor = floor
+        self._high_similarity = high_similarity
         self._clock_ms = clock_ms
 
     @property
     def floor(self) -> float:
         return self._floor
+
+    @property
+    def lexicon(self) -> Lexicon:
+        return self._lexicon
 
     def _start_embedding(self, text: str) -> asyncio.Task[list[float]]:
         """The embedding as a task started before anything else: it is the longest step, and
@@ -126,33 +145,72 @@ class MemoryService:
         limit: int,
     ) -> RecallAnswer:
         embedding = self._start_embedding(query)
-        # The counters do not depend on the hits: read them while the query is embedded and
-        # searched, so a cold read (once a minute per tenant) hides behind that latency.
+        # Neither the counters nor the keyword scoring depend on the vector: both run while the
+        # query is embedded (the model runs on its own thread), so a cold read of either (once
+        # a minute per tenant) hides behind that latency.
         loading = asyncio.create_task(self._counters.load(tenant))
+        scoring = asyncio.create_task(self._lexicon.query(tenant, query))
         try:
             visible = await self._visible_hits(
                 tenant, conversation, embedding, top_k=RECALL_CANDIDATES
             )
         finally:
             # Never left dangling: awaited whether the search succeeded or not.
-            (loaded,) = await asyncio.gather(loading, return_exceptions=True)
-        if not visible:
-            return RecallAnswer(mode=mode, visible=0, outcome=None)
+            loaded, scored = await asyncio.gather(loading, scoring, return_exceptions=True)
         if isinstance(loaded, BaseException):
             raise loaded
-        counts = loaded
+        if isinstance(scored, BaseException):
+            raise scored
+        candidates = await self._candidates(tenant, conversation, visible, scored)
+        if not candidates:
+            return RecallAnswer(mode=mode, visible=0, outcome=None)
         now_ms = self._clock_ms()
         outcome = rank(
-            visible,
-            counts,
+            candidates,
+            loaded,
             profile=MODE_PROFILES[mode],
             limit=limit,
             floor=self._floor,
+            high_similarity=self._high_similarity,
             now_ms=now_ms,
         )
+        # Only a confident answer counts as a use: a memory returned as the best of weak matches
+        # for unrelated questions must not climb for the next unrelated one.
         for ranked in outcome.results:
-            self._counters.record(tenant, ranked.memory.id, at_ms=now_ms)
-        return RecallAnswer(mode=mode, visible=len(visible), outcome=outcome)
+            if ranked.strong:
+                self._counters.record(tenant, ranked.memory.id, at_ms=now_ms)
+        return RecallAnswer(mode=mode, visible=len(candidates), outcome=outcome)
+
+    async def _candidates(
+        self,
+        tenant: str,
+        conversation: str | None,
+        visible: list[Hit],
+        scored: KeywordQuery,
+    ) -> list[Candidate]:
+        """Both legs fused, with the bodies of the keyword-only hits that could be returned
+        fetched in one read; what this conversation may not see is dropped."""
+        keyword = scored.result(
+            top_k=KEYWORD_CANDIDATES, include=[hit.memory.id for hit in visible]
+        )
+        fused = fuse(visible, keyword, floor=self._floor)
+        wanted = [
+            c.memory_id
+            for c in fused
+            if c.memory is None
+            and (c.relevance >= self._floor or (c.keyword is not None and c.keyword.all_rare))
+        ]
+        found = {m.id: m for m in await self._vectors.get(tenant, wanted)} if wanted else {}
+        candidates = []
+        for candidate in fused:
+            memory = candidate.memory or found.get(candidate.memory_id)
+            if memory is not None and memory.visible_to(conversation):
+                candidates.append(
+                    candidate
+                    if candidate.memory is not None
+                    else msgspec.structs.replace(candidate, memory=memory)
+                )
+        return candidates
 
     async def remember(
         self,
@@ -188,6 +246,8 @@ class MemoryService:
         # would leave a memory that recall finds and list never shows.
         await self._vectors.put(memory, embedding.result())
         await self._objects.put(index_key(memory), "")
+        # Last: a memory whose lexicon shard is missing is still recalled by the vector leg.
+        await self._lexicon.added(memory)
         return RememberAnswer(memory=memory, already_known=False)
 
     async def list_memories(
@@ -243,6 +303,11 @@ class MemoryService:
             return False
         await self._vectors.delete(tenant, [memory_id])
         key = index_key(memory)
+        try:
+            await self._lexicon.removed(tenant, [memory_id])
+        except StorageError:
+            # A keyword hit on a forgotten memory finds no body and is dropped.
+            logger.warning("forget_lexicon_cleanup_failed", extra={"tenant": tenant})
         try:
             await self._objects.delete([key])
         except StorageError:

@@ -1,30 +1,38 @@
 """Pure ranking and dedup over model records."""
 
 from shared.ranking.dedup import already_known, word_overlap, word_set
+from shared.ranking.fusion import KEYWORD_WEIGHT, Candidate, fuse
 from shared.ranking.modes import DEFAULT_MODE, MODE_PROFILES, RECALL_MODES, ModeProfile, RecallMode
 from shared.ranking.score import (
     Confidence,
     Ranked,
     RecallOutcome,
-    composite_scores,
     confidence_of,
+    high_similarity_default,
+    is_strong,
     rank,
+    tie_breaks,
     trust,
 )
 
 __all__ = [
     "DEFAULT_MODE",
+    "KEYWORD_WEIGHT",
     "MODE_PROFILES",
     "RECALL_MODES",
+    "Candidate",
     "Confidence",
     "ModeProfile",
     "Ranked",
     "RecallMode",
     "RecallOutcome",
     "already_known",
-    "composite_scores",
     "confidence_of",
+    "fuse",
+    "high_similarity_default",
+    "is_strong",
     "rank",
+    "tie_breaks",
     "trust",
     "word_overlap",
     "word_set",

@@ -4,10 +4,12 @@ The word rule is what no embedding model gets a vote on: under a model whose sim
 compressed into a narrow band, two unrelated facts can clear the cosine, and the wording is
 what stops them merging. Failing this way writes a duplicate rather than losing a memory.
 
-One more guard for the same reason: two texts whose numbers differ never merge. "The API
-listens on port 8080" and "... port 8000" share nearly every word and, on all-MiniLM-L6-v2,
-clear 0.92 — merging them would silently drop the update (measured: 6 of 7 changed-value
-updates merged without it; see docs/calibration.md).
+One more guard for the same reason: two texts whose numbers or identifiers differ never merge.
+"The API listens on port 8080" and "... port 8000" share nearly every word and, on
+all-MiniLM-L6-v2, clear 0.92 — merging them would silently drop the update (measured: 6 of 7
+changed-value updates merged without it; see docs/calibration.md). The same holds for a flag,
+a path or a dotted name without a digit: "run it with --drain-cache" against "... --drain-all"
+(the keyword probe lost 2 of 50 planted memories this way before identifiers were compared).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
+from shared.lexical.tokens import identifiers
 from shared.model import Hit
 
 DEDUP_THRESHOLD: Final = 0.92
@@ -29,8 +32,10 @@ def word_set(text: str) -> frozenset[str]:
 
 
 def numbers_in(text: str) -> frozenset[str]:
-    """The words that carry a digit: ports, versions, sizes, timeouts, dates."""
-    return frozenset(word for word in word_set(text) if any(ch.isdigit() for ch in word))
+    """The words that carry a digit (ports, versions, sizes, timeouts, dates) and the
+    identifiers (flags, paths, snake_case and dotted names; see shared.lexical.identifiers)."""
+    digits = frozenset(word for word in word_set(text) if any(ch.isdigit() for ch in word))
+    return digits | identifiers(text)
 
 
 def word_overlap(first: str, second: str) -> float:

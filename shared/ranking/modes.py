@@ -12,23 +12,17 @@ DEFAULT_MODE: Final[RecallMode] = "balanced"
 
 
 class ModeProfile(msgspec.Struct, frozen=True, kw_only=True):
-    """keep_ratio: a hit survives when its similarity is at least this fraction of the top one's."""
+    """keep_ratio: a hit survives when its relevance is at least this fraction of the top one's.
+    w_recency and w_access mix the tie-break (see score.tie_breaks) beside trust's fixed 0.10."""
 
     keep_ratio: float
     limit: int
-    w_similarity: float
     w_recency: float
     w_access: float
 
 
 MODE_PROFILES: Final[dict[RecallMode, ModeProfile]] = {
-    "precision": ModeProfile(
-        keep_ratio=0.80, limit=3, w_similarity=0.85, w_recency=0.10, w_access=0.05
-    ),
-    "balanced": ModeProfile(
-        keep_ratio=0.60, limit=5, w_similarity=0.70, w_recency=0.20, w_access=0.10
-    ),
-    "exploratory": ModeProfile(
-        keep_ratio=0.35, limit=10, w_similarity=0.50, w_recency=0.30, w_access=0.20
-    ),
+    "precision": ModeProfile(keep_ratio=0.80, limit=3, w_recency=0.10, w_access=0.05),
+    "balanced": ModeProfile(keep_ratio=0.60, limit=5, w_recency=0.20, w_access=0.10),
+    "exploratory": ModeProfile(keep_ratio=0.35, limit=10, w_recency=0.30, w_access=0.20),
 }

@@ -38,6 +38,7 @@ def test_config(*, api_key: str | None = None) -> Config:
         embedding_model="all-MiniLM-L6-v2",
         embedding_dim=384,
         recall_min_similarity=0.25,
+        recall_high_similarity=0.55,
         mcp_api_key=api_key,
     )
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from shared.lexical import KeywordHit, KeywordResult
 from shared.model import Hit, Memory, MemoryType
 from shared.model.counters import ZERO_COUNT, AccessCount
 from shared.model.ids import iso_ms
-from shared.ranking import MODE_PROFILES, confidence_of, rank, trust
-from shared.ranking.score import DAY_MS
+from shared.ranking import MODE_PROFILES, RecallOutcome, fuse, rank, trust
+from shared.ranking.score import DAY_MS, TIE_BAND
 
 NOW_MS = 1_800_000_000_000
 
@@ -20,12 +21,13 @@ def hit(
     age_days: float = 0,
     memory_type: MemoryType = "project",
     scope: str = "project",
+    content: str | None = None,
 ) -> Hit:
     created = iso_ms(NOW_MS - int(age_days * DAY_MS))
     memory = Memory(
         id=memory_id,
         tenant="t",
-        content=f"content {memory_id}",
+        content=content if content is not None else f"content {memory_id}",
         memory_type=memory_type,
         created_at=created,
         scope=scope,  # type: ignore[arg-type]
@@ -33,95 +35,133 @@ def hit(
     return Hit(memory=memory, similarity=similarity)
 
 
+def ranked(
+    hits: list[Hit],
+    counts: dict[str, AccessCount] | None = None,
+    *,
+    mode: str = "balanced",
+    limit: int = 5,
+    floor: float = 0.1,
+    high: float = 0.3,
+    keyword: KeywordResult | None = None,
+) -> RecallOutcome:
+    return rank(
+        fuse(hits, keyword, floor=floor),
+        counts or {},
+        profile=MODE_PROFILES[mode],  # type: ignore[index]
+        limit=limit,
+        floor=floor,
+        high_similarity=high,
+        now_ms=NOW_MS,
+    )
+
+
+def ids(outcome: RecallOutcome) -> list[str]:
+    return [r.memory.id for r in outcome.results]
+
+
 @pytest.mark.parametrize(
-    ("similarity", "floor", "expected"),
+    ("similarity", "coverage", "expected"),
     [
-        (0.33, 0.1, "high"),
-        (0.15, 0.1, "medium"),
-        (0.9, 0.7, "medium"),
-        (None, 0.1, "low"),
+        (0.33, None, "high"),  # at the HIGH line (Titan's: 3 x floor 0.1)
+        (0.30, None, "high"),  # inclusive
+        (0.29, None, "medium"),
+        (0.15, 0.9, "high"),  # above the floor with the query's keywords nearly all in it
+        (0.15, 0.5, "medium"),
+        (0.09, 1.0, "medium"),  # under the floor, keywords alone are never HIGH
     ],
 )
-def test_confidence_is_a_multiple_of_the_floor(
-    similarity: float | None, floor: float, expected: str
+def test_confidence_follows_the_high_line_or_keyword_agreement(
+    similarity: float, coverage: float | None, expected: str
 ) -> None:
-    assert confidence_of(similarity, floor=floor) == expected
-
-
-def test_single_fresh_unused_hit_scores_by_mode_weights() -> None:
-    scores = {
-        mode: rank(
-            [hit("a", 0.5)], {}, profile=MODE_PROFILES[mode], limit=5, floor=0.1, now_ms=NOW_MS
+    keyword = None
+    if coverage is not None:
+        found = KeywordHit(
+            memory_id="a", score=1.0, matched=("x",), all_rare=True, coverage=coverage
         )
-        .results[0]
-        .score
-        for mode in MODE_PROFILES
-    }
-    assert scores == pytest.approx({"precision": 1.05, "balanced": 1.0, "exploratory": 0.9})
+        keyword = KeywordResult(hits=(found,), spread=1e9, documents=10)
+    outcome = ranked([hit("a", similarity)], keyword=keyword)
+    assert outcome.confidence == expected
+
+
+def test_no_result_is_low_confidence() -> None:
+    assert ranked([hit("a", 0.05)]).confidence == "low"
+
+
+def test_a_single_hit_scores_its_relevance_plus_a_tie_break_within_the_band() -> None:
+    outcome = ranked([hit("a", 0.5)])
+    score = outcome.results[0].score
+    assert 0.5 < score <= 0.5 + TIE_BAND * 0.1
 
 
 def test_floor_and_fraction_of_top_gate_and_count_what_they_drop() -> None:
     hits = [hit("top", 0.50), hit("near", 0.31), hit("far", 0.29), hit("below", 0.05)]
-    outcome = rank(hits, {}, profile=MODE_PROFILES["balanced"], limit=5, floor=0.1, now_ms=NOW_MS)
+    outcome = ranked(hits)
     # balanced keeps >= 0.6 x 0.50 = 0.30: "far" is ratio-gated, "below" is under the floor.
-    assert [r.memory.id for r in outcome.results] == ["top", "near"]
+    assert ids(outcome) == ["top", "near"]
     assert outcome.gated == 2
 
 
 def test_nothing_above_the_floor_returns_no_results_and_counts_all_gated() -> None:
-    outcome = rank(
-        [hit("a", 0.05), hit("b", 0.02)],
-        {},
-        profile=MODE_PROFILES["balanced"],
-        limit=5,
-        floor=0.1,
-        now_ms=NOW_MS,
-    )
+    outcome = ranked([hit("a", 0.05), hit("b", 0.02)])
     assert outcome.results == ()
     assert outcome.gated == 2
     assert outcome.confidence == "low"
 
 
 def test_store_order_does_not_matter_top_is_a_maximum() -> None:
-    hits = [hit("b", 0.40), hit("a", 0.60), hit("c", 0.45)]
-    outcome = rank(hits, {}, profile=MODE_PROFILES["balanced"], limit=5, floor=0.1, now_ms=NOW_MS)
-    assert [r.memory.id for r in outcome.results] == ["a", "c", "b"]
+    outcome = ranked([hit("b", 0.40), hit("a", 0.60), hit("c", 0.45)])
+    assert ids(outcome) == ["a", "c", "b"]
 
 
-def test_recency_breaks_a_similarity_tie_towards_the_newer_memory() -> None:
-    hits = [hit("old", 0.50, age_days=90), hit("new", 0.50, age_days=1)]
-    outcome = rank(hits, {}, profile=MODE_PROFILES["balanced"], limit=5, floor=0.1, now_ms=NOW_MS)
-    assert [r.memory.id for r in outcome.results] == ["new", "old"]
+def test_recency_breaks_a_relevance_tie_towards_the_newer_memory() -> None:
+    outcome = ranked([hit("old", 0.50, age_days=90), hit("new", 0.50, age_days=1)])
+    assert ids(outcome) == ["new", "old"]
 
 
 def test_access_counts_lift_a_used_memory_over_an_equal_unused_one() -> None:
     hits = [hit("unused", 0.50, age_days=10), hit("used", 0.50, age_days=10)]
     counts = {"used": AccessCount(access=9, last_at=iso_ms(NOW_MS - 10 * DAY_MS))}
-    outcome = rank(
-        hits, counts, profile=MODE_PROFILES["exploratory"], limit=5, floor=0.1, now_ms=NOW_MS
-    )
-    assert [r.memory.id for r in outcome.results] == ["used", "unused"]
+    assert ids(ranked(hits, counts, mode="exploratory")) == ["used", "unused"]
+
+
+@pytest.mark.parametrize("mode", ["precision", "balanced", "exploratory"])
+def test_the_composite_never_buries_a_clearly_more_relevant_memory(mode: str) -> None:
+    """Old, never used, against new and used a hundred times: relevance 0.02 apart decides."""
+    hits = [hit("relevant", 0.52, age_days=400), hit("popular", 0.50, age_days=0)]
+    counts = {"popular": AccessCount(access=100, last_at=iso_ms(NOW_MS))}
+    assert ids(ranked(hits, counts, mode=mode))[0] == "relevant"
 
 
 def test_limit_cuts_after_sorting() -> None:
     hits = [hit(str(i), 0.5 + i / 100) for i in range(10)]
-    outcome = rank(hits, {}, profile=MODE_PROFILES["precision"], limit=3, floor=0.1, now_ms=NOW_MS)
-    assert [r.memory.id for r in outcome.results] == ["9", "8", "7"]
+    assert ids(ranked(hits, mode="precision", limit=3)) == ["9", "8", "7"]
 
 
 def test_scope_does_not_change_the_score() -> None:
-    a = rank(
-        [hit("a", 0.5)], {}, profile=MODE_PROFILES["balanced"], limit=1, floor=0.1, now_ms=NOW_MS
-    )
-    b = rank(
-        [hit("a", 0.5, scope="conversation")],
-        {},
-        profile=MODE_PROFILES["balanced"],
-        limit=1,
-        floor=0.1,
-        now_ms=NOW_MS,
-    )
+    a = ranked([hit("a", 0.5)], limit=1)
+    b = ranked([hit("a", 0.5, scope="conversation")], limit=1)
     assert a.results[0].score == b.results[0].score
+
+
+def test_a_newer_memory_on_the_same_subject_outranks_the_older_one() -> None:
+    old = hit("old", 0.60, age_days=20, content="The API listens on port 8080 in staging")
+    new = hit("new", 0.55, age_days=1, content="The API listens on port 8443 in staging now")
+    other = hit("other", 0.58, age_days=1, content="Deploys run from the release branch")
+    # The revision takes the place of what it revises; the older follows it.
+    assert ids(ranked([old, other, new])) == ["new", "old", "other"]
+
+
+def test_a_strong_keyword_hit_under_the_floor_is_returned_with_its_words() -> None:
+    under = hit("under", 0.05)
+    found = KeywordHit(
+        memory_id="under", score=3.0, matched=("e1042",), all_rare=True, coverage=0.5
+    )
+    keyword = KeywordResult(hits=(found,), spread=10.0, documents=100)
+    outcome = ranked([under], keyword=keyword)
+    assert ids(outcome) == ["under"]
+    assert outcome.results[0].matched == ("e1042",)
+    assert outcome.confidence == "medium"
 
 
 @pytest.mark.parametrize(
@@ -153,13 +193,6 @@ def test_unparseable_timestamp_sinks_rather_than_nan() -> None:
         memory=Memory(id="bad", tenant="t", content="c", created_at="not a date"),
         similarity=0.5,
     )
-    outcome = rank(
-        [broken, hit("ok", 0.5)],
-        {},
-        profile=MODE_PROFILES["balanced"],
-        limit=5,
-        floor=0.1,
-        now_ms=NOW_MS,
-    )
+    outcome = ranked([broken, hit("ok", 0.5)])
     assert [r.memory.id for r in outcome.results] == ["ok", "bad"]
     assert all(r.score == r.score for r in outcome.results)  # no NaN

@@ -10,6 +10,7 @@ from services.api.service import MemoryService
 from shared.config import load_config
 from shared.counters import CounterTracker
 from shared.embedding import Embedder, open_embedder
+from shared.lexical import Lexicon
 from shared.storage import Stores, open_stores
 
 FIXED_NOW_MS = 1_800_000_000_000
@@ -48,15 +49,18 @@ def clock() -> Clock:
 
 @pytest.fixture
 def service(stores: Stores, local_embedder: Embedder, clock: Clock) -> MemoryService:
-    floor = load_config({}, local=True).recall_min_similarity
+    config = load_config({}, local=True)
     tracker = CounterTracker(
         stores.objects, process_id="test-process", compact_threshold=20, clock_ms=clock
     )
+    lexicon = Lexicon(stores.objects, stores.vectors, process_id="test-process", clock_ms=clock)
     return MemoryService(
         vectors=stores.vectors,
         objects=stores.objects,
         embedder=local_embedder,
         counters=tracker,
-        floor=floor,
+        lexicon=lexicon,
+        floor=config.recall_min_similarity,
+        high_similarity=config.recall_high_similarity,
         clock_ms=clock,
     )

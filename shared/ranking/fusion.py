@@ -1,0 +1,86 @@
+"""Fusion of the two legs into one relevance per candidate: pure arithmetic, no I/O.
+
+relevance = cosine + KEYWORD_WEIGHT × floor × (BM25 / spread)
+
+- The vector leg's cosine is kept as it is, so the floor still means what the design says.
+- The keyword leg's BM25 is read against the tenant: divided by its spread (standard deviation)
+  over all of the tenant's memories for this query. A score is not comparable across queries or
+  tenants; its distance from the tenant's typical score is. This is z-score fusion with the
+  cosine's own spread taken as proportional to the floor, which is the one model-specific number
+  a deployment already calibrates (MiniLM: floor 0.30, cosine spread 0.09-0.16 per query on
+  LoCoMo; Titan: floor 0.10 and a compressed scale).
+- A memory the keyword leg found but the vector leg did not return is given the lowest cosine the
+  vector leg did return: its own is lower still, and that bound is all that is known of it.
+
+The weight and the BM25 parameters were chosen by the sweep in ``docs/benchmarks.md`` (LoCoMo and
+the long technical notes); RRF and min-max fusion measured worse there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+import msgspec
+
+from shared.lexical.index import KeywordHit, KeywordResult
+from shared.model import Hit, Memory
+
+KEYWORD_WEIGHT: Final = 0.13
+
+
+class Candidate(msgspec.Struct, frozen=True, kw_only=True):
+    """One memory either leg found. ``memory`` is None for a keyword-only hit whose body has not
+    been fetched yet; ``similarity`` is then the bound described in the module docstring."""
+
+    memory_id: str
+    memory: Memory | None
+    similarity: float
+    from_vector: bool
+    keyword: KeywordHit | None
+    relevance: float
+
+
+def fuse(hits: Sequence[Hit], keyword: KeywordResult | None, *, floor: float) -> list[Candidate]:
+    """Every candidate of both legs once, by id, with its fused relevance; the vector leg's
+    candidates first, in its order, then the keyword leg's own."""
+    by_id = {hit.memory_id: hit for hit in keyword.hits} if keyword is not None else {}
+    scale = (
+        KEYWORD_WEIGHT * floor / keyword.spread if keyword is not None and keyword.spread else 0.0
+    )
+    bound = min((hit.similarity for hit in hits), default=0.0)
+    candidates: list[Candidate] = []
+    seen: set[str] = set()
+    for hit in hits:
+        if hit.memory.id in seen:
+            continue
+        seen.add(hit.memory.id)
+        found = by_id.get(hit.memory.id)
+        candidates.append(
+            Candidate(
+                memory_id=hit.memory.id,
+                memory=hit.memory,
+                similarity=hit.similarity,
+                from_vector=True,
+                keyword=found,
+                relevance=hit.similarity + (scale * found.score if found else 0.0),
+            )
+        )
+    for memory_id, found in by_id.items():
+        if memory_id in seen:
+            continue
+        seen.add(memory_id)
+        candidates.append(
+            Candidate(
+                memory_id=memory_id,
+                memory=None,
+                similarity=bound,
+                from_vector=False,
+                keyword=found,
+                relevance=bound + scale * found.score,
+            )
+        )
+    return candidates
+
+
+__all__ = ["KEYWORD_WEIGHT", "Candidate", "fuse"]
