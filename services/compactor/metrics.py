@@ -28,6 +28,16 @@ class CompactorMetrics:
         self.shards_folded = Counter(
             f"{PREFIX}shards_folded_total", "Shards absorbed into merged.json.", registry=r
         )
+        self.lexicon_shards_folded = Counter(
+            f"{PREFIX}lexicon_shards_folded_total",
+            "Keyword-leg lexicon shards absorbed into their merged.json.",
+            registry=r,
+        )
+        self.lexicon_backlog = Gauge(
+            f"{PREFIX}lexicon_backlog_shards",
+            "Lexicon shard objects present, all tenants, after the last fold.",
+            registry=r,
+        )
         self.shards_deleted = Counter(
             f"{PREFIX}shards_deleted_total", "Shard objects deleted, by job.", ["job"], registry=r
         )

@@ -29,16 +29,19 @@ class TenantBacklog(msgspec.Struct, frozen=True, kw_only=True):
     behind_lag: int
 
 
-def _parse_shard(key: str) -> tuple[str, str] | None:
+def _parse_shard(key: str, root: str) -> tuple[str, str] | None:
     """(tenant, shard name) for a shard key; None for merged.json and anything else."""
-    parts = key[len(STATS_ROOT) :].split("/")
+    parts = key[len(root) :].split("/")
     if len(parts) == 3 and parts[1] == _SHARD_DIR and parts[0] and parts[2]:
         return parts[0], parts[2]
     return None
 
 
-async def scan_backlog(objects: ObjectStore, *, now_ms: int, lag_ms: int) -> list[TenantBacklog]:
-    """Every tenant with at least one shard, and how many of them are older than the lag.
+async def scan_backlog(
+    objects: ObjectStore, *, now_ms: int, lag_ms: int, root: str = STATS_ROOT
+) -> list[TenantBacklog]:
+    """Every tenant with at least one shard under ``root`` (the counters' ``stats/`` or the
+    keyword leg's ``lexicon/``, which share the layout), and how many are older than the lag.
 
     "Behind the lag" is judged by name only: shards already folded but not yet deleted count too
     (the fold finds nothing to absorb there and the GC job removes them).
@@ -48,9 +51,9 @@ async def scan_backlog(objects: ObjectStore, *, now_ms: int, lag_ms: int) -> lis
     start_after: str | None = None
     cutoff_ms = now_ms - lag_ms
     while True:
-        keys = await objects.list(STATS_ROOT, limit=LIST_PAGE_KEYS, start_after=start_after)
+        keys = await objects.list(root, limit=LIST_PAGE_KEYS, start_after=start_after)
         for key in keys:
-            parsed = _parse_shard(key)
+            parsed = _parse_shard(key, root)
             if parsed is None:
                 continue
             tenant, name = parsed

@@ -15,6 +15,8 @@ import msgspec
 from services.compactor.jobs.context import JobContext
 from services.compactor.tenants import scan_backlog
 from shared.counters import fold_tenant
+from shared.lexical import fold_lexicon_tenant
+from shared.lexical.segments import LEXICON_ROOT
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +32,10 @@ class FoldJobResult(msgspec.Struct, frozen=True, kw_only=True):
     backlog_shards: int = 0
     largest_backlog_shards: int = 0
     fold_durations_s: tuple[float, ...] = ()
+    # The keyword leg's lexicon shards, folded in the same run (shared.lexical).
+    lexicon_tenants: int = 0
+    lexicon_shards_folded: int = 0
+    lexicon_backlog_shards: int = 0
     duration_s: float = 0.0
 
 
@@ -64,7 +70,13 @@ async def fold_shards(ctx: JobContext) -> FoldJobResult:
         deleted += result.shards_deleted
         conflicts += result.conflict
         remaining[entry.tenant] -= result.shards_deleted
+    lexicon = await _fold_lexicons(ctx)
+    failed += lexicon.tenants_failed
+    conflicts += lexicon.conflicts
     return FoldJobResult(
+        lexicon_tenants=lexicon.tenants,
+        lexicon_shards_folded=lexicon.shards_folded,
+        lexicon_backlog_shards=lexicon.backlog_shards,
         tenants=tenants,
         tenants_failed=failed,
         shards_folded=folded,
@@ -74,4 +86,35 @@ async def fold_shards(ctx: JobContext) -> FoldJobResult:
         largest_backlog_shards=max(remaining.values(), default=0),
         fold_durations_s=tuple(durations),
         duration_s=time.perf_counter() - started,
+    )
+
+
+async def _fold_lexicons(ctx: JobContext) -> FoldJobResult:
+    """The same fold for the keyword leg's lexicon shards (see shared.lexical.lexicon)."""
+    backlog = await scan_backlog(
+        ctx.objects, now_ms=ctx.clock_ms(), lag_ms=ctx.lag_ms, root=LEXICON_ROOT
+    )
+    remaining = {entry.tenant: entry.shards for entry in backlog}
+    tenants = failed = folded = conflicts = 0
+    for entry in backlog:
+        if entry.behind_lag == 0:
+            continue
+        tenants += 1
+        try:
+            result = await fold_lexicon_tenant(
+                ctx.objects, entry.tenant, now_ms=ctx.clock_ms(), lag_ms=ctx.lag_ms
+            )
+        except Exception:
+            failed += 1
+            logger.exception("compactor_lexicon_fold_failed", extra={"tenant": entry.tenant})
+            continue
+        folded += result.shards_folded
+        conflicts += result.conflict
+        remaining[entry.tenant] -= result.shards_deleted
+    return FoldJobResult(
+        tenants=tenants,
+        tenants_failed=failed,
+        shards_folded=folded,
+        conflicts=conflicts,
+        backlog_shards=sum(remaining.values()),
     )

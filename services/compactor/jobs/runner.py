@@ -71,6 +71,8 @@ class JobRunner:
         m.cas_conflicts.inc(result.conflicts)
         m.tenant_failures.labels(job="fold").inc(result.tenants_failed)
         m.backlog.set(result.backlog_shards)
+        m.lexicon_shards_folded.inc(result.lexicon_shards_folded)
+        m.lexicon_backlog.set(result.lexicon_backlog_shards)
         m.backlog_largest.set(result.largest_backlog_shards)
         for seconds in result.fold_durations_s:
             m.fold_seconds.observe(seconds)
@@ -85,6 +87,8 @@ class JobRunner:
                 "shardsDeleted": result.shards_deleted,
                 "conflicts": result.conflicts,
                 "backlog": result.backlog_shards,
+                "lexiconShardsFolded": result.lexicon_shards_folded,
+                "lexiconBacklog": result.lexicon_backlog_shards,
                 "ms": round(result.duration_s * 1000),
             },
         )
