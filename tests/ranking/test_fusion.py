@@ -1,0 +1,63 @@
+"""Fusion of the two legs, table-tested: relevance per candidate, dedup by id, the bound."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.lexical import KeywordHit, KeywordResult
+from shared.model import Hit, Memory
+from shared.ranking import KEYWORD_WEIGHT, fuse
+
+
+def hit(memory_id: str, similarity: float) -> Hit:
+    memory = Memory(
+        id=memory_id, tenant="t", content=memory_id, created_at="2026-01-01T00:00:00.000Z"
+    )
+    return Hit(memory=memory, similarity=similarity)
+
+
+def keyword(*scored: tuple[str, float], spread: float = 2.0) -> KeywordResult:
+    hits = tuple(
+        KeywordHit(memory_id=m, score=s, matched=("w",), all_rare=False, coverage=0.5)
+        for m, s in scored
+    )
+    return KeywordResult(hits=hits, spread=spread, documents=100)
+
+
+FLOOR = 0.3
+UNIT = KEYWORD_WEIGHT * FLOOR  # what one spread of BM25 adds
+
+
+@pytest.mark.parametrize(
+    ("hits", "scored", "expected"),
+    [
+        # vector only: relevance is the cosine
+        ([("a", 0.6), ("b", 0.4)], [], {"a": 0.6, "b": 0.4}),
+        # both legs: BM25 / spread in units of KEYWORD_WEIGHT x floor
+        ([("a", 0.6), ("b", 0.4)], [("b", 4.0)], {"a": 0.6, "b": 0.4 + 2 * UNIT}),
+        # keyword only: the lowest cosine the vector leg returned, plus its BM25
+        ([("a", 0.6), ("b", 0.4)], [("c", 2.0)], {"a": 0.6, "b": 0.4, "c": 0.4 + UNIT}),
+        # no vector hits at all (an empty snapshot): the bound is 0
+        ([], [("c", 2.0)], {"c": UNIT}),
+    ],
+)
+def test_relevance_per_candidate(
+    hits: list[tuple[str, float]], scored: list[tuple[str, float]], expected: dict[str, float]
+) -> None:
+    fused = fuse([hit(*h) for h in hits], keyword(*scored), floor=FLOOR)
+    assert {c.memory_id: c.relevance for c in fused} == pytest.approx(expected)
+
+
+def test_each_memory_once_vector_leg_first_and_keyword_only_without_a_body() -> None:
+    fused = fuse(
+        [hit("a", 0.5), hit("a", 0.5), hit("b", 0.4)], keyword(("c", 1.0), ("a", 1.0)), floor=FLOOR
+    )
+    assert [c.memory_id for c in fused] == ["a", "b", "c"]
+    assert [c.from_vector for c in fused] == [True, True, False]
+    assert fused[2].memory is None and fused[0].keyword is not None
+
+
+def test_a_zero_spread_adds_nothing() -> None:
+    """Every memory scored alike (or nothing matched): the keyword leg cannot rank them."""
+    fused = fuse([hit("a", 0.5)], keyword(("a", 3.0), spread=0.0), floor=FLOOR)
+    assert fused[0].relevance == pytest.approx(0.5)
