@@ -42,7 +42,7 @@ PROVIDER_DEFAULTS: Final[dict[Provider, ProviderDefaults]] = {
     # HIGH line is measured too: the cosine above which the top result was right at a precision
     # of at least 0.9 on the calibration sets (docs/calibration.md).
     "local": ProviderDefaults(
-        model="all-MiniLM-L6-v2", dim=384, min_similarity=0.3, high_similarity=0.55
+        model="all-MiniLM-L6-v2", dim=384, min_similarity=0.3, high_similarity=0.50
     ),
 }
 

@@ -26,7 +26,7 @@ import msgspec
 from shared.lexical.index import KeywordHit, KeywordResult
 from shared.model import Hit, Memory
 
-KEYWORD_WEIGHT: Final = 0.13
+KEYWORD_WEIGHT: Final = 0.12
 
 
 class Candidate(msgspec.Struct, frozen=True, kw_only=True):

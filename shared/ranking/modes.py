@@ -23,6 +23,6 @@ class ModeProfile(msgspec.Struct, frozen=True, kw_only=True):
 
 MODE_PROFILES: Final[dict[RecallMode, ModeProfile]] = {
     "precision": ModeProfile(keep_ratio=0.80, limit=3, w_recency=0.10, w_access=0.05),
-    "balanced": ModeProfile(keep_ratio=0.60, limit=5, w_recency=0.20, w_access=0.10),
+    "balanced": ModeProfile(keep_ratio=0.50, limit=5, w_recency=0.20, w_access=0.10),
     "exploratory": ModeProfile(keep_ratio=0.35, limit=10, w_recency=0.30, w_access=0.20),
 }

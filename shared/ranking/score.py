@@ -62,6 +62,8 @@ class Ranked(msgspec.Struct, frozen=True, kw_only=True):
     relevance: float
     score: float
     matched: tuple[str, ...] = ()
+    # The share of the query's keyword weight this memory holds (see KeywordHit.coverage).
+    coverage: float = 0.0
     strong: bool = False
 
 
@@ -137,8 +139,7 @@ def is_strong(candidate: Candidate, *, floor: float, high_similarity: float) -> 
     one above the floor with nearly all of the query's keyword weight in it."""
     if candidate.similarity >= high_similarity:
         return True
-    coverage = candidate.keyword.coverage if candidate.keyword is not None else 0.0
-    return candidate.similarity >= floor and coverage >= HIGH_KEYWORD_COVERAGE
+    return candidate.similarity >= floor and _coverage(candidate) >= HIGH_KEYWORD_COVERAGE
 
 
 def confidence_of(top: Ranked | None) -> Confidence:
@@ -177,6 +178,10 @@ def _newer_first(order: list[int], memories: Sequence[Memory], window: int) -> l
 
 def _matched(candidate: Candidate) -> tuple[str, ...]:
     return candidate.keyword.matched if candidate.keyword is not None else ()
+
+
+def _coverage(candidate: Candidate) -> float:
+    return candidate.keyword.coverage if candidate.keyword is not None else 0.0
 
 
 def rank(
@@ -218,6 +223,7 @@ def rank(
             relevance=keeping[i].relevance,
             score=values[i],
             matched=_matched(keeping[i]),
+            coverage=_coverage(keeping[i]),
             strong=is_strong(keeping[i], floor=floor, high_similarity=high_similarity),
         )
         for i in order

@@ -1,4 +1,4 @@
-"""recall: search the project's memory by meaning."""
+"""recall: search the project's memory by meaning and by keyword."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ from shared.ranking import DEFAULT_MODE, MODE_PROFILES, RECALL_MODES
 
 NAME: Final = "recall"
 DESCRIPTION: Final = (
-    "Search this project's long-term memory by meaning. Call it at the start of a task, before "
-    "asking the user to re-explain anything: decisions, conventions and commands that worked may "
-    "already be stored. Returns the memories themselves, ranked, with a confidence level. An "
+    "Search this project's long-term memory by meaning and by keyword: a question in plain "
+    "words, or an exact name such as an error code, a file path, a flag or a ticket id. Call it "
+    "at the start of a task, before asking the user to re-explain anything: decisions, "
+    "conventions and commands that worked may already be stored. Returns the memories "
+    "themselves, ranked, with a confidence level and the words each keyword match matched. An "
     "empty result means nothing is stored on the subject, not that the subject has no answer. "
     "Includes the project's memories plus this conversation's own notes, never other "
     "conversations' notes."
@@ -25,7 +27,10 @@ INPUT_SCHEMA: Final[dict[str, Any]] = {
     "properties": {
         "query": {
             "type": "string",
-            "description": "What you want to know, in natural language.",
+            "description": (
+                "What you want to know, in natural language; exact names (E1042, "
+                "src/app/main.py, --local) are matched as written."
+            ),
         },
         "limit": {
             "type": "integer",
