@@ -11,6 +11,8 @@ Stages (``--only``, comma-separated; all by default):
   counters   a cold counter read against 0-1000 unfolded shards
   locomo     turn-level R@1/5/10 per recall mode against plain cosine
   devbench   hit rates on exact/semantic/cross-type queries, confident answers to negatives
+  technotes  R@1/5/10 on long technical notes (bench/data/) against plain cosine
+  probe      identifiers planted among 10,000 technical memories, found by name alone
 
 The runner starts its own ``mcp-memory-api --local`` processes in a temporary data dir and stops
 them; it writes ``results.json``, ``summary.md`` and ``recall_latency.png`` into ``--out``.
@@ -32,20 +34,23 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Final
 
-from bench._data import Conversation, MemoryTexts, load_devbench, load_locomo
+from bench._data import Conversation, MemoryTexts, load_devbench, load_locomo, load_tech_notes
 from bench._inproc import Local, open_local
-from bench._quality import run_devbench, run_locomo
+from bench._probe import run_probe
+from bench._quality import run_devbench, run_locomo, run_tech_notes
 from bench._report import git_commit, machine, plot, speed_run, summary
 from bench._server import ApiServer
 from bench._speed import FULL, SMOKE, run_cold_start, run_counters, run_speed
 
-STAGES: Final = ("coldstart", "speed", "counters", "locomo", "devbench")
+STAGES: Final = ("coldstart", "speed", "counters", "locomo", "devbench", "technotes", "probe")
 STAGE_KEYS: Final = {
     "coldstart": "cold_start",
     "speed": "speed",
     "counters": "counters",
     "locomo": "locomo",
     "devbench": "devbench",
+    "technotes": "technotes",
+    "probe": "probe",
 }
 ROOT: Final = Path(__file__).resolve().parent.parent
 DOCS: Final = ROOT / "docs"
@@ -137,7 +142,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             results["cold_start"] = await run_cold_start(work, plan.cold_start_reps, _log)
             # An initialised database with no memories: reusing it spares another initdb.
             (work / f"cold-{plan.cold_start_reps - 1}").rename(db)
-        if stages & {"speed", "counters", "locomo", "devbench"}:
+        if stages & {"speed", "counters", "locomo", "devbench", "technotes", "probe"}:
             async with _workspace(db) as (local, server):
                 if "speed" in stages:
                     texts = MemoryTexts(load_locomo(args.data))
@@ -151,6 +156,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     results["devbench"] = await run_devbench(
                         local, server, load_devbench(args.data), _log
                     )
+                if "technotes" in stages:
+                    results["technotes"] = await run_tech_notes(
+                        local, server, load_tech_notes(), _log
+                    )
+                if "probe" in stages:
+                    results["probe"] = await run_probe(local, server, plan, _log)
     results["load"]["end"] = list(os.getloadavg())
     results["duration_s"] = round(time.time() - started, 1)
     return results

@@ -155,6 +155,37 @@ def load_devbench(data: Path) -> DevBench:
     )
 
 
+# Long technical notes written for this benchmark (bench/data/, ours): the second kind of text
+# a change to ranking must not get worse on (issue 15).
+TECH_NOTES_DIR: Final = Path(__file__).resolve().parent / "data"
+
+
+@dataclass(frozen=True)
+class TechQuestion:
+    text: str
+    answers: tuple[str, ...]
+    hard: bool  # written to share no distinctive word with its note
+
+
+@dataclass(frozen=True)
+class TechNotes:
+    notes: dict[str, str]
+    questions: list[TechQuestion]
+
+
+def load_tech_notes(folder: Path = TECH_NOTES_DIR) -> TechNotes:
+    notes: dict[str, str] = {}
+    questions: list[TechQuestion] = []
+    for path in sorted(folder.glob("tech_notes_*.json")):
+        raw = json.loads(path.read_text())
+        notes.update((n["id"], n["text"]) for n in raw["notes"])
+        questions += [TechQuestion(q["q"], tuple(q["answers"]), False) for q in raw["questions"]]
+    for path in sorted(folder.glob("tech_questions_hard_*.json")):
+        raw = json.loads(path.read_text())
+        questions += [TechQuestion(q["q"], tuple(q["answers"]), True) for q in raw["questions"]]
+    return TechNotes(notes=notes, questions=[q for q in questions if set(q.answers) <= set(notes)])
+
+
 class MemoryTexts:
     """Realistic memory texts: LoCoMo turns as stored ("speaker: text").
 

@@ -21,12 +21,19 @@ import msgspec
 import numpy as np
 
 from services.api.render import render_recall
-from services.api.service import RECALL_CANDIDATES, MemoryService, RecallAnswer
+from services.api.service import (
+    KEYWORD_CANDIDATES,
+    RECALL_CANDIDATES,
+    MemoryService,
+    RecallAnswer,
+    wall_clock_ms,
+)
 from shared.config import Config, load_config
 from shared.counters import CounterTracker
 from shared.embedding import Embedder, open_embedder
+from shared.lexical import Lexicon
 from shared.model import Memory, MemoryType, index_key, iso_ms, new_ulid
-from shared.ranking import MODE_PROFILES, rank
+from shared.ranking import MODE_PROFILES, fuse, rank
 from shared.storage import Stores, open_stores
 
 EMBED_BATCH: Final = 64
@@ -62,7 +69,11 @@ async def open_local(data_dir: Path) -> AsyncIterator[Local]:
             objects=stores.objects,
             embedder=embedder,
             counters=tracker,
+            lexicon=Lexicon(
+                stores.objects, stores.vectors, process_id="bench", clock_ms=wall_clock_ms
+            ),
             floor=config.recall_min_similarity,
+            high_similarity=config.recall_high_similarity,
         )
         yield Local(config, stores, embedder, tracker, service)
 
@@ -149,12 +160,30 @@ async def plain_cosine(
     return ranked
 
 
+async def fused_order(
+    local: Local, tenant: str, queries: Sequence[str], embeddings: Sequence[list[float]], *, k: int
+) -> list[list[str]]:
+    """Top-k ids per query by fused relevance alone (the vector's nearest 100 and the keyword
+    leg's best 100, fused as recall fuses them), with none of recall's gates or tie-breaks: the
+    order the default recall may not fall more than 0.01 below (issue 15)."""
+    ranked = []
+    for query, embedding in zip(queries, embeddings, strict=True):
+        hits = await local.stores.vectors.query(tenant, embedding, top_k=RECALL_CANDIDATES)
+        scored = await local.service.lexicon.query(tenant, query)
+        keyword = scored.result(top_k=KEYWORD_CANDIDATES, include=[h.memory.id for h in hits])
+        fused = fuse(hits, keyword, floor=local.service.floor)
+        fused.sort(key=lambda c: c.relevance, reverse=True)
+        ranked.append([c.memory_id for c in fused[:k]])
+    return ranked
+
+
 @dataclass(frozen=True)
 class StepTimes:
     """Per-recall seconds of each step, as MemoryService.recall and the tool run them."""
 
     embed: list[float]
     vector_query: list[float]
+    keyword: list[float]
     counters_cached: list[float]
     counters_cold: list[float]
     rank: list[float]
@@ -166,8 +195,9 @@ async def recall_steps(local: Local, tenant: str, queries: Sequence[str]) -> Ste
     """Time recall's steps one by one (balanced mode): embed, the vector query (nearest 100,
     visibility), counters (cached as in steady state, and a cold read as after the 60 s cache
     expires), ranking, rendering; and MemoryService.recall whole, as a check on the sum."""
-    steps = StepTimes([], [], [], [], [], [], [])
+    steps = StepTimes([], [], [], [], [], [], [], [])
     profile = MODE_PROFILES["balanced"]
+    lexicon = local.service.lexicon
     for query in queries:
         t0 = time.perf_counter()
         embedding = await local.embedder.embed(query)
@@ -175,17 +205,23 @@ async def recall_steps(local: Local, tenant: str, queries: Sequence[str]) -> Ste
         hits = await local.stores.vectors.query(tenant, embedding, top_k=RECALL_CANDIDATES)
         visible = [hit for hit in hits if hit.memory.visible_to(None)]
         t2 = time.perf_counter()
+        scored = await lexicon.query(tenant, query)
+        keyword = scored.result(
+            top_k=KEYWORD_CANDIDATES, include=[hit.memory.id for hit in visible]
+        )
+        tk = time.perf_counter()
         counts = await local.tracker.load(tenant)
         t3 = time.perf_counter()
         cold = CounterTracker(local.stores.objects, process_id="bench-cold", compact_threshold=20)
         await cold.load(tenant)
         t4 = time.perf_counter()
         outcome = rank(
-            visible,
+            fuse(visible, keyword, floor=local.service.floor),
             counts,
             profile=profile,
             limit=profile.limit,
             floor=local.service.floor,
+            high_similarity=local.config.recall_high_similarity,
             now_ms=time.time_ns() // 1_000_000,
         )
         t5 = time.perf_counter()
@@ -195,7 +231,8 @@ async def recall_steps(local: Local, tenant: str, queries: Sequence[str]) -> Ste
         t7 = time.perf_counter()
         steps.embed.append(t1 - t0)
         steps.vector_query.append(t2 - t1)
-        steps.counters_cached.append(t3 - t2)
+        steps.keyword.append(tk - t2)
+        steps.counters_cached.append(t3 - tk)
         steps.counters_cold.append(t4 - t3)
         steps.rank.append(t5 - t4)
         steps.render.append(t6 - t5)

@@ -19,8 +19,8 @@ from typing import Any, Final
 import numpy as np
 
 from bench._client import call_text, ids_in, parse_recall, session
-from bench._data import CATEGORY_NAMES, Conversation, DevBench
-from bench._inproc import Local, copy_tenant, plain_cosine
+from bench._data import CATEGORY_NAMES, Conversation, DevBench, TechNotes
+from bench._inproc import Local, copy_tenant, fused_order, plain_cosine
 from bench._server import ApiServer
 from shared.ranking import MODE_PROFILES
 
@@ -152,18 +152,23 @@ async def run_locomo(
         await copy_tenant(local, base, targets, ids)
     scored = [(c, [q for q in c.questions if q.evidence.turns]) for c in conversations]
 
-    log("locomo: plain cosine top-10 from the vector store")
+    log("locomo: plain cosine and fused-relevance top-10, in-process")
     cosine_rows: list[dict[str, Any]] = []
+    fused_rows: list[dict[str, Any]] = []
     for conversation, questions in scored:
-        embeddings = await local.embedder.embed_many([q.text for q in questions])
-        ranked = await plain_cosine(local, _tenant(conversation.sample_id), embeddings, k=10)
-        for question, ids in zip(questions, ranked, strict=True):
-            row: dict[str, Any] = {"category": question.category}
-            for k in KS:
-                row[f"R@{k}"] = recall_at(
-                    ids, question.evidence.turns, stored[conversation.sample_id], k
-                )
-            cosine_rows.append(row)
+        tenant = _tenant(conversation.sample_id)
+        texts = [q.text for q in questions]
+        embeddings = await local.embedder.embed_many(texts)
+        by_cosine = await plain_cosine(local, tenant, embeddings, k=10)
+        by_fusion = await fused_order(local, tenant, texts, embeddings, k=10)
+        for rows, ranked in ((cosine_rows, by_cosine), (fused_rows, by_fusion)):
+            for question, ids in zip(questions, ranked, strict=True):
+                row: dict[str, Any] = {"category": question.category}
+                for k in KS:
+                    row[f"R@{k}"] = recall_at(
+                        ids, question.evidence.turns, stored[conversation.sample_id], k
+                    )
+                rows.append(row)
 
     per_config: dict[str, Any] = {}
     for mode, limit in CONFIGS:
@@ -205,6 +210,7 @@ async def run_locomo(
         "already_known": sum(s.already_known for s in stored.values()),
         "evidence": evidence_accounting(conversations),
         "plain_cosine": {"all": _summarise(cosine_rows), "by_category": _by_category(cosine_rows)},
+        "fused_order": {"all": _summarise(fused_rows), "by_category": _by_category(fused_rows)},
         "modes": per_config,
     }
 
@@ -297,4 +303,65 @@ def _devbench_cosine(
     return scores
 
 
-__all__ = ["CONFIGS", "config_name", "evidence_accounting", "run_devbench", "run_locomo"]
+TECH_CONFIGS: Final[tuple[tuple[str, int | None], ...]] = (
+    ("balanced", None),
+    ("exploratory", 10),
+)
+
+
+def _hit_rates(ranked: Sequence[Sequence[str]], answers: Sequence[set[str]]) -> dict[str, Any]:
+    summary: dict[str, Any] = {"questions": len(answers)}
+    for k in KS:
+        found = [
+            len(set(ids[:k]) & want) / len(want) for ids, want in zip(ranked, answers, strict=True)
+        ]
+        summary[f"R@{k}"] = round(float(np.mean(found)), 4) if found else None
+    return summary
+
+
+async def run_tech_notes(local: Local, server: ApiServer, tech: TechNotes, log: Any) -> dict:
+    """Long technical notes (median ~2,300 characters): recall against plain cosine and the
+    fused order, on ordinary questions and on hard ones that share no distinctive word with
+    their note (where BM25 alone is weaker than cosine)."""
+    base = "technotes"
+    by_note: dict[str, str] = {}
+    log(f"technotes: remembering {len(tech.notes)} notes over HTTP")
+    async with session(server.url, base) as client:
+        for note_id, text in tech.notes.items():
+            by_note[note_id] = ids_in(await call_text(client, "remember", {"content": text}))[0]
+    to_note = {memory_id: note_id for note_id, memory_id in by_note.items()}
+    targets = [_copy_tenant_name(base, mode, limit) for mode, limit in TECH_CONFIGS]
+    await copy_tenant(local, base, targets, sorted(to_note))
+    texts = [q.text for q in tech.questions]
+    answers = [set(q.answers) for q in tech.questions]
+    embeddings = await local.embedder.embed_many(texts)
+    ranked: dict[str, list[list[str]]] = {
+        "plain cosine top-10": await plain_cosine(local, base, embeddings, k=10),
+        "fused relevance top-10": await fused_order(local, base, texts, embeddings, k=10),
+    }
+    for mode, limit in TECH_CONFIGS:
+        name = f"recall {config_name(mode, limit)}"
+        arguments: dict[str, Any] = {"mode": mode} | ({"limit": limit} if limit else {})
+        replies = await _ask(server.url, _copy_tenant_name(base, mode, limit), texts, arguments)
+        ranked[name] = [parse_recall(text).ids for text in replies]
+    results: dict[str, Any] = {"notes": len(tech.notes), "retrieval": {}}
+    for name, lists in ranked.items():
+        as_notes = [[to_note.get(i, i) for i in ids] for ids in lists]
+        results["retrieval"][name] = {
+            kind: _hit_rates(
+                [ids for ids, q in zip(as_notes, tech.questions, strict=True) if q.hard is hard],
+                [a for a, q in zip(answers, tech.questions, strict=True) if q.hard is hard],
+            )
+            for kind, hard in (("ordinary", False), ("hard", True))
+        }
+    return results
+
+
+__all__ = [
+    "CONFIGS",
+    "config_name",
+    "evidence_accounting",
+    "run_devbench",
+    "run_locomo",
+    "run_tech_notes",
+]

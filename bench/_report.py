@@ -162,6 +162,7 @@ def _breakdown_lines(breakdown: dict[str, Any]) -> list[str]:
     named = [
         ("embedding (embedder.embed)", "embed"),
         ("vector query (nearest 100 + visibility)", "vector_query"),
+        ("keyword scoring (BM25 over all memories, cached index)", "keyword"),
         ("counters, cached (steady state)", "counters_cached"),
         ("counters, cold read (after the 60 s cache)", "counters_cold"),
         ("ranking (rank)", "rank"),
@@ -273,6 +274,12 @@ def _locomo_lines(locomo: dict[str, Any]) -> list[str]:
         f"| plain cosine top-10 (VectorStore.query) | {cos['R@1']:.3f} | {cos['R@5']:.3f} | "
         f"{cos['R@10']:.3f} | 10 | — |"
     )
+    if "fused_order" in locomo:
+        fused = locomo["fused_order"]["all"]
+        lines.append(
+            f"| fused relevance top-10 (both legs, no gates, no tie-break) | "
+            f"{fused['R@1']:.3f} | {fused['R@5']:.3f} | {fused['R@10']:.3f} | 10 | — |"
+        )
     for name, result in locomo["modes"].items():
         a = result["all"]
         conf = a["confidence"]
@@ -299,9 +306,41 @@ def _locomo_lines(locomo: dict[str, Any]) -> list[str]:
     )
     lines.append(f"| questions | {counts} |")
     lines.append(f"| plain cosine | {cells(locomo['plain_cosine']['by_category'])} |")
+    if "fused_order" in locomo:
+        lines.append(f"| fused relevance | {cells(locomo['fused_order']['by_category'])} |")
     for name, result in locomo["modes"].items():
         lines.append(f"| recall {name} | {cells(result['by_category'])} |")
     return [*lines, ""]
+
+
+def _tech_lines(tech: dict[str, Any]) -> list[str]:
+    lines = [
+        "## Retrieval quality: long technical notes",
+        "",
+        f"{tech['notes']} notes written for this benchmark (`bench/data/`: coding-project "
+        "messages of 1,700–3,500 characters, several per fictional project so that notes of one "
+        "project compete), remembered over HTTP in one tenant (copied per configuration). "
+        "Ordinary questions are phrased as a developer would ask; hard ones share no "
+        "distinctive word with their note, where BM25 alone is weaker than cosine. "
+        "R@k = the share of a question's answering notes among the first k returned.",
+        "",
+        "| retrieval | ordinary R@1 | R@5 | R@10 | hard R@1 | R@5 | R@10 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, kinds in tech["retrieval"].items():
+        o, h = kinds["ordinary"], kinds["hard"]
+        lines.append(
+            f"| {name} | {_fmt(o['R@1'], 3)} | {_fmt(o['R@5'], 3)} | {_fmt(o['R@10'], 3)} | "
+            f"{_fmt(h['R@1'], 3)} | {_fmt(h['R@5'], 3)} | {_fmt(h['R@10'], 3)} |"
+        )
+    questions = next(iter(tech["retrieval"].values()))
+    lines += [
+        "",
+        f"Questions: {questions['ordinary']['questions']} ordinary, "
+        f"{questions['hard']['questions']} hard.",
+        "",
+    ]
+    return lines
 
 
 def _devbench_lines(devbench: dict[str, Any]) -> list[str]:
@@ -400,6 +439,8 @@ def summary(results: dict[str, Any], *, plot_ref: str | None) -> str:
         lines += _counter_lines(results["counters"])
     if results.get("locomo"):
         lines += _locomo_lines(results["locomo"])
+    if results.get("technotes"):
+        lines += _tech_lines(results["technotes"])
     if results.get("devbench"):
         lines += _devbench_lines(results["devbench"])
     return "\n".join(lines).rstrip() + "\n"

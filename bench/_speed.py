@@ -36,6 +36,7 @@ class SpeedPlan:
     counter_levels: tuple[int, ...]
     counter_reads: int
     cold_start_reps: int
+    probe_memories: int  # distractors in the keyword probe
 
 
 FULL = SpeedPlan(
@@ -51,6 +52,7 @@ FULL = SpeedPlan(
     counter_levels=(0, 10, 100, 1000),
     counter_reads=20,
     cold_start_reps=3,
+    probe_memories=10_000,
 )
 SMOKE = SpeedPlan(
     sizes=(30, 60),
@@ -65,6 +67,7 @@ SMOKE = SpeedPlan(
     counter_levels=(0, 5),
     counter_reads=3,
     cold_start_reps=1,
+    probe_memories=300,
 )
 
 

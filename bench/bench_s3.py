@@ -26,10 +26,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from moto.server import ThreadedMotoServer
 
-from services.api.service import MemoryService
+from services.api.service import MemoryService, wall_clock_ms
 from shared.config import load_config
 from shared.counters import CounterTracker
 from shared.embedding import open_embedder
+from shared.lexical import Lexicon
 from shared.model import Memory, iso_ms, new_ulid
 from shared.storage import open_stores, to_metadata, vector_key
 from tests.fakes.aws import create_s3_backend
@@ -221,7 +222,11 @@ async def _service_rows(*, n: int, s3_url: str, s3vectors_url: str) -> list[str]
             objects=stores.objects,
             embedder=embedder,
             counters=tracker,
+            lexicon=Lexicon(
+                stores.objects, stores.vectors, process_id="bench", clock_ms=wall_clock_ms
+            ),
             floor=config.recall_min_similarity,
+            high_similarity=config.recall_high_similarity,
         )
 
         async def remember(i: int) -> None:
