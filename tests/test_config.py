@@ -44,6 +44,36 @@ def test_recall_min_similarity_inside_the_range_is_taken(value: str, expected: f
     assert load_config({**PG, "RECALL_MIN_SIMILARITY": value}).recall_min_similarity == expected
 
 
+@pytest.mark.parametrize(
+    ("environ", "expected"),
+    [
+        ({}, 0.30),  # Titan's floor 0.1: the design's 3 x floor
+        ({"RECALL_MIN_SIMILARITY": "0.2"}, 0.60),
+        ({"RECALL_MIN_SIMILARITY": "0.5"}, 1.0),  # 3 x 0.5 is capped at a cosine's 1
+        ({"EMBEDDING_PROVIDER": "local"}, 0.50),  # measured (docs/calibration.md)
+        ({"EMBEDDING_PROVIDER": "local", "RECALL_HIGH_SIMILARITY": "0.6"}, 0.60),
+    ],
+)
+def test_the_high_line_is_three_floors_or_the_models_measured_one(
+    environ: dict[str, str], expected: float
+) -> None:
+    config = load_config({**PG, **environ})
+    assert config.recall_high_similarity == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("value", ["0.3", "0.1", "0", "1.5", "high"])
+def test_a_high_line_at_or_under_the_floor_or_out_of_range_is_refused(value: str) -> None:
+    message = refusal({**PG, "RECALL_MIN_SIMILARITY": "0.3", "RECALL_HIGH_SIMILARITY": value})
+    assert message.startswith("RECALL_HIGH_SIMILARITY")
+    if value in ("0.3", "0.1"):
+        assert message == (
+            f"RECALL_HIGH_SIMILARITY ({float(value)}) must be above RECALL_MIN_SIMILARITY (0.3): "
+            "a result at the floor is a weak match, never a confident one"
+        )
+    else:
+        assert "must be a number greater than 0 and at most 1" in message
+
+
 # --- storage backend -------------------------------------------------------------------------
 
 

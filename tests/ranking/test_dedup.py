@@ -62,3 +62,24 @@ def test_a_changed_number_is_an_update_never_a_duplicate(stored: str, new: str) 
 def test_same_numbers_still_merge() -> None:
     text = "The API listens on port 8080."
     assert already_known(text + " ", [hit(text, 0.99)]) is not None
+
+
+@pytest.mark.parametrize(
+    ("stored", "new"),
+    [
+        (
+            "Run the exporter migration with --run-drain-cache before deploying.",
+            "Run the exporter migration with --run-drain-all before deploying.",
+        ),
+        ("Settings live in config/app_settings.yaml.", "Settings live in config/app_env.yaml."),
+        ("Call billing.sync_invoices nightly.", "Call billing.sync_refunds nightly."),
+    ],
+)
+def test_a_changed_identifier_is_never_a_duplicate(stored: str, new: str) -> None:
+    """The keyword probe lost two planted flags this way: same words, another identifier."""
+    assert already_known(new, [hit(stored, 0.97)]) is None
+
+
+def test_the_same_identifiers_still_merge() -> None:
+    text = "Run the exporter migration with --run-drain-cache before deploying."
+    assert already_known(text.replace("Run", "run"), [hit(text, 0.99)]) is not None
