@@ -13,6 +13,7 @@ Stages (``--only``, comma-separated; all by default):
   devbench   hit rates on exact/semantic/cross-type queries, confident answers to negatives
   technotes  R@1/5/10 on long technical notes (bench/data/) against plain cosine
   probe      identifiers planted among 10,000 technical memories, found by name alone
+  sweep      every fusion method on recall's own candidates (bench/sweep_fusion.py), offline
 
 The runner starts its own ``mcp-memory-api --local`` processes in a temporary data dir and stops
 them; it writes ``results.json``, ``summary.md`` and ``recall_latency.png`` into ``--out``.
@@ -41,8 +42,19 @@ from bench._quality import run_devbench, run_locomo, run_tech_notes
 from bench._report import git_commit, machine, plot, speed_run, summary
 from bench._server import ApiServer
 from bench._speed import FULL, SMOKE, run_cold_start, run_counters, run_speed
+from bench.sweep_fusion import measure as sweep_measure
+from bench.sweep_fusion import summary as sweep_summary
 
-STAGES: Final = ("coldstart", "speed", "counters", "locomo", "devbench", "technotes", "probe")
+STAGES: Final = (
+    "coldstart",
+    "speed",
+    "counters",
+    "locomo",
+    "devbench",
+    "technotes",
+    "probe",
+    "sweep",
+)
 STAGE_KEYS: Final = {
     "coldstart": "cold_start",
     "speed": "speed",
@@ -51,12 +63,14 @@ STAGE_KEYS: Final = {
     "devbench": "devbench",
     "technotes": "technotes",
     "probe": "probe",
+    "sweep": "sweep",
 }
 ROOT: Final = Path(__file__).resolve().parent.parent
 DOCS: Final = ROOT / "docs"
 SMOKE_CONVERSATIONS: Final = 2
 SMOKE_TURNS: Final = 40
 SMOKE_QUESTIONS: Final = 10
+SMOKE_NOTES: Final = 10
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -157,11 +171,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                         local, server, load_devbench(args.data), _log
                     )
                 if "technotes" in stages:
+                    tech = load_tech_notes()
                     results["technotes"] = await run_tech_notes(
-                        local, server, load_tech_notes(), _log
+                        local, server, tech.first(SMOKE_NOTES) if args.smoke else tech, _log
                     )
                 if "probe" in stages:
                     results["probe"] = await run_probe(local, server, plan, _log)
+    if "sweep" in stages:
+        _log("sweep: every fusion method on recall's candidates, offline")
+        notes = SMOKE_NOTES if args.smoke else None
+        results["sweep"] = sweep_summary(await sweep_measure(args.data, notes=notes))
     results["load"]["end"] = list(os.getloadavg())
     results["duration_s"] = round(time.time() - started, 1)
     return results

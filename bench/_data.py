@@ -172,6 +172,11 @@ class TechNotes:
     notes: dict[str, str]
     questions: list[TechQuestion]
 
+    def first(self, count: int) -> TechNotes:
+        """The first ``count`` notes and the questions they answer (the smoke run's subset)."""
+        notes = dict(list(self.notes.items())[:count])
+        return TechNotes(notes, [q for q in self.questions if set(q.answers) <= set(notes)])
+
 
 def load_tech_notes(folder: Path = TECH_NOTES_DIR) -> TechNotes:
     notes: dict[str, str] = {}

@@ -437,13 +437,137 @@ def summary(results: dict[str, Any], *, plot_ref: str | None) -> str:
         lines += _cold_lines(results["cold_start"])
     if results.get("counters"):
         lines += _counter_lines(results["counters"])
+    quality = _quality_targets(results)
+    if quality:
+        lines += quality
     if results.get("locomo"):
         lines += _locomo_lines(results["locomo"])
+    if results.get("sweep"):
+        lines += _sweep_lines(results["sweep"])
     if results.get("technotes"):
         lines += _tech_lines(results["technotes"])
     if results.get("devbench"):
         lines += _devbench_lines(results["devbench"])
+    if results.get("probe"):
+        lines += _probe_lines(results["probe"])
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _verdict(met: bool) -> str:
+    return "met" if met else "**missed**"
+
+
+def _quality_targets(results: dict[str, Any]) -> list[str]:
+    """Issue 15's retrieval targets, each against the figure this page reports."""
+    rows: list[tuple[str, str, bool]] = []
+    locomo = results.get("locomo")
+    if locomo and "fused_order" in locomo:
+        modes = locomo["modes"]
+        default = modes.get("balanced/5 (default)", {}).get("all")
+        wide = modes.get("exploratory/10 (default)", {}).get("all")
+        fused = locomo["fused_order"]["all"]
+        if default:
+            rows.append(
+                (
+                    "LoCoMo default recall R@5 ≥ 0.55",
+                    f"{default['R@5']:.3f}",
+                    default["R@5"] >= 0.55,
+                )
+            )
+            gap = fused["R@5"] - default["R@5"]
+            rows.append(
+                (
+                    "LoCoMo default R@5 at most 0.01 below the fused order's",
+                    f"{default['R@5']:.3f} vs {fused['R@5']:.3f} ({gap:+.3f})",
+                    gap <= 0.01,
+                )
+            )
+        if wide:
+            rows.append(
+                ("LoCoMo exploratory/10 R@10 ≥ 0.65", f"{wide['R@10']:.3f}", wide["R@10"] >= 0.65)
+            )
+    tech = results.get("technotes")
+    if tech:
+        cosine = tech["retrieval"]["plain cosine top-10"]
+        default = tech["retrieval"].get("recall balanced/5 (default)")
+        if default:
+            for kind in ("ordinary", "hard"):
+                rows.append(
+                    (
+                        f"technical notes ({kind}): default R@5 ≥ plain cosine's",
+                        f"{default[kind]['R@5']:.3f} vs {cosine[kind]['R@5']:.3f}",
+                        default[kind]["R@5"] >= cosine[kind]["R@5"],
+                    )
+                )
+    dev = results.get("devbench")
+    if dev:
+        exact = dev["modes"]["balanced"]["exact"]["top1_hit_rate"]
+        rows.append(
+            ("DevBench exact queries hit@1 = 1.0 (default mode)", f"{exact:.2f}", exact >= 1.0)
+        )
+        high = sum(m["negative"]["high"] for m in dev["modes"].values())
+        rows.append(("DevBench negatives: 0 HIGH (all modes)", str(high), high == 0))
+    probe = results.get("probe")
+    if probe:
+        for backend in ("postgres", "s3"):
+            found = probe[backend]["found_in_top_3"]
+            rows.append(
+                (
+                    f"keyword probe on {backend}: ≥ 48 of 50 in the top 3",
+                    f"{found} of {probe[backend]['planted']}",
+                    found >= 48,
+                )
+            )
+    if not rows:
+        return []
+    lines = ["## Retrieval targets (issue 15)", "", "| target | measured | |", "|---|---|---|"]
+    lines += [f"| {name} | {value} | {_verdict(met)} |" for name, value, met in rows]
+    return [*lines, ""]
+
+
+def _sweep_lines(sweep: dict[str, Any]) -> list[str]:
+    families = list(sweep["families"])
+    lines = [
+        "## Fusion sweep: every method on recall's own candidates",
+        "",
+        "`python bench/sweep_fusion.py` (also the `sweep` stage): the vector's nearest 100 and "
+        "the keyword leg's best 100, tokenised and scored by the keyword leg itself, ordered by "
+        "each method with no gates and no tie-break. z-score fusion is recall's: cosine + weight "
+        "× floor × BM25 ⁄ spread. devbench counts hit@1 / hit@5; the others R@5 / R@10.",
+        "",
+        "| method | " + " | ".join(families) + " |",
+        "|---|" + "---|" * len(families),
+    ]
+    for method, cells in sweep["methods"].items():
+        lines.append(f"| {method} | " + " | ".join(f"{a:.3f} / {b:.3f}" for a, b in cells) + " |")
+    counts = ", ".join(f"{f} {n}" for f, n in sweep["families"].items())
+    return [*lines, "", f"Questions: {counts}.", ""]
+
+
+def _probe_lines(probe: dict[str, Any]) -> list[str]:
+    lines = [
+        "## Keyword probe: identifiers among look-alikes",
+        "",
+        f"{probe['distractors']:,} developer notes of five shapes (error codes, file paths, "
+        "flags, versions, ticket ids; `bench/_probe.py`) and 50 planted ones, ten of each "
+        "shape, each asked for by its identifier alone in a default recall. PostgreSQL: over "
+        "MCP, the distractors preloaded as 0.9.0 wrote them (vector and index key, no lexicon), "
+        "so the API's first recall backfills the tenant's lexicon. S3: moto and the S3 Vectors "
+        "fake, through the same MemoryService.",
+        "",
+        "| backend | in the top 3 | first | HIGH (of which first) | by shape: code / path / "
+        "flag / version / ticket | seconds for 50 recalls |",
+        "|---|---|---|---|---|---|",
+    ]
+    for backend in ("postgres", "s3"):
+        b = probe[backend]
+        kinds = " / ".join(str(v) for v in b["by_kind"].values())
+        high = b["confidence"].get("high", 0)
+        lines.append(
+            f"| {backend} | {b['found_in_top_3']} of {b['planted']} | {b.get('found_first', '—')} "
+            f"| {high} ({b.get('high_and_first', '—')}) | {kinds} | {b['seconds']} |"
+        )
+    return [*lines, ""]
 
 
 def target_row(speed: dict[str, Any]) -> dict[str, Any] | None:

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -128,7 +129,7 @@ METHODS: dict[str, Method] = {
 }
 
 
-def corpora(data: Path) -> list[Corpus]:
+def corpora(data: Path, *, notes: int | None = None) -> list[Corpus]:
     found = []
     for conversation in load_locomo(data):
         position = {t.dia_id: i for i, t in enumerate(conversation.turns)}
@@ -145,6 +146,8 @@ def corpora(data: Path) -> list[Corpus]:
             )
         )
     tech = load_tech_notes()
+    if notes is not None:
+        tech = tech.first(notes)
     order = {note_id: i for i, note_id in enumerate(tech.notes)}
     for hard in (False, True):
         found.append(
@@ -183,12 +186,14 @@ async def embedded(embedder: LocalEmbedder, texts: Sequence[str]) -> Vector:
     return np.asarray(vectors, dtype=np.float32)
 
 
-async def measure(data: Path) -> dict[str, dict[str, list[tuple[float, float]]]]:
+async def measure(
+    data: Path, *, notes: int | None = None
+) -> dict[str, dict[str, list[tuple[float, float]]]]:
     """Per family of corpora, per method, each question's (score at 1 or 5, score at 5 or 10)."""
     embedder = await LocalEmbedder.open()
     results: dict[str, dict[str, list[tuple[float, float]]]] = {}
     try:
-        for corpus in corpora(data):
+        for corpus in corpora(data, notes=notes):
             family = "LoCoMo (all 10)" if corpus.name.startswith("LoCoMo") else corpus.name
             docs = await embedded(embedder, corpus.documents)
             questions = await embedded(embedder, [q.text for q in corpus.questions])
@@ -219,6 +224,27 @@ def _score(order: list[int], answers: set[int], k: int, corpus: Corpus) -> float
     if corpus.metric == "hit":
         return float(found > 0)
     return found / len(answers)
+
+
+def summary(results: dict[str, dict[str, list[tuple[float, float]]]]) -> dict[str, Any]:
+    """The sweep as the benchmark page stores it: per method, per family, the two means."""
+    families = {
+        f"{f} ({'hit@1 / hit@5' if f == 'devbench' else 'R@5 / R@10'})": len(
+            next(iter(rows.values()))
+        )
+        for f, rows in results.items()
+    }
+    methods = {
+        name: [
+            [
+                round(math.fsum(r[i] for r in results[f][name]) / len(results[f][name]), 4)
+                for i in (0, 1)
+            ]
+            for f in results
+        ]
+        for name in METHODS
+    }
+    return {"families": families, "methods": methods}
 
 
 def report(results: dict[str, dict[str, list[tuple[float, float]]]]) -> list[str]:

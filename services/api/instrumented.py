@@ -70,6 +70,10 @@ class InstrumentedVectorStore(VectorStore):
         with _timed(metrics.STORAGE_SECONDS, "vector_get"):
             return await self._inner.get(tenant, ids)
 
+    async def get_for_recall(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
+        with _timed(metrics.STORAGE_SECONDS, "vector_get_for_recall"):
+            return await self._inner.get_for_recall(tenant, ids)
+
     async def delete(self, tenant: str, ids: Sequence[str]) -> None:
         with _timed(metrics.STORAGE_SECONDS, "vector_delete"):
             await self._inner.delete(tenant, ids)

@@ -35,6 +35,7 @@ from shared.ranking import (
     RecallOutcome,
     already_known,
     fuse,
+    passes_floor,
     rank,
 )
 from shared.storage import ObjectStore, VectorStore
@@ -46,6 +47,8 @@ logger = logging.getLogger(__name__)
 RECALL_CANDIDATES: Final = 100
 # The keyword leg's own best, over all of the tenant's memories, beside the vector's hundred.
 KEYWORD_CANDIDATES: Final = 100
+# How deep, in multiples of the limit, keyword-only hits are worth fetching (see _candidates).
+FETCH_WINDOW: Final = 3
 DEDUP_CANDIDATES: Final = 5
 LIST_PAGE_SIZE: Final = 1000
 STATS_SCAN_CAP: Final = 10_000
@@ -161,7 +164,7 @@ class MemoryService:
             raise loaded
         if isinstance(scored, BaseException):
             raise scored
-        candidates = await self._candidates(tenant, conversation, visible, scored)
+        candidates = await self._candidates(tenant, conversation, visible, scored, limit=limit)
         if not candidates:
             return RecallAnswer(mode=mode, visible=0, outcome=None)
         now_ms = self._clock_ms()
@@ -187,20 +190,28 @@ class MemoryService:
         conversation: str | None,
         visible: list[Hit],
         scored: KeywordQuery,
+        *,
+        limit: int,
     ) -> list[Candidate]:
         """Both legs fused, with the bodies of the keyword-only hits that could be returned
-        fetched in one read; what this conversation may not see is dropped."""
+        fetched in one read; what this conversation may not see is dropped.
+
+        Only keyword-only hits among the first ``limit × FETCH_WINDOW`` by relevance can be
+        returned: the tie-break moves a result by at most a tenth of the floor, and the
+        newer-first rule looks no further than twice the limit."""
         keyword = scored.result(
             top_k=KEYWORD_CANDIDATES, include=[hit.memory.id for hit in visible]
         )
         fused = fuse(visible, keyword, floor=self._floor)
-        wanted = [
-            c.memory_id
-            for c in fused
-            if c.memory is None
-            and (c.relevance >= self._floor or (c.keyword is not None and c.keyword.all_rare))
-        ]
-        found = {m.id: m for m in await self._vectors.get(tenant, wanted)} if wanted else {}
+        passing = sorted(
+            (c for c in fused if passes_floor(c, floor=self._floor)),
+            key=lambda c: c.relevance,
+            reverse=True,
+        )
+        wanted = [c.memory_id for c in passing[: limit * FETCH_WINDOW] if c.memory is None]
+        found = (
+            {m.id: m for m in await self._vectors.get_for_recall(tenant, wanted)} if wanted else {}
+        )
         candidates = []
         for candidate in fused:
             memory = candidate.memory or found.get(candidate.memory_id)

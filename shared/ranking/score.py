@@ -150,8 +150,9 @@ def confidence_of(top: Ranked | None) -> Confidence:
     return "high" if top.strong else "medium"
 
 
-def _passes_floor(candidate: Candidate, floor: float) -> bool:
-    # The floor gates the vector leg; the keyword leg's own gate is every rare query term.
+def passes_floor(candidate: Candidate, *, floor: float) -> bool:
+    """The floor gates relevance; the keyword leg's own gate is holding every rare query term,
+    so a strong keyword match is returned whatever its cosine."""
     keyword = candidate.keyword
     return candidate.relevance >= floor or (keyword is not None and keyword.all_rare)
 
@@ -201,7 +202,7 @@ def rank(
     includes another conversation's notes) and carry their memories.
     """
     present = [c for c in candidates if c.memory is not None]
-    relevant = [c for c in present if _passes_floor(c, floor)]
+    relevant = [c for c in present if passes_floor(c, floor=floor)]
     top_relevance = max((c.relevance for c in relevant), default=0.0)
     keeping = [c for c in relevant if c.relevance >= top_relevance * profile.keep_ratio]
     gated = len(present) - len(keeping)

@@ -59,6 +59,13 @@ class VectorStore(abc.ABC):
     async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
         """The memories with these ids in ``tenant``; missing ids dropped, order not promised."""
 
+    async def get_for_recall(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
+        """``get`` for recall's keyword-only hits: the bodies may come from what answered the
+        tenant's last query (the PostgreSQL store's scan snapshot), so they are as fresh as the
+        vector leg's own results — memories are immutable, and a memory forgotten since then is
+        the same staleness the vector leg has. Not for forget or list, which read the store."""
+        return await self.get(tenant, ids)
+
     @abc.abstractmethod
     async def delete(self, tenant: str, ids: Sequence[str]) -> None:
         """Delete these ids in ``tenant``; ids that do not exist are ignored."""

@@ -100,7 +100,16 @@ def test_smoke_run_writes_every_stage(tmp_path: Path) -> None:
     elapsed = time.monotonic() - started
     assert result.returncode == 0, result.stderr[-4000:]
     results = json.loads((out / "results.json").read_text())
-    assert results["stages"] == ["coldstart", "speed", "counters", "locomo", "devbench"]
+    assert results["stages"] == [
+        "coldstart",
+        "speed",
+        "counters",
+        "locomo",
+        "devbench",
+        "technotes",
+        "probe",
+        "sweep",
+    ]
 
     cold = results["cold_start"]
     assert cold["empty_dir"]["median_s"] > 0 and cold["existing_dir"]["median_s"] > 0
@@ -132,10 +141,23 @@ def test_smoke_run_writes_every_stage(tmp_path: Path) -> None:
     for result_set in [locomo["plain_cosine"], *locomo["modes"].values()]:
         for k in ("R@1", "R@5", "R@10"):
             assert 0 <= result_set["all"][k] <= 1
+    assert 0 <= locomo["fused_order"]["all"]["R@5"] <= 1
     devbench = results["devbench"]
     assert set(devbench["modes"]) == {"precision", "balanced", "exploratory"}
     assert devbench["modes"]["balanced"]["negative"]["queries"] == 1
 
+    tech = results["technotes"]
+    assert tech["notes"] == 10
+    assert {"plain cosine top-10", "fused relevance top-10", "recall balanced/5 (default)"} <= set(
+        tech["retrieval"]
+    )
+    for backend in ("postgres", "s3"):
+        probe = results["probe"][backend]
+        assert probe["planted"] == 50 and 0 <= probe["found_in_top_3"] <= 50
+    sweep = results["sweep"]
+    assert len(sweep["families"]) == 4 and "plain cosine" in sweep["methods"]
+
     summary = (out / "summary.md").read_text()
     assert summary.startswith("# Benchmarks") and "LoCoMo" in summary
+    assert "## Retrieval targets (issue 15)" in summary and "## Keyword probe" in summary
     print(f"smoke run took {elapsed:.1f} s")

@@ -187,6 +187,11 @@ class ScanCache:
         self._start_refresh(tenant, generation)
         return None
 
+    def held(self, tenant: str) -> TenantSnapshot | None:
+        """The tenant's newest snapshot, whatever its generation (see
+        PostgresVectorStore.get_for_recall)."""
+        return self._snapshots.get(tenant)
+
     async def current(self, tenant: str, generation: int) -> TenantSnapshot | None:
         """``fresh``, after waiting (at most ``_OWN_WRITE_WAIT_S``) while the snapshot is behind
         ``generation`` and writes of this process to the tenant are between their statement and

@@ -254,6 +254,15 @@ class TenantSnapshot:
     def ids(self) -> frozenset[str]:
         return frozenset(row.id for row in self.rows)
 
+    def memory_of(self, memory_id: str) -> Memory | None:
+        """The memory with this id among this snapshot's rows, or None (absent, or unreadable
+        metadata)."""
+        position = self._store.positions.get(memory_id)
+        if position is None or position >= len(self.rows):
+            return None
+        row = self.rows[position]
+        return row.memory if row.id == memory_id else None
+
     def changed(
         self,
         generation: int,

@@ -141,6 +141,16 @@ class PostgresVectorStore(VectorStore):
         memories = (_rebuild(tenant, row["id"], row["metadata"]) for row in rows)
         return [memory for memory in memories if memory is not None]
 
+    async def get_for_recall(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
+        """From the tenant's snapshot, which a query of this recall just proved current (or was
+        refreshed from); only ids it lacks are read in SQL. Saves recall a round trip."""
+        snapshot = self.scan_cache.held(tenant) if self.scan_cache is not None else None
+        if snapshot is None:
+            return await self.get(tenant, ids)
+        found = [m for m in map(snapshot.memory_of, ids) if m is not None]
+        missing = [i for i in ids if snapshot.memory_of(i) is None]
+        return found + (await self.get(tenant, missing) if missing else [])
+
     async def delete(self, tenant: str, ids: Sequence[str]) -> None:
         if not ids:
             return
