@@ -56,7 +56,9 @@ async def postgres_environ(pg_server_url: str) -> AsyncIterator[dict[str, str]]:
 async def s3_environ(moto_url: str, vectors_url: str) -> AsyncIterator[dict[str, str]]:
     with pytest.MonkeyPatch.context() as monkeypatch:
         point_aws_at(monkeypatch, s3_url=moto_url, s3vectors_url=vectors_url)
-        buckets = {"VECTOR_BUCKET": "e2e-vectors", "STATE_BUCKET": "e2e-state"}
+        # Per module that uses this server (another test module imports the fixture).
+        suffix = uuid.uuid4().hex[:8]
+        buckets = {"VECTOR_BUCKET": f"e2e-vectors-{suffix}", "STATE_BUCKET": f"e2e-state-{suffix}"}
         await create_s3_backend(
             s3_url=moto_url,
             s3vectors_url=vectors_url,
