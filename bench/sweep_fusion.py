@@ -120,7 +120,7 @@ METHODS: dict[str, Method] = {
     "RRF k = 10": rrf(10),
     "RRF k = 60": rrf(60),
     "min-max 50/50": min_max(0.5),
-    "min-max 30/70 (BM25 0.3)": min_max(0.3),
+    "min-max, BM25 weight 0.3": min_max(0.3),
     "z-score, weight 0.06": z_score(0.06),
     "z-score, weight 0.09": z_score(0.09),
     f"z-score, weight {KEYWORD_WEIGHT} (recall)": z_score(KEYWORD_WEIGHT),
