@@ -58,8 +58,10 @@ READ_CONCURRENCY: Final = 16
 BACKFILL_BATCH: Final = 100
 DEFAULT_REFRESH_S: Final = 5.0
 DEFAULT_FOLD_THRESHOLD: Final = 200
-# Documents held over all tenants; the least recently searched tenant is dropped beyond it.
-DEFAULT_MAX_DOCUMENTS: Final = 1_000_000
+# Index entries ((memory, term) pairs) held over all tenants; the least recently searched tenant
+# is dropped beyond it. 4 million is about 250 MB: ~330,000 one-sentence memories, or ~16,000
+# long notes (see LexicalIndex.entries).
+DEFAULT_MAX_ENTRIES: Final = 4_000_000
 # Own shards are kept this long, to be applied again to an index read meanwhile (a read that
 # started before an own write landed would otherwise miss it until its next refresh).
 _OWN_SHARD_KEEP_MS: Final = 2 * COMPACTION_LAG_MS
@@ -108,7 +110,7 @@ class Lexicon:
         refresh_s: float = DEFAULT_REFRESH_S,
         fold_threshold: int = DEFAULT_FOLD_THRESHOLD,
         lag_ms: int = COMPACTION_LAG_MS,
-        max_documents: int = DEFAULT_MAX_DOCUMENTS,
+        max_entries: int = DEFAULT_MAX_ENTRIES,
     ) -> None:
         self._objects = objects
         self._vectors = vectors
@@ -117,7 +119,7 @@ class Lexicon:
         self._refresh_s = refresh_s
         self._fold_threshold = fold_threshold
         self._lag_ms = lag_ms
-        self._max_documents = max_documents
+        self._max_entries = max_entries
         self._tenants: OrderedDict[str, _TenantLexicon] = OrderedDict()
         self._loading: dict[str, asyncio.Future[_TenantLexicon]] = {}
         self._background: dict[str, asyncio.Task[None]] = {}
@@ -200,10 +202,10 @@ class Lexicon:
                 state.take(name, shard)
         self._tenants[tenant] = state
         self._tenants.move_to_end(tenant)
-        held = sum(len(s.index) for s in self._tenants.values())
-        while held > self._max_documents and len(self._tenants) > 1:
+        held = sum(s.index.entries for s in self._tenants.values())
+        while held > self._max_entries and len(self._tenants) > 1:
             _, evicted = self._tenants.popitem(last=False)
-            held -= len(evicted.index)
+            held -= evicted.index.entries
 
     async def _load(self, tenant: str) -> _TenantLexicon:
         started = time.perf_counter()

@@ -13,7 +13,9 @@ import os
 import signal
 from pathlib import Path
 
+import asyncpg
 import pytest
+from pgvector.asyncpg import register_vector
 
 from bench._probe import PLANTED_PER_KIND, probe_corpus
 from shared.config import load_config
@@ -199,3 +201,67 @@ async def test_an_identifier_query_on_an_empty_tenant_says_nothing_is_stored(
     memory_url: str, query: str
 ) -> None:
     assert "NO MATCH FOUND" in await recall(memory_url, query)
+
+
+async def test_a_real_process_boots_on_a_database_0_9_0_filled_and_finds_it_by_keyword(
+    pg_url: str,
+) -> None:
+    """The upgrade: rows written by raw SQL exactly as 0.9.0 stored a memory (the vector row with
+    its metadata and the empty index key, no lexicon), then `mcp-memory-api` started on the
+    database. Its boot finds the schema complete (no migration: the keyword leg lives in the
+    objects table) and its first recall backfills the lexicon; nothing is lost."""
+    config = load_config({"DATABASE_URL": pg_url, "EMBEDDING_PROVIDER": "local"})
+    from shared.embedding import open_embedder
+    from shared.storage.codec import to_metadata
+    from shared.storage.postgres.vector_store import as_vector
+
+    contents = [
+        "Deploys are blocked while the FREEZE_RELEASES flag is set in config/release.toml.",
+        "The nightly export writes to s3://acme-exports/daily/ with server-side encryption.",
+    ]
+    async with open_stores(config) as stores, open_embedder(config) as embedder:
+        del stores  # the boot of a 0.9.0 process made the schema; what follows is its writes
+        connection = await asyncpg.connect(pg_url)
+        try:
+            await register_vector(connection)
+            ids = []
+            for i, content in enumerate(contents):
+                now_ms = 1_780_000_000_000 + i
+                memory = Memory(
+                    id=new_ulid(now_ms), tenant="legacy", content=content, created_at=iso_ms(now_ms)
+                )
+                await connection.execute(
+                    "INSERT INTO memories (tenant_id, id, embedding, metadata) "
+                    "VALUES ($1, $2, $3, $4::jsonb)",
+                    memory.tenant,
+                    memory.id,
+                    as_vector(await embedder.embed(content)),
+                    json.dumps(to_metadata(memory)),
+                )
+                await connection.execute(
+                    "INSERT INTO objects (key, body, version) "
+                    "VALUES ($1, '', nextval('objects_version'))",
+                    index_key(memory),
+                )
+                ids.append(memory.id)
+        finally:
+            await connection.close()
+
+    api = await start(
+        [str(CONSOLE_SCRIPT), "--port", "0"],
+        clean_env(DATABASE_URL=pg_url, EMBEDDING_PROVIDER="local"),
+    )
+    try:
+        listening = await api.wait_for("listening")
+        url = f"http://127.0.0.1:{listening['port']}/mcp"
+        TENANT["X-Memory-Tenant"] = "legacy"
+        assert ids_in(await recall(url, "FREEZE_RELEASES"))[0] == ids[0]
+        assert ids_in(await recall(url, "s3://acme-exports/daily/"))[0] == ids[1]
+        listed = text_of(await call(url, "list_memories", {}))
+        assert set(ids_in(listed)) == set(ids)
+        assert "2 memories" in text_of(await call(url, "memory_stats", {}))
+        api.process.send_signal(signal.SIGTERM)
+        assert await api.exit_code(timeout_s=30) == 0
+    finally:
+        await stop(api)
+    assert "lexicon_backfilled" in api.names()

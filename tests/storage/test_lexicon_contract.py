@@ -140,3 +140,19 @@ async def test_a_fold_never_creates_merged_json_for_a_tenant_not_backfilled(
 @pytest.mark.parametrize("query", ["", "the of and"])
 async def test_a_query_with_no_terms_finds_nothing(stores: Stores, query: str) -> None:
     assert await found(lexicon(stores, Clock(), "p"), "t6", query) == []
+
+
+async def test_the_least_recently_searched_tenant_is_dropped_past_the_entry_budget(
+    stores: Stores, embedding_dim: int
+) -> None:
+    clock = Clock()
+    lex = Lexicon(stores.objects, stores.vectors, process_id="p", clock_ms=clock, max_entries=8)
+    for tenant in ("t7", "t8"):
+        memory = await stored(
+            stores, tenant, f"{tenant} alpha beta gamma delta", embedding_dim, NOW_MS
+        )
+        await lex.added(memory)
+    assert await found(lex, "t7", "alpha") and lex.stats.loads == 1
+    assert await found(lex, "t8", "alpha") and lex.stats.loads == 2  # t7 is dropped here
+    assert await found(lex, "t8", "beta") and lex.stats.loads == 2
+    assert await found(lex, "t7", "gamma") and lex.stats.loads == 3  # read again, still right
