@@ -46,11 +46,22 @@ def word_overlap(first: str, second: str) -> float:
     return len(a & b) / len(a | b)
 
 
+def _same_text(first: str, second: str) -> bool:
+    """Equal up to case and runs of whitespace: the same fact sent again."""
+    return " ".join(first.casefold().split()) == " ".join(second.casefold().split())
+
+
 def already_known(content: str, visible: Sequence[Hit]) -> Hit | None:
-    """The visible memory that already says ``content``, or None."""
+    """The visible memory that already says ``content``, or None.
+
+    The same text sent again is always known, whatever its words: "😀😀😀" or "!!! ???" have
+    none for the overlap rule to compare, and used to be stored once per send."""
     nearest = max(visible, key=lambda hit: hit.similarity, default=None)
     if nearest is None or nearest.similarity <= DEDUP_THRESHOLD:
         return None
+    same = next((hit for hit in visible if _same_text(content, hit.memory.content)), None)
+    if same is not None:
+        return same
     if word_overlap(content, nearest.memory.content) < DEDUP_MIN_WORD_OVERLAP:
         return None
     if numbers_in(content) != numbers_in(nearest.memory.content):

@@ -276,6 +276,12 @@ TOO_LONG_CONTENT = "é" * 16_001  # 16,001 characters but 32,002 UTF-8 bytes
         ("remember", {"content": "x", "tags": ["t" * 65]}, "tags", "64 bytes"),
         ("forget", {"id": " "}, "id", "non-empty string"),
         ("memory_stats", {"tenant": "other"}, "tenant", "request headers"),
+        # Characters no store can hold: refused by name before anything is sent.
+        ("remember", {"content": "port\x008080"}, "content", "contains a NUL character"),
+        ("remember", {"content": "x", "category": "a\x00b"}, "category", "NUL character"),
+        ("remember", {"content": "x", "tags": ["ok", "b\x00d"]}, "tags", "NUL character"),
+        ("recall", {"query": "where\x00"}, "query", "NUL character"),
+        ("forget", {"id": "01ABC\x00"}, "id", "NUL character"),
     ],
 )
 async def test_every_argument_refusal_names_the_field_and_limit(
@@ -285,6 +291,49 @@ async def test_every_argument_refusal_names_the_field_and_limit(
     text = text_of(result)
     assert result.is_error, text
     assert text.startswith("Error: ") and f"`{field}`" in text and expected in text, text
+    assert "no memories yet" in text_of(await call(memory_url, "memory_stats", {}))
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "expected"),
+    [
+        (
+            "remember",
+            {"content": "half \ud800 pair"},
+            "`content` contains a lone surrogate (U+D800)",
+        ),
+        ("remember", {"content": "x", "tags": ["\udfff"]}, "`tags` contains a lone surrogate"),
+        ("recall", {"query": "\udc00?"}, "`query` contains a lone surrogate (U+DC00)"),
+    ],
+)
+async def test_a_lone_surrogate_is_refused_by_name(
+    memory_url: str, tool: str, arguments: dict[str, object], expected: str
+) -> None:
+    """The official client cannot even encode one, so this is a raw JSON-RPC request with the
+    escape a hostile client can send (valid JSON, not valid Unicode)."""
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        }
+    )
+    assert "\\ud" in body  # the surrogate travels as a JSON escape, as a hostile client sends it
+    async with httpx2.AsyncClient(timeout=30) as http:
+        response = await http.post(
+            memory_url,
+            content=body,
+            headers={
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+                **TENANT,
+            },
+        )
+    assert response.status_code == 200, response.text
+    result = response.json()["result"]
+    assert result["isError"] is True
+    assert expected in result["content"][0]["text"]
     assert "no memories yet" in text_of(await call(memory_url, "memory_stats", {}))
 
 

@@ -83,3 +83,13 @@ def test_a_changed_identifier_is_never_a_duplicate(stored: str, new: str) -> Non
 def test_the_same_identifiers_still_merge() -> None:
     text = "Run the exporter migration with --run-drain-cache before deploying."
     assert already_known(text.replace("Run", "run"), [hit(text, 0.99)]) is not None
+
+
+@pytest.mark.parametrize("text", ["😀😀😀😀", "€€€ €€", "!!! ???", "----", "The Port is 8080."])
+def test_the_same_text_sent_again_is_always_known_even_without_words(text: str) -> None:
+    assert already_known(text, [hit(text, 0.999)]) is not None
+    assert already_known(f"  {text.upper()} ", [hit(text, 0.999)]) is not None
+
+
+def test_texts_without_words_that_differ_are_not_merged() -> None:
+    assert already_known("😀😀😀", [hit("😢😢😢", 0.99)]) is None

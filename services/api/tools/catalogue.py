@@ -40,6 +40,25 @@ def _refuse_unknown_arguments(schema: Mapping[str, Any], arguments: Mapping[str,
             )
 
 
+def _refuse_unstorable_characters(arguments: Mapping[str, Any]) -> None:
+    """A NUL or a lone surrogate in any string argument (or in any entry of a list of them) is
+    refused by the field's name before anything is sent: PostgreSQL rejects both with a driver
+    error, and a surrogate cannot even be encoded for S3 or the embedder."""
+    for field, value in arguments.items():
+        for text in value if isinstance(value, list) else (value,):
+            if not isinstance(text, str):
+                continue
+            if "\x00" in text:
+                raise InvalidInputError(field, f"`{field}` contains a NUL character (U+0000)")
+            surrogate = next((ch for ch in text if "\ud800" <= ch <= "\udfff"), None)
+            if surrogate is not None:
+                raise InvalidInputError(
+                    field,
+                    f"`{field}` contains a lone surrogate (U+{ord(surrogate):04X}), which is not "
+                    "a character: send valid UTF-8",
+                )
+
+
 async def _failure(name: str, ctx: ToolContext, error: Exception) -> ToolResult:
     # exc_info puts the error's message and class on the line (never a traceback).
     logger.error("tool_failed", exc_info=error, extra={"tenant": ctx.tenant, "tool": name})
@@ -59,6 +78,7 @@ def guarded(*, name: str, description: str, schema: dict[str, Any], handle: Hand
         outcome = "ok"
         try:
             _refuse_unknown_arguments(schema, arguments)
+            _refuse_unstorable_characters(arguments)
             result = ToolResult(text=await handle(ctx, arguments))
         except InvalidInputError as error:
             outcome = "invalid"
