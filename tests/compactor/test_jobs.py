@@ -14,6 +14,14 @@ from services.compactor.tenants import TenantBacklog, scan_backlog
 from shared.counters import encode_merged
 from shared.counters._reader import read_merged
 from shared.errors import StorageUnavailableError
+from shared.lexical.segments import (
+    LexiconShard,
+    MergedLexicon,
+    decode_merged,
+    encode,
+    lexicon_merged_key,
+    lexicon_shard_key,
+)
 from shared.model.counters import MergedCounters
 from shared.model.keys import merged_key, shard_key, shard_prefix
 from shared.storage.interfaces import ObjectStore, StoredObject
@@ -69,6 +77,28 @@ async def test_fold_job_folds_any_tenant_with_one_old_shard_regardless_of_thresh
     assert await object_store.get(merged_key("young")) is None
     again = await fold_shards(context(object_store))
     assert again.shards_folded == 0
+
+
+async def test_fold_job_folds_lexicon_shards_behind_the_lag_and_leaves_younger_ones(
+    object_store: ObjectStore,
+) -> None:
+    """The keyword leg's shards are folded by the same job, once a backfill made merged.json."""
+    await object_store.put(lexicon_merged_key("kw"), encode(MergedLexicon()))
+    old = [name_at(START_MS - LAG_MS, suffix=i) for i in range(3)]
+    young = name_at(START_MS, suffix=9)
+    for i, name in enumerate([*old, young]):
+        shard = LexiconShard(add={f"m{i}": {"e1042": 1, "cache": 1}})
+        await object_store.put(lexicon_shard_key("kw", name), encode(shard))
+    result = await fold_shards(context(object_store))
+    assert (result.lexicon_tenants, result.lexicon_shards_folded) == (1, 3)
+    assert result.lexicon_backlog_shards == 1
+    stored = await object_store.get(lexicon_merged_key("kw"))
+    assert stored is not None
+    merged = decode_merged(stored.body)
+    assert merged is not None and merged.watermark == old[-1]
+    assert set(merged.docs) == {"m0", "m1", "m2"}
+    assert await object_store.get(lexicon_shard_key("kw", young)) is not None
+    assert all([await object_store.get(lexicon_shard_key("kw", n)) is None for n in old])
 
 
 class _BrokenTenant(FaultyStore):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 import msgspec
 
@@ -17,6 +19,7 @@ from services.compactor.tenants import scan_backlog
 from shared.counters import fold_tenant
 from shared.lexical import fold_lexicon_tenant
 from shared.lexical.segments import LEXICON_ROOT
+from shared.model.keys import STATS_ROOT
 
 logger = logging.getLogger(__name__)
 
@@ -39,14 +42,45 @@ class FoldJobResult(msgspec.Struct, frozen=True, kw_only=True):
     duration_s: float = 0.0
 
 
+class _Folded(Protocol):
+    """What one tenant's fold reports, counters' (FoldResult) or lexicon's alike."""
+
+    @property
+    def shards_folded(self) -> int: ...
+
+    @property
+    def shards_deleted(self) -> int: ...
+
+    @property
+    def conflict(self) -> bool: ...
+
+
+FoldOne = Callable[..., Awaitable[_Folded]]
+
+
 async def fold_shards(ctx: JobContext) -> FoldJobResult:
-    """Fold each tenant with shards behind the lag; a failing tenant is logged and skipped.
+    """Fold each tenant with shards behind the lag, the counters' and then the keyword leg's
+    lexicon (the same layout under another root); a failing tenant is logged and skipped.
 
     Raises:
-        StorageError: the tenant scan itself failed (no tenant was folded).
+        StorageError: a tenant scan itself failed (no tenant of that root was folded).
     """
     started = time.perf_counter()
-    backlog = await scan_backlog(ctx.objects, now_ms=ctx.clock_ms(), lag_ms=ctx.lag_ms)
+    counters = await _fold_root(ctx, STATS_ROOT, fold_tenant)
+    lexicon = await _fold_root(ctx, LEXICON_ROOT, fold_lexicon_tenant)
+    return msgspec.structs.replace(
+        counters,
+        tenants_failed=counters.tenants_failed + lexicon.tenants_failed,
+        conflicts=counters.conflicts + lexicon.conflicts,
+        lexicon_tenants=lexicon.tenants,
+        lexicon_shards_folded=lexicon.shards_folded,
+        lexicon_backlog_shards=lexicon.backlog_shards,
+        duration_s=time.perf_counter() - started,
+    )
+
+
+async def _fold_root(ctx: JobContext, root: str, fold_one: FoldOne) -> FoldJobResult:
+    backlog = await scan_backlog(ctx.objects, now_ms=ctx.clock_ms(), lag_ms=ctx.lag_ms, root=root)
     remaining = {entry.tenant: entry.shards for entry in backlog}
     tenants = failed = folded = deleted = conflicts = 0
     durations: list[float] = []
@@ -56,13 +90,13 @@ async def fold_shards(ctx: JobContext) -> FoldJobResult:
         tenants += 1
         fold_started = time.perf_counter()
         try:
-            result = await fold_tenant(
+            result = await fold_one(
                 ctx.objects, entry.tenant, now_ms=ctx.clock_ms(), lag_ms=ctx.lag_ms
             )
         except Exception:
             # One tenant's broken object or a transient error must not starve the others.
             failed += 1
-            logger.exception("compactor_fold_failed", extra={"tenant": entry.tenant})
+            logger.exception("compactor_fold_failed", extra={"tenant": entry.tenant, "root": root})
             continue
         finally:
             durations.append(time.perf_counter() - fold_started)
@@ -70,13 +104,7 @@ async def fold_shards(ctx: JobContext) -> FoldJobResult:
         deleted += result.shards_deleted
         conflicts += result.conflict
         remaining[entry.tenant] -= result.shards_deleted
-    lexicon = await _fold_lexicons(ctx)
-    failed += lexicon.tenants_failed
-    conflicts += lexicon.conflicts
     return FoldJobResult(
-        lexicon_tenants=lexicon.tenants,
-        lexicon_shards_folded=lexicon.shards_folded,
-        lexicon_backlog_shards=lexicon.backlog_shards,
         tenants=tenants,
         tenants_failed=failed,
         shards_folded=folded,
@@ -85,36 +113,4 @@ async def fold_shards(ctx: JobContext) -> FoldJobResult:
         backlog_shards=sum(remaining.values()),
         largest_backlog_shards=max(remaining.values(), default=0),
         fold_durations_s=tuple(durations),
-        duration_s=time.perf_counter() - started,
-    )
-
-
-async def _fold_lexicons(ctx: JobContext) -> FoldJobResult:
-    """The same fold for the keyword leg's lexicon shards (see shared.lexical.lexicon)."""
-    backlog = await scan_backlog(
-        ctx.objects, now_ms=ctx.clock_ms(), lag_ms=ctx.lag_ms, root=LEXICON_ROOT
-    )
-    remaining = {entry.tenant: entry.shards for entry in backlog}
-    tenants = failed = folded = conflicts = 0
-    for entry in backlog:
-        if entry.behind_lag == 0:
-            continue
-        tenants += 1
-        try:
-            result = await fold_lexicon_tenant(
-                ctx.objects, entry.tenant, now_ms=ctx.clock_ms(), lag_ms=ctx.lag_ms
-            )
-        except Exception:
-            failed += 1
-            logger.exception("compactor_lexicon_fold_failed", extra={"tenant": entry.tenant})
-            continue
-        folded += result.shards_folded
-        conflicts += result.conflict
-        remaining[entry.tenant] -= result.shards_deleted
-    return FoldJobResult(
-        tenants=tenants,
-        tenants_failed=failed,
-        shards_folded=folded,
-        conflicts=conflicts,
-        backlog_shards=sum(remaining.values()),
     )
