@@ -190,6 +190,16 @@ class McpEndpoint:
                 f"request body exceeds the {MAX_BODY_BYTES} byte (4 MiB) limit",
                 status=413,
             )
+        except web.RequestPayloadError:
+            # aiohttp decodes Content-Encoding while the body is read; a body that is not what
+            # the header says fails here, and used to escape as a 500.
+            encoding = request.headers.get("Content-Encoding", "")
+            return jsonrpc_error(
+                types.PARSE_ERROR,
+                f"Parse error: the body is not valid {encoding} as its Content-Encoding says; "
+                "send it compressed that way, or without the header",
+                status=400,
+            )
         try:
             decoded = json.loads(raw)
         except (ValueError, RecursionError):

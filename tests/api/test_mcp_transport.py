@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import tomllib
 from importlib.metadata import version as distribution_version
@@ -241,3 +242,38 @@ async def test_other_methods_on_mcp_are_405(mcp_url: str, method: str) -> None:
         assert response.status == 405
         assert response.headers["Allow"] == "POST"
         assert "POST" in (await response.json())["error"]
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+async def test_a_body_that_is_not_encoded_as_it_says_is_a_400_parse_error(
+    mcp_url: str, encoding: str
+) -> None:
+    """Content-Encoding names a compression the body does not have: aiohttp's decoder fails
+    while the body is read, which used to escape as a 500 "Server got itself in trouble"."""
+    body = legacy_request("tools/call", {"name": "echo", "arguments": {"text": "x"}})
+    response = await post(mcp_url, body, **{"Content-Encoding": encoding}, **TENANT)
+    assert response.status == 400
+    assert response.content_type == "application/json"
+    payload = json.loads(await response.read())
+    assert payload["error"]["code"] == types.PARSE_ERROR
+    assert (
+        encoding in payload["error"]["message"]
+        and "Content-Encoding" in payload["error"]["message"]
+    )
+
+
+async def test_a_body_that_is_compressed_as_it_says_is_served(mcp_url: str) -> None:
+    body = legacy_request("tools/call", {"name": "echo", "arguments": {"text": "zipped"}})
+    response = await post(
+        mcp_url, gzip.compress(body.encode()), **{"Content-Encoding": "gzip"}, **TENANT
+    )
+    assert response.status == 200
+    assert "zipped" in (await response.read()).decode()
+
+
+async def test_an_encoding_the_server_cannot_decode_is_a_400_not_a_500(mcp_url: str) -> None:
+    """aiohttp refuses an undecodable Content-Encoding (brotli without its package) at the headers,
+    before any handler runs."""
+    body = legacy_request("tools/call", {"name": "echo", "arguments": {"text": "x"}})
+    response = await post(mcp_url, body, **{"Content-Encoding": "br"}, **TENANT)
+    assert response.status == 400
