@@ -1,4 +1,5 @@
-"""The API's aiohttp application: the gates, ``POST /mcp``, ``/health`` and ``/metrics``.
+"""The API's aiohttp application: the gates, ``POST /mcp``, ``/health``, ``/ready`` and
+``/metrics``.
 
 The runtime (stores, embedder, counters) is entered by one ``cleanup_ctx``. aiohttp runs startup
 inside ``AppRunner.setup()``, before any site listens, so the port is bound only once the stores
@@ -18,6 +19,7 @@ from prometheus_client.aiohttp import make_aiohttp_handler
 
 from services.api.gates import MCP_PATH, METRICS_PATH, gates_middleware
 from services.api.mcp_transport import MAX_BODY_BYTES, McpEndpoint, server_version
+from services.api.readiness import READY_PATH, ReadinessCheck, ready_response
 from services.api.tools.spec import ToolSpec
 from shared.config import Config
 
@@ -30,6 +32,9 @@ class RuntimeView(Protocol):
 
     @property
     def boot_lines(self) -> tuple[str, ...]: ...
+
+    @property
+    def check_ready(self) -> ReadinessCheck: ...
 
 
 RuntimeOpener = Callable[[Config], AbstractAsyncContextManager[RuntimeView]]
@@ -50,6 +55,10 @@ def default_runtime_opener() -> RuntimeOpener:
 
 async def _mcp(request: web.Request) -> web.StreamResponse:
     return await request.app[ENDPOINT_KEY].handle(request)
+
+
+async def _ready(request: web.Request) -> web.StreamResponse:
+    return await ready_response(request.app[RUNTIME_KEY].check_ready)
 
 
 async def _mcp_method_not_allowed(request: web.Request) -> web.StreamResponse:
@@ -83,6 +92,7 @@ def build_app(config: Config, *, open_runtime: RuntimeOpener | None = None) -> w
     app.router.add_post(MCP_PATH, _mcp)
     app.router.add_route("*", MCP_PATH, _mcp_method_not_allowed)
     app.router.add_get(METRICS_PATH, make_aiohttp_handler())
+    app.router.add_get(READY_PATH, _ready)
     # /health and every unknown path are answered by the gates, whatever the router matched.
     return app
 

@@ -1,9 +1,10 @@
 """The HTTP gates in front of ``/mcp``, in order: health, unknown paths, browser origins, bearer.
 
 ``/health`` answers before anything else so a liveness probe never depends on auth or storage.
-Every other path but ``/mcp`` and ``/metrics`` is a 404. A request carrying ``Origin`` is refused
-before auth: this cluster-internal endpoint has no browser caller, and Streamable HTTP requires
-that boundary against DNS rebinding. With MCP_API_KEY set, ``/mcp`` needs the key as a bearer token.
+Every other path but ``/mcp``, ``/ready`` and ``/metrics`` is a 404. A request carrying ``Origin``
+is refused before auth: this cluster-internal endpoint has no browser caller, and Streamable HTTP
+requires that boundary against DNS rebinding. With MCP_API_KEY set, ``/mcp`` needs the key as a
+bearer token.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
 from services.api.mcp_transport import jsonrpc_error
+from services.api.readiness import READY_PATH
 
 MCP_PATH: Final = "/mcp"
 HEALTH_PATH: Final = "/health"
@@ -60,7 +62,7 @@ def gates_middleware(*, api_key: str | None) -> Middleware:
         path = request.path
         if path == HEALTH_PATH:
             return web.json_response({"status": "ok"})
-        if path not in (MCP_PATH, METRICS_PATH):
+        if path not in (MCP_PATH, METRICS_PATH, READY_PATH):
             return web.json_response({"error": "not found"}, status=404)
         if "Origin" in request.headers:
             return jsonrpc_error(BROWSER_ORIGIN_CODE, "browser origins are not allowed", status=403)

@@ -21,6 +21,7 @@ from services.api.instrumented import (
     InstrumentedObjectStore,
     InstrumentedVectorStore,
 )
+from services.api.readiness import ReadinessCheck, storage_check
 from services.api.scan_metrics import scan_metrics
 from services.api.service import MemoryService, wall_clock_ms
 from services.api.tools import build_catalogue
@@ -33,10 +34,12 @@ from shared.storage import open_stores
 
 
 class Runtime(msgspec.Struct, frozen=True, kw_only=True):
-    """The fixed tool catalogue and the lines the boot log states about it."""
+    """The fixed tool catalogue, the lines the boot log states about it, and the readiness
+    check ``GET /ready`` runs."""
 
     catalogue: tuple[ToolSpec, ...]
     boot_lines: tuple[str, ...]
+    check_ready: ReadinessCheck
 
 
 def process_id() -> str:
@@ -84,6 +87,7 @@ async def open_runtime(config: Config) -> AsyncIterator[Runtime]:
         )
         yield Runtime(
             catalogue=build_catalogue(service, docs=docs),
+            check_ready=storage_check(objects),
             boot_lines=(
                 f"{stores.description} ({config.embedding_provider}:{config.embedding_model}, "
                 f"{config.embedding_dim}d, floor {config.recall_min_similarity})",

@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import msgspec
 
+from services.api.readiness import always_ready
 from services.api.tools.spec import ToolContext, ToolResult, ToolSpec
 from shared.config import Config
 
@@ -23,6 +24,7 @@ from shared.config import Config
 class CatalogueRuntime(msgspec.Struct, frozen=True, kw_only=True):
     catalogue: tuple[ToolSpec, ...]
     boot_lines: tuple[str, ...] = ("store: test catalogue (no storage)",)
+    check_ready: Callable[[], Awaitable[None]] = always_ready
 
 
 async def _echo(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolResult:

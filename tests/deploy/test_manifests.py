@@ -204,10 +204,12 @@ def test_resources_are_bounded(docs: list[Doc], name: str) -> None:
 
 @pytest.mark.parametrize(("name", "port"), [(API, 3000), (COMPACTOR, 9300)])
 def test_probes_hit_health_on_the_serving_port(docs: list[Doc], name: str, port: int) -> None:
+    """Liveness and startup are /health; the API's readiness is /ready, which checks storage."""
     (container,) = _pod_spec(docs, name)["containers"]
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         http = container[probe]["httpGet"]
-        assert http["path"] == "/health", (name, probe)
+        expected = "/ready" if (name, probe) == (API, "readinessProbe") else "/health"
+        assert http["path"] == expected, (name, probe)
         assert container_port(container, http["port"]) == port, (name, probe)
     # Liveness must not be stricter than readiness, or a slow pod is killed before it is drained.
     liveness, readiness = container["livenessProbe"], container["readinessProbe"]

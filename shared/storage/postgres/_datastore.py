@@ -82,7 +82,15 @@ def translated(display_url: str, *, connecting: bool = False) -> Iterator[None]:
     """
     try:
         yield
-    except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as error:
+    except (
+        asyncpg.PostgresError,
+        asyncpg.InterfaceError,
+        # What a pooled connection raises when the server died under it mid-protocol ("cannot
+        # switch to state ...; another operation is in progress"): it used to escape untranslated.
+        asyncpg.InternalClientError,
+        OSError,
+        TimeoutError,
+    ) as error:
         if connecting:
             raise StorageUnavailableError(
                 f"cannot connect to PostgreSQL at {display_url}: {_cause(error)}"

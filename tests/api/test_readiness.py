@@ -1,0 +1,46 @@
+"""``GET /ready`` reflects storage: 200 while the database answers, 503 within the timeout once it
+does not, while ``/health`` (liveness) stays 200. Against the real runtime and a real PostgreSQL
+database that is dropped under it."""
+
+from __future__ import annotations
+
+import time
+from urllib.parse import urlsplit
+
+import httpx2
+from aiohttp import web
+
+from services.api.app import build_app
+from services.api.readiness import READY_TIMEOUT_S
+from services.api.runtime import open_runtime
+from shared.config import load_config
+from tests.conftest import run_admin
+
+
+async def test_ready_follows_the_database_and_health_does_not(
+    pg_server_url: str, pg_url: str
+) -> None:
+    config = load_config({"DATABASE_URL": pg_url, "EMBEDDING_PROVIDER": "local"})
+    runner = web.AppRunner(build_app(config, open_runtime=open_runtime), shutdown_timeout=5)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        base = f"http://127.0.0.1:{runner.addresses[0][1]}"
+        async with httpx2.AsyncClient(timeout=30) as http:
+            ready = await http.get(f"{base}/ready")
+            assert (ready.status_code, ready.json()) == (200, {"status": "ready"})
+
+            database = urlsplit(pg_url).path.lstrip("/")
+            run_admin(pg_server_url, f'DROP DATABASE "{database}" WITH (FORCE)')
+            started = time.monotonic()
+            down = await http.get(f"{base}/ready")
+            assert time.monotonic() - started < READY_TIMEOUT_S + 1
+            assert down.status_code == 503
+            assert down.headers["Retry-After"] == "5"
+            assert down.json()["status"] == "unavailable"
+            # No connection string, host or port in what a prober or a log scraper reads.
+            assert "127.0.0.1" not in down.text and "postgres" not in down.text.lower()
+            assert (await http.get(f"{base}/health")).status_code == 200
+    finally:
+        await runner.cleanup()
