@@ -39,6 +39,15 @@ logger = logging.getLogger(__name__)
 
 PGDATA_DIRNAME: Final = "postgres"
 _PIDS_FILENAME: Final = ".handle_pids.json"  # pgserver's list of processes using the server
+# The server's own log never carries what a caller sent: no statement text with an error (the
+# default logs it), no bind parameters, no statement logging. Memory content and queries must not
+# land in <data_dir>/postgres/log any more than in the process's own logs.
+QUIET_LOG_SETTINGS: Final = {
+    "log_min_error_statement": "panic",
+    "log_statement": "none",
+    "log_parameter_max_length": "0",
+    "log_parameter_max_length_on_error": "0",
+}
 
 
 class _Handle:
@@ -104,6 +113,14 @@ def _start(pgdata: Path, pgserver: ModuleType) -> Any:
     return pgserver.get_server(pgdata, cleanup_mode="stop")
 
 
+def _quiet_log(server: Any) -> None:
+    """Apply QUIET_LOG_SETTINGS (persisted by ALTER SYSTEM, so every later start has them)."""
+    statements = [
+        f"ALTER SYSTEM SET {name} = '{value}';" for name, value in QUIET_LOG_SETTINGS.items()
+    ]
+    server.psql(" ".join([*statements, "SELECT pg_reload_conf();"]))
+
+
 def acquire_server(data_dir: Path) -> str:
     """Start or join the embedded server in ``data_dir``; its connection URL (a Unix socket).
 
@@ -125,6 +142,7 @@ def acquire_server(data_dir: Path) -> str:
                     f"embedded postgres at {data_dir} could not start: {error or type(error)}; "
                     f"its log is {pgdata / 'log'}"
                 ) from error
+            _quiet_log(server)
             handle = _HANDLES[pgdata] = _Handle(server)
             logger.info(
                 "embedded_postgres_ready",

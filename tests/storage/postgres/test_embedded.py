@@ -94,3 +94,46 @@ async def test_a_data_dir_that_cannot_be_created_is_unavailable_and_named(
     with pytest.raises(StorageUnavailableError, match=f"embedded postgres at {blocker}/data"):
         async with open_stores(config):
             pass
+
+
+async def test_the_embedded_servers_log_never_carries_a_failed_statement_or_its_values(
+    embedded_data_dir: Path,
+) -> None:
+    """PostgreSQL logs the statement of every error by default. A statement that fails on
+    purpose, carrying a recognisable value, must leave neither in <data_dir>/postgres/log."""
+    import asyncpg
+
+    config = load_config({}, local=True, data_dir=embedded_data_dir)
+    marker = "secret-memory-content-7f3a"
+    async with open_stores(config) as stores:
+        del stores
+        from shared.storage.postgres.embedded import acquire_server, release_server
+
+        url = acquire_server(embedded_data_dir)
+        try:
+            connection = await asyncpg.connect(url)
+            try:
+                settings = {
+                    row["name"]: row["setting"]
+                    for row in await connection.fetch(
+                        "SELECT name, setting FROM pg_settings WHERE name LIKE 'log_%'"
+                    )
+                }
+                with pytest.raises(asyncpg.PostgresError):
+                    await connection.execute(
+                        f"INSERT INTO objects (key, body, version) VALUES ('{marker}', $1, 'x')",
+                        marker,
+                    )
+            finally:
+                await connection.close()
+        finally:
+            release_server(embedded_data_dir)
+    assert settings["log_min_error_statement"] == "panic"
+    assert settings["log_parameter_max_length_on_error"] == "0"
+    logs = "".join(
+        path.read_text(errors="replace")
+        for path in pgdata_path(embedded_data_dir).rglob("*")
+        if path.is_file() and (path.suffix == ".log" or path.name == "log")
+    )
+    assert "invalid input syntax" in logs  # the error itself is logged ...
+    assert marker not in logs  # ... but not what the statement carried
