@@ -1,10 +1,14 @@
-"""Command-line flags both processes share: the embedded-database pair and a port flag."""
+"""What both processes' command lines share: the embedded-database flags, a port flag, and the
+watch on the embedded server under ``--local``."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
+
+from shared.config import Config
 
 
 def add_local_arguments(parser: argparse.ArgumentParser, *, local_help: str) -> None:
@@ -28,3 +32,17 @@ def port_type(flag: str) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def watch_embedded_server(config: Config, stop: asyncio.Event) -> Callable[[], bool]:
+    """Under ``--local``, watch the embedded server and set ``stop`` once it dies. Returns a
+    function the process calls on its way out: True when the server died (the process then
+    exits 1, so what supervises it restarts both), and it stops the watch. For any other backend
+    it always answers False. The PostgreSQL modules are imported only here, for the embedded
+    backend, so an S3 process never loads the driver."""
+    if config.backend != "embedded" or config.data_dir is None:
+        return lambda: False
+    from shared.storage.postgres.embedded import died, stop_when_dead
+
+    watcher = stop_when_dead(config.data_dir, stop)
+    return lambda: died(watcher)

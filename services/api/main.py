@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Final
 import msgspec
 from aiohttp import web
 
-from shared.cli import add_local_arguments, port_type
+from shared.cli import add_local_arguments, port_type, watch_embedded_server
 from shared.config import Config, load_config
 from shared.errors import ConfigError, ServiceError, StorageError
 from shared.logs import configure_logging
@@ -159,12 +159,15 @@ async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) ->
         return 1
     logger.info("boot_objects_frozen", extra={"objects": _freeze_boot_objects()})
     _log_boot(runner=runner, app=app, config=config)
+    embedded_died = watch_embedded_server(config, stop)
     await stop.wait()
+    server_died = embedded_died()
     started = time.monotonic()
     # Stop listening, let in-flight calls finish, then exit the runtime (the final flush).
     await runner.cleanup()
     logger.info("shutdown_complete", extra={"ms": round((time.monotonic() - started) * 1000)})
-    return 0
+    # Exiting 1 after the embedded server died lets what supervises --local restart it all.
+    return 1 if server_died else 0
 
 
 def run(argv: Sequence[str] | None = None, *, open_runtime: RuntimeOpener | None = None) -> int:

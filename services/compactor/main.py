@@ -23,7 +23,7 @@ from services.compactor.http import build_metrics_app
 from services.compactor.jobs import JobContext, JobRunner
 from services.compactor.metrics import CompactorMetrics
 from services.compactor.schedule import build_scheduler
-from shared.cli import add_local_arguments, port_type
+from shared.cli import add_local_arguments, port_type, watch_embedded_server
 from shared.config import Config, load_config
 from shared.counters import COMPACTION_LAG_MS, wall_clock_ms
 from shared.errors import ConfigError, StorageError
@@ -127,6 +127,7 @@ async def serve(config: Config, *, metrics_port: int | None = None) -> int:
     """Run until SIGTERM/SIGINT; the process's exit code."""
     stop = asyncio.Event()
     _stop_on_signals(stop)
+    embedded_died = watch_embedded_server(config, stop)
     try:
         await _run(
             config,
@@ -134,9 +135,11 @@ async def serve(config: Config, *, metrics_port: int | None = None) -> int:
             stop=stop,
         )
     except _BootError as error:
+        embedded_died()
         print(error, file=sys.stderr)
         return 1
-    return 0
+    # Exiting 1 after the embedded server died lets what supervises --local restart it all.
+    return 1 if embedded_died() else 0
 
 
 def run(argv: Sequence[str] | None = None) -> int:
