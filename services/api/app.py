@@ -15,8 +15,10 @@ from contextlib import AbstractAsyncContextManager
 from typing import Protocol, cast
 
 from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
 from prometheus_client.aiohttp import make_aiohttp_handler
 
+from services.api.connections import ConnectionGuard
 from services.api.gates import MCP_PATH, METRICS_PATH, gates_middleware
 from services.api.mcp_transport import MAX_BODY_BYTES, McpEndpoint, server_version
 from services.api.readiness import READY_PATH, ReadinessCheck, ready_response
@@ -70,8 +72,23 @@ async def _mcp_method_not_allowed(request: web.Request) -> web.StreamResponse:
     )
 
 
-def build_app(config: Config, *, open_runtime: RuntimeOpener | None = None) -> web.Application:
-    """The application; ``open_runtime`` defaults to the real runtime, imported lazily."""
+def _handling_middleware(guard: ConnectionGuard) -> Middleware:
+    @web.middleware
+    async def handling(request: web.Request, handler: Handler) -> web.StreamResponse:
+        with guard.handling(request):
+            return await handler(request)
+
+    return handling
+
+
+def build_app(
+    config: Config,
+    *,
+    open_runtime: RuntimeOpener | None = None,
+    guard: ConnectionGuard | None = None,
+) -> web.Application:
+    """The application; ``open_runtime`` defaults to the real runtime, imported lazily.
+    ``guard`` (see ``connections``) is told when each request is being handled."""
     opener = open_runtime
     version = server_version()
 
@@ -84,10 +101,10 @@ def build_app(config: Config, *, open_runtime: RuntimeOpener | None = None) -> w
             app[ENDPOINT_KEY] = McpEndpoint(runtime.catalogue, version=version)
             yield
 
-    app = web.Application(
-        client_max_size=MAX_BODY_BYTES,
-        middlewares=[gates_middleware(api_key=config.mcp_api_key)],
-    )
+    middlewares = [gates_middleware(api_key=config.mcp_api_key)]
+    if guard is not None:
+        middlewares.insert(0, _handling_middleware(guard))
+    app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=middlewares)
     app.cleanup_ctx.append(runtime_context)
     app.router.add_post(MCP_PATH, _mcp)
     app.router.add_route("*", MCP_PATH, _mcp_method_not_allowed)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Final
 import msgspec
 from aiohttp import web
 
+from services.api.connections import KEEPALIVE_TIMEOUT_S, ConnectionGuard, GuardedSite
 from shared.cli import add_local_arguments, port_type, watch_embedded_server
 from shared.config import Config, load_config
 from shared.errors import ConfigError, ServiceError, StorageError
@@ -124,7 +125,7 @@ class _BootError(Exception):
     """A refusal to start, already worded for the operator."""
 
 
-async def _start(runner: web.AppRunner, *, port: int) -> None:
+async def _start(runner: web.AppRunner, *, port: int, guard: ConnectionGuard) -> None:
     """Open the runtime (in ``setup``) and bind the port, refusing by name if either fails."""
     try:
         await runner.setup()
@@ -134,7 +135,7 @@ async def _start(runner: web.AppRunner, *, port: int) -> None:
         raise _BootError(f"configuration error: {error}") from error
     except ServiceError as error:
         raise _BootError(f"startup error: {error}") from error
-    site = web.TCPSite(runner, port=port)
+    site = GuardedSite(runner, guard, port=port)
     try:
         await site.start()
     except OSError as error:
@@ -150,10 +151,16 @@ async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) ->
 
     stop = asyncio.Event()
     _stop_on_signals(stop)
-    app = build_app(config, open_runtime=open_runtime)
-    runner = web.AppRunner(app, shutdown_timeout=IN_FLIGHT_GRACE_S, access_log=None)
+    guard = ConnectionGuard()
+    app = build_app(config, open_runtime=open_runtime, guard=guard)
+    runner = web.AppRunner(
+        app,
+        shutdown_timeout=IN_FLIGHT_GRACE_S,
+        access_log=None,
+        keepalive_timeout=KEEPALIVE_TIMEOUT_S,
+    )
     try:
-        await _start(runner, port=config.port)
+        await _start(runner, port=config.port, guard=guard)
     except _BootError as error:
         print(error, file=sys.stderr)
         return 1

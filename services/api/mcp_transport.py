@@ -13,6 +13,7 @@ SDK's guides, which is why ``mcp`` is pinned exactly and both eras are tested en
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -50,6 +51,8 @@ logger = logging.getLogger(__name__)
 SERVER_NAME: Final = "mcp-memory"
 DISTRIBUTION: Final = "mcp-memory"
 MAX_BODY_BYTES: Final = 4 * 1024 * 1024
+# The most a body may take to arrive once its headers have (4 MiB at 0.8 MB/s).
+BODY_READ_TIMEOUT_S: Final = 5.0
 
 _JSON: Final = "application/json"
 _PROTOCOL_VERSION_META_KEY: Final = types.PROTOCOL_VERSION_META_KEY
@@ -183,7 +186,16 @@ class McpEndpoint:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """Answer one POST: a JSON-RPC result or error, 202 for a notification."""
         try:
-            raw = await request.read()
+            async with asyncio.timeout(BODY_READ_TIMEOUT_S):
+                raw = await request.read()
+        except TimeoutError:
+            # A Content-Length larger than what arrives used to hold the handler forever.
+            return jsonrpc_error(
+                types.INVALID_REQUEST,
+                f"the request body did not arrive within {BODY_READ_TIMEOUT_S:g} s "
+                "(is Content-Length larger than the body?)",
+                status=408,
+            )
         except web.HTTPRequestEntityTooLarge:
             return jsonrpc_error(
                 types.INVALID_REQUEST,
