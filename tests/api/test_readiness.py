@@ -8,12 +8,14 @@ import time
 from urllib.parse import urlsplit
 
 import httpx2
+import mcp_types as types
 from aiohttp import web
 
 from services.api.app import build_app
 from services.api.readiness import READY_TIMEOUT_S
 from services.api.runtime import open_runtime
 from shared.config import load_config
+from tests.api.conftest import mcp_session
 from tests.conftest import run_admin
 
 
@@ -42,5 +44,14 @@ async def test_ready_follows_the_database_and_health_does_not(
             # No connection string, host or port in what a prober or a log scraper reads.
             assert "127.0.0.1" not in down.text and "postgres" not in down.text.lower()
             assert (await http.get(f"{base}/health")).status_code == 200
+        # A tool call meanwhile is a tool error that names no host, port or URL either.
+        async with mcp_session(f"{base}/mcp", headers={"X-Memory-Tenant": "acme"}) as client:
+            result = await client.call_tool("recall", {"query": "anything"})
+        (content,) = result.content
+        assert result.is_error and isinstance(content, types.TextContent)
+        assert content.text.startswith("Error: the memory store could not complete this request")
+        assert "PostgreSQL" in content.text
+        for leak in ("127.0.0.1", "postgres://", "postgresql://", "/tmp/", ".s.PGSQL"):
+            assert leak not in content.text, content.text
     finally:
         await runner.cleanup()

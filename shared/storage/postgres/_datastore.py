@@ -65,7 +65,9 @@ def _cause(error: BaseException) -> str:
 
 
 def _is_unavailable(error: BaseException) -> bool:
-    if isinstance(error, OSError | TimeoutError | asyncpg.InterfaceError):
+    if isinstance(
+        error, OSError | TimeoutError | asyncpg.InterfaceError | asyncpg.InternalClientError
+    ):
         return True
     sqlstate = getattr(error, "sqlstate", None) or ""
     return isinstance(error, asyncpg.PostgresError) and sqlstate[:2] in _UNAVAILABLE_CLASSES
@@ -92,14 +94,20 @@ def translated(display_url: str, *, connecting: bool = False) -> Iterator[None]:
         TimeoutError,
     ) as error:
         if connecting:
+            # At boot, for the operator: which database, without its password.
             raise StorageUnavailableError(
                 f"cannot connect to PostgreSQL at {display_url}: {_cause(error)}"
             ) from error
+        # On a call the message can reach a model as a tool error: no URL, host or port, and a
+        # driver's own text only when it is the server's (a connection error names an address).
+        cause = (
+            _cause(error)
+            if isinstance(error, asyncpg.PostgresError)
+            else "the connection to the database failed or was lost"
+        )
         if _is_unavailable(error):
-            raise StorageUnavailableError(
-                f"PostgreSQL at {display_url} is unavailable: {_cause(error)}"
-            ) from error
-        raise StorageError(f"PostgreSQL at {display_url} failed: {_cause(error)}") from error
+            raise StorageUnavailableError(f"PostgreSQL is unavailable: {cause}") from error
+        raise StorageError(f"PostgreSQL failed: {cause}") from error
     except ValueError as error:
         # asyncpg parses the DSN itself and raises ValueError on one it cannot read.
         if not connecting:

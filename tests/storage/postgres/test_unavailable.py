@@ -76,13 +76,23 @@ def test_describe_names_both_tables_and_the_redacted_url() -> None:
         (TimeoutError(), StorageUnavailableError),
         (asyncpg.exceptions.UniqueViolationError("duplicate key"), StorageError),
         (asyncpg.exceptions.DataError("bad value"), StorageError),
+        (
+            ConnectionRefusedError(111, "Connect call failed ('10.1.2.3', 5432)"),
+            StorageUnavailableError,
+        ),
+        (asyncpg.InternalClientError("cannot switch to state 12"), StorageUnavailableError),
     ],
 )
-def test_driver_errors_are_translated_and_chained(
+def test_driver_errors_are_translated_and_chained_without_naming_the_database(
     error: Exception, expected: type[StorageError]
 ) -> None:
-    with pytest.raises(StorageError) as info, translated("postgres://u:***@db/m"):
+    """On a call (not at boot) the message can reach a model as a tool error: no URL, host or
+    port, even when the driver's own text has one."""
+    with pytest.raises(StorageError) as info, translated("postgres://u:***@db:5432/m"):
         raise error
     assert type(info.value) is expected
     assert info.value.__cause__ is error
-    assert "postgres://u:***@db/m" in str(info.value)
+    message = str(info.value)
+    assert message.startswith("PostgreSQL ")
+    for leak in ("postgres://", "db:5432", "10.1.2.3", "5432"):
+        assert leak not in message, message
