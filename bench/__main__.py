@@ -14,6 +14,7 @@ Stages (``--only``, comma-separated; all by default):
   technotes  R@1/5/10 on long technical notes (bench/data/) against plain cosine
   probe      identifiers planted among 10,000 technical memories, found by name alone
   sweep      every fusion method on recall's own candidates (bench/sweep_fusion.py), offline
+  soak       30 minutes of mixed load at concurrency 16 on 10,000 memories, RSS every minute
 
 The runner starts its own ``mcp-memory-api --local`` processes in a temporary data dir and stops
 them; it writes ``results.json``, ``summary.md`` and ``recall_latency.png`` into ``--out``.
@@ -41,7 +42,8 @@ from bench._probe import run_probe
 from bench._quality import run_devbench, run_locomo, run_tech_notes
 from bench._report import git_commit, machine, plot, speed_run, summary
 from bench._server import ApiServer
-from bench._speed import FULL, SMOKE, run_cold_start, run_counters, run_speed
+from bench._soak import run_soak
+from bench._speed import FULL, SMOKE, SpeedPlan, run_cold_start, run_counters, run_speed
 from bench.sweep_fusion import measure as sweep_measure
 from bench.sweep_fusion import summary as sweep_summary
 
@@ -54,6 +56,7 @@ STAGES: Final = (
     "technotes",
     "probe",
     "sweep",
+    "soak",
 )
 STAGE_KEYS: Final = {
     "coldstart": "cold_start",
@@ -64,6 +67,7 @@ STAGE_KEYS: Final = {
     "technotes": "technotes",
     "probe": "probe",
     "sweep": "sweep",
+    "soak": "soak",
 }
 ROOT: Final = Path(__file__).resolve().parent.parent
 DOCS: Final = ROOT / "docs"
@@ -128,6 +132,49 @@ async def _workspace(data_dir: Path) -> AsyncIterator[tuple[Local, ApiServer]]:
                 _log(f"the API exited with {code}: " + " | ".join(server.stderr_lines[-5:]))
 
 
+SERVER_STAGES: Final = {"speed", "counters", "locomo", "devbench", "technotes", "probe", "soak"}
+
+
+async def _served_stages(
+    local: Local,
+    server: ApiServer,
+    args: argparse.Namespace,
+    plan: SpeedPlan,
+    stages: set[str],
+    conversations: list[Conversation],
+    results: dict[str, Any],
+) -> None:
+    """The stages that need the API process and the in-process stores, in STAGES order."""
+    if "speed" in stages:
+        texts = MemoryTexts(load_locomo(args.data))
+        questions = [q.text for c in load_locomo(args.data) for q in c.questions]
+        results["speed"] = await run_speed(local, server, texts, questions, plan, _log)
+    if "counters" in stages:
+        results["counters"] = await run_counters(local, plan)
+    if "locomo" in stages:
+        results["locomo"] = await run_locomo(local, server, conversations, _log)
+    if "devbench" in stages:
+        results["devbench"] = await run_devbench(local, server, load_devbench(args.data), _log)
+    if "technotes" in stages:
+        tech = load_tech_notes()
+        results["technotes"] = await run_tech_notes(
+            local, server, tech.first(SMOKE_NOTES) if args.smoke else tech, _log
+        )
+    if "probe" in stages:
+        results["probe"] = await run_probe(local, server, plan, _log)
+    if "soak" in stages:
+        results["soak"] = await run_soak(
+            local,
+            server,
+            MemoryTexts(load_locomo(args.data)),
+            [q.text for c in load_locomo(args.data) for q in c.questions],
+            memories=plan.soak_memories,
+            duration_s=plan.soak_s,
+            sample_every_s=plan.soak_s / 30,
+            log=_log,
+        )
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     stages = {s.strip() for s in args.only.split(",") if s.strip()}
     unknown = stages - set(STAGES)
@@ -156,27 +203,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             results["cold_start"] = await run_cold_start(work, plan.cold_start_reps, _log)
             # An initialised database with no memories: reusing it spares another initdb.
             (work / f"cold-{plan.cold_start_reps - 1}").rename(db)
-        if stages & {"speed", "counters", "locomo", "devbench", "technotes", "probe"}:
+        if stages & SERVER_STAGES:
             async with _workspace(db) as (local, server):
-                if "speed" in stages:
-                    texts = MemoryTexts(load_locomo(args.data))
-                    questions = [q.text for c in load_locomo(args.data) for q in c.questions]
-                    results["speed"] = await run_speed(local, server, texts, questions, plan, _log)
-                if "counters" in stages:
-                    results["counters"] = await run_counters(local, plan)
-                if "locomo" in stages:
-                    results["locomo"] = await run_locomo(local, server, conversations, _log)
-                if "devbench" in stages:
-                    results["devbench"] = await run_devbench(
-                        local, server, load_devbench(args.data), _log
-                    )
-                if "technotes" in stages:
-                    tech = load_tech_notes()
-                    results["technotes"] = await run_tech_notes(
-                        local, server, tech.first(SMOKE_NOTES) if args.smoke else tech, _log
-                    )
-                if "probe" in stages:
-                    results["probe"] = await run_probe(local, server, plan, _log)
+                await _served_stages(local, server, args, plan, stages, conversations, results)
     if "sweep" in stages:
         _log("sweep: every fusion method on recall's candidates, offline")
         notes = SMOKE_NOTES if args.smoke else None

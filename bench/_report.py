@@ -450,6 +450,8 @@ def summary(results: dict[str, Any], *, plot_ref: str | None) -> str:
         lines += _devbench_lines(results["devbench"])
     if results.get("probe"):
         lines += _probe_lines(results["probe"])
+    if results.get("soak"):
+        lines += _soak_lines(results["soak"])
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -542,6 +544,30 @@ def _sweep_lines(sweep: dict[str, Any]) -> list[str]:
         lines.append(f"| {method} | " + " | ".join(f"{a:.3f} / {b:.3f}" for a, b in cells) + " |")
     counts = ", ".join(f"{f} {n}" for f, n in sweep["families"].items())
     return [*lines, "", f"Questions: {counts}.", ""]
+
+
+def _soak_lines(soak: dict[str, Any]) -> list[str]:
+    growth = soak["rss_growth_last_third"]
+    lines = [
+        "## Soak: mixed load over time",
+        "",
+        f"{soak['concurrency']} clients for {soak['duration_s'] / 60:.0f} min on "
+        f"{soak['memories']:,} memories, 80 % recall and 20 % remember, over MCP; the API's RSS "
+        f"sampled {len(soak['rss'])} times. Calls: {soak['calls']['recall']:,} recalls, "
+        f"{soak['calls']['remember']:,} remembers; errors: {soak['errors']}. RSS growth over the "
+        f"last third of the run: {growth * 100:+.1f} % "
+        f"({'met' if growth <= 0.02 else '**missed**'}: at most 2 %).",
+        "",
+        "| tool | p50 ms | p95 ms | p99 ms | p99.9 ms | max ms |",
+        "|---|---|---|---|---|---|",
+    ]
+    for tool, p in soak["latency_ms"].items():
+        if p:
+            lines.append(
+                f"| {tool} | {p['p50']} | {p['p95']} | {p['p99']} | {p['p99.9']} | {p['max']} |"
+            )
+    series = ", ".join(f"{s['rss_mib']:.0f}" for s in soak["rss"])
+    return [*lines, "", f"RSS (MiB) at each sample: {series}.", ""]
 
 
 def _probe_lines(probe: dict[str, Any]) -> list[str]:

@@ -37,6 +37,8 @@ class SpeedPlan:
     counter_reads: int
     cold_start_reps: int
     probe_memories: int  # distractors in the keyword probe
+    soak_memories: int
+    soak_s: float
 
 
 FULL = SpeedPlan(
@@ -53,6 +55,8 @@ FULL = SpeedPlan(
     counter_reads=20,
     cold_start_reps=3,
     probe_memories=10_000,
+    soak_memories=10_000,
+    soak_s=1800.0,
 )
 SMOKE = SpeedPlan(
     sizes=(30, 60),
@@ -68,6 +72,8 @@ SMOKE = SpeedPlan(
     counter_reads=3,
     cold_start_reps=1,
     probe_memories=300,
+    soak_memories=60,
+    soak_s=10.0,
 )
 
 

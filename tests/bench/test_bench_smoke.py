@@ -109,6 +109,7 @@ def test_smoke_run_writes_every_stage(tmp_path: Path) -> None:
         "technotes",
         "probe",
         "sweep",
+        "soak",
     ]
 
     cold = results["cold_start"]
@@ -156,6 +157,11 @@ def test_smoke_run_writes_every_stage(tmp_path: Path) -> None:
         assert probe["planted"] == 50 and 0 <= probe["found_in_top_3"] <= 50
     sweep = results["sweep"]
     assert len(sweep["families"]) == 4 and "plain cosine" in sweep["methods"]
+    # The load run, short: mixed calls from 16 clients for 10 s, and not one error.
+    soak = results["soak"]
+    assert soak["errors"] == 0, soak["error_samples"]
+    assert soak["calls"]["recall"] > 0 and soak["calls"]["remember"] > 0
+    assert len(soak["rss"]) >= 2 and all(s["rss_mib"] > 0 for s in soak["rss"])
 
     summary = (out / "summary.md").read_text()
     assert summary.startswith("# Benchmarks") and "LoCoMo" in summary
