@@ -552,9 +552,11 @@ def _soak_lines(soak: dict[str, Any]) -> list[str]:
         "## Soak: mixed load over time",
         "",
         f"{soak['concurrency']} clients for {soak['duration_s'] / 60:.0f} min on "
-        f"{soak['memories']:,} memories, 80 % recall and 20 % remember, over MCP; the API's RSS "
-        f"sampled {len(soak['rss'])} times. Calls: {soak['calls']['recall']:,} recalls, "
-        f"{soak['calls']['remember']:,} remembers; errors: {soak['errors']}. RSS growth over the "
+        f"{soak['memories']:,} memories, over MCP: 70 % recall, 10 % remember then forget of the "
+        "same memory (the store stays at its size, so growth is a leak and not data), 10 % "
+        f"list_memories, 10 % memory_stats; the API's RSS sampled {len(soak['rss'])} times. "
+        f"Calls: {', '.join(f'{n:,} {t}' for t, n in soak['calls'].items())}; errors: "
+        f"{soak['errors']}. RSS growth over the "
         f"last third of the run: {growth * 100:+.1f} % "
         f"({'met' if growth <= 0.02 else '**missed**'}: at most 2 %).",
         "",

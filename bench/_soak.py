@@ -1,8 +1,11 @@
 """The soak: a long mixed load on one tenant, with the API's resident memory sampled over time.
 
-Concurrency 16, each client looping until the deadline on 80 % recall (LoCoMo questions) and 20 %
-remember (new texts), on 10,000 preloaded memories. Every minute (every tenth of the run in
-smoke) the API's RSS is read from /proc. Reported: latency percentiles up to p99.9, errors, the
+Concurrency 16, each client looping until the deadline on a mix of every memory tool at a steady
+data size: 70 % recall (LoCoMo questions), 10 % remember of a new text followed by forget of it,
+10 % list_memories and 10 % memory_stats, on 10,000 preloaded memories. Remembers that stayed
+would grow the tenant (and every per-tenant structure with it) by ~20 a second; pairing each
+with its forget keeps the store at 10,000, so RSS growth means a leak, not more data. Every
+minute (every thirtieth of the run in smoke) the API's RSS is read from /proc. Reported: latency percentiles up to p99.9, errors, the
 RSS series, and its growth over the last third of the run (the issue's criterion: at most 2 % over
 the last 10 minutes of 30).
 """
@@ -17,14 +20,20 @@ from typing import Any, Final
 
 import numpy as np
 
-from bench._client import ToolCallError, call_text, session
+from bench._client import ToolCallError, call_text, ids_in, session
 from bench._data import MemoryTexts
 from bench._inproc import Local, preload
 from bench._server import ApiServer
 
 SOAK_TENANT: Final = "soak"
 CONCURRENCY: Final = 16
-RECALL_SHARE: Final = 0.8
+# Cumulative shares of each kind of step.
+MIX: Final = (
+    ("recall", 0.7),
+    ("remember+forget", 0.8),
+    ("list_memories", 0.9),
+    ("memory_stats", 1.0),
+)
 
 
 async def run_soak(
@@ -41,24 +50,37 @@ async def run_soak(
     log(f"soak: preloading {memories} memories")
     await preload(local, SOAK_TENANT, texts.stored, range(memories), cache={})
     deadline = time.monotonic() + duration_s
-    latencies: dict[str, list[float]] = {"recall": [], "remember": []}
+    latencies: dict[str, list[float]] = {
+        tool: [] for tool in ("recall", "remember", "forget", "list_memories", "memory_stats")
+    }
     errors: list[str] = []
     fresh = iter(range(10**9))
 
     async def client(number: int) -> None:
         rng = random.Random(number)
         async with session(server.url, SOAK_TENANT) as mcp:
-            while time.monotonic() < deadline:
-                if rng.random() < RECALL_SHARE:
-                    tool, arguments = "recall", {"query": rng.choice(questions)}
-                else:
-                    tool, arguments = "remember", {"content": texts.fresh(next(fresh))}
+
+            async def timed(tool: str, arguments: dict[str, Any]) -> str:
                 started = time.perf_counter()
                 try:
-                    await call_text(mcp, tool, arguments)
+                    return await call_text(mcp, tool, arguments)
                 except ToolCallError as error:
                     errors.append(f"{tool}: {str(error)[:200]}")
-                latencies[tool].append(time.perf_counter() - started)
+                    return ""
+                finally:
+                    latencies[tool].append(time.perf_counter() - started)
+
+            while time.monotonic() < deadline:
+                draw = rng.random()
+                kind = next(name for name, upto in MIX if draw < upto)
+                if kind == "recall":
+                    await timed("recall", {"query": rng.choice(questions)})
+                elif kind == "remember+forget":
+                    stored = await timed("remember", {"content": texts.fresh(next(fresh))})
+                    if "Stored as" in stored:
+                        await timed("forget", {"id": ids_in(stored)[0]})
+                else:
+                    await timed(kind, {})
 
     rss: list[dict[str, float]] = []
 
@@ -85,6 +107,7 @@ async def run_soak(
         "duration_s": duration_s,
         "concurrency": CONCURRENCY,
         "calls": {tool: len(values) for tool, values in latencies.items()},
+        "mix": dict(MIX),
         "errors": len(errors),
         "error_samples": errors[:5],
         "latency_ms": {tool: _percentiles(values) for tool, values in latencies.items()},
