@@ -5,9 +5,9 @@ data size: 70 % recall (LoCoMo questions), 10 % remember of a new text followed 
 10 % list_memories and 10 % memory_stats, on 10,000 preloaded memories. Remembers that stayed
 would grow the tenant (and every per-tenant structure with it) by ~20 a second; pairing each
 with its forget keeps the store at 10,000, so RSS growth means a leak, not more data. Every
-minute (every thirtieth of the run in smoke) the API's RSS is read from /proc. Reported: latency percentiles up to p99.9, errors, the
-RSS series, and its growth over the last third of the run (the issue's criterion: at most 2 % over
-the last 10 minutes of 30).
+minute (every thirtieth of the run in smoke) the API's RSS is read from /proc. Reported: latency
+percentiles up to p99.9, errors, the RSS series, and its growth over the last third of the run
+(the issue's criterion: at most 2 % over the last 10 minutes of 30).
 """
 
 from __future__ import annotations
