@@ -1,14 +1,24 @@
-"""What both processes' command lines share: the embedded-database flags, a port flag, and the
-watch on the embedded server under ``--local``."""
+"""What both processes share at their edge: the embedded-database flags, a port flag, the watch
+on the embedded server under ``--local``, and the process's identity in the keys it writes."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import socket
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 from shared.config import Config
+
+
+def process_id() -> str:
+    """Host name plus a random suffix: unique per process even when pods share a name. What a
+    process's shard names end with, so no two processes ever write the same key."""
+    host = os.environ.get("HOSTNAME") or socket.gethostname() or "process"
+    return f"{host}-{uuid.uuid4().hex[:8]}"
 
 
 def add_local_arguments(parser: argparse.ArgumentParser, *, local_help: str) -> None:

@@ -74,6 +74,7 @@ class Config(msgspec.Struct, frozen=True, kw_only=True):
     metrics_port: int = 9300
     fold_interval_s: float = 15.0
     gc_interval_s: float = 300.0
+    reconcile_interval_s: float = 600.0
     # PostgreSQL only: bytes of tenant snapshots kept for the exact scan (0: scan in SQL always).
     pg_scan_cache_mb: int = 128
 
@@ -250,6 +251,12 @@ def load_config(
         ),
         gc_interval_s=env.cast(
             "COMPACTOR_GC_INTERVAL_S", _positive_float, 300.0, "a positive number of seconds"
+        ),
+        reconcile_interval_s=env.cast(
+            "COMPACTOR_RECONCILE_INTERVAL_S",
+            _positive_float,
+            600.0,
+            "a positive number of seconds",
         ),
         pg_scan_cache_mb=env.cast(
             "PG_SCAN_CACHE_MB", _non_negative_int, 128, "a whole number of megabytes, 0 or more"

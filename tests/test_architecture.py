@@ -101,11 +101,11 @@ def test_only_config_reads_the_environment_for_settings() -> None:
         for path in modules_under(folder)
         if "os.environ" in path.read_text() or "os.getenv" in path.read_text()
     ]
-    # main modules hand os.environ to load_config; runtime reads HOSTNAME for the process id.
+    # main modules hand os.environ to load_config; cli reads HOSTNAME for the process id.
     allowed = {
         "shared/config.py",
         "services/api/main.py",
         "services/compactor/main.py",
-        "services/api/runtime.py",
+        "shared/cli.py",
     }
     assert set(readers) <= allowed, sorted(set(readers) - allowed)

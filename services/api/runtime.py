@@ -8,9 +8,6 @@ the boot before the port is bound. On the way out the counter flush loop runs it
 from __future__ import annotations
 
 import contextlib
-import os
-import socket
-import uuid
 from collections.abc import AsyncIterator
 
 import msgspec
@@ -26,6 +23,7 @@ from services.api.scan_metrics import scan_metrics
 from services.api.service import MemoryService, wall_clock_ms
 from services.api.tools import build_catalogue
 from services.api.tools.spec import ToolSpec
+from shared.cli import process_id
 from shared.config import Config
 from shared.counters import CounterTracker, FlushLoop
 from shared.embedding import open_embedder
@@ -40,12 +38,6 @@ class Runtime(msgspec.Struct, frozen=True, kw_only=True):
     catalogue: tuple[ToolSpec, ...]
     boot_lines: tuple[str, ...]
     check_ready: ReadinessCheck
-
-
-def process_id() -> str:
-    """Host name plus a random suffix: unique per process even when pods share a name."""
-    host = os.environ.get("HOSTNAME") or socket.gethostname() or "process"
-    return f"{host}-{uuid.uuid4().hex[:8]}"
 
 
 @contextlib.asynccontextmanager

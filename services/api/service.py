@@ -4,6 +4,7 @@ the counters are combined. Tool modules validate arguments and render text; this
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -11,8 +12,9 @@ from typing import Final, Protocol
 
 import msgspec
 
+from shared.counters import COMPACTION_LAG_MS
 from shared.embedding import Embedder
-from shared.errors import StorageError
+from shared.errors import BudgetError, ConflictError, InvalidInputError, StorageError
 from shared.lexical import KeywordQuery, Lexicon
 from shared.model import (
     MEMORY_TYPES,
@@ -38,6 +40,7 @@ from shared.ranking import (
     passes_floor,
     rank,
 )
+from shared.reconcile import settled
 from shared.storage import ObjectStore, VectorStore
 from shared.tasks import abandon
 
@@ -100,6 +103,7 @@ class MemoryService:
         floor: float,
         high_similarity: float,
         clock_ms: Callable[[], int] = wall_clock_ms,
+        lag_ms: int = COMPACTION_LAG_MS,
     ) -> None:
         self._vectors = vectors
         self._objects = objects
@@ -109,6 +113,7 @@ class MemoryService:
         self._floor = floor
         self._high_similarity = high_similarity
         self._clock_ms = clock_ms
+        self._lag_ms = lag_ms
 
     @property
     def floor(self) -> float:
@@ -239,6 +244,7 @@ class MemoryService:
         now_ms = self._clock_ms()
         known = already_known(content, visible)
         if known is not None:
+            await self._ensure_listed(known.memory)
             self._counters.record(tenant, known.memory.id, at_ms=now_ms)
             return RememberAnswer(memory=known.memory, already_known=True)
         memory = Memory(
@@ -253,13 +259,37 @@ class MemoryService:
             conversation=conversation,
             created_at=iso_ms(now_ms),
         )
-        # The vector first: an index key without a body is skipped by list; the reverse order
-        # would leave a memory that recall finds and list never shows.
-        await self._vectors.put(memory, embedding.result())
-        await self._objects.put(index_key(memory), "")
+        # The key first: a process killed before the vector lands leaves a key without a body,
+        # which list skips (and deletes once older than the lag) and the reconciler deletes.
+        # The reverse order left a memory that recall finds and list never shows.
+        key = index_key(memory)
+        await self._objects.put(key, "")
+        try:
+            await self._vectors.put(memory, embedding.result())
+        except (BudgetError, InvalidInputError):
+            # Refused before anything was sent, so the key is surely an orphan. Any other
+            # failure may have landed the vector after all (a timeout), so its key stays.
+            with contextlib.suppress(StorageError):
+                await self._objects.delete([key])
+            raise
         # Last: a memory whose lexicon shard is missing is still recalled by the vector leg.
         await self._lexicon.added(memory)
         return RememberAnswer(memory=memory, already_known=False)
+
+    async def _ensure_listed(self, memory: Memory) -> None:
+        """Write the index key of a memory answered as already known when it has none: one
+        written by 0.9 or 0.10 (vector first) and cut off by a crash before its key. The key is
+        derived from the memory alone, and a create-only put cannot clobber a live one."""
+        key = index_key(memory)
+        try:
+            if await self._objects.etag(key) is None:
+                await self._objects.put(key, "", if_none_match=True)
+                logger.info("index_key_restored", extra={"tenant": memory.tenant})
+        except ConflictError:
+            pass  # written meanwhile: listed either way
+        except StorageError:
+            # The answer stands; the compactor's reconcile job restores the key later.
+            logger.warning("index_key_restore_failed", extra={"tenant": memory.tenant})
 
     async def list_memories(
         self,
@@ -274,8 +304,27 @@ class MemoryService:
             return []
         found = await self._vectors.get(tenant, [entry.memory_id for entry in entries])
         by_id = {memory.id: memory for memory in found}
+        await self._drop_orphan_keys(tenant, [e for e in entries if e.memory_id not in by_id])
         ordered = (by_id.get(entry.memory_id) for entry in entries)
         return [m for m in ordered if m is not None and m.visible_to(conversation)]
+
+    async def _drop_orphan_keys(self, tenant: str, bodiless: Sequence[IndexEntry]) -> None:
+        """Delete the index keys list found without a vector, once older than the lag: left by
+        a process killed mid-remember or mid-forget (a younger one may be a remember still in
+        flight). Without this they would be counted by memory_stats until the compactor's
+        reconcile job ran."""
+        now_ms = self._clock_ms()
+        orphaned = [
+            e.key for e in bodiless if settled(e.memory_id, now_ms=now_ms, lag_ms=self._lag_ms)
+        ]
+        if not orphaned:
+            return
+        try:
+            await self._objects.delete(orphaned)
+        except StorageError:
+            logger.warning("orphan_key_cleanup_failed", extra={"tenant": tenant})
+            return
+        logger.info("orphan_keys_deleted", extra={"tenant": tenant, "keys": len(orphaned)})
 
     async def _walk_index(
         self,

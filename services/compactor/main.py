@@ -1,4 +1,5 @@
-"""``mcp-memory-compactor``: fold counter shards on a schedule, and serve /metrics and /health.
+"""``mcp-memory-compactor``: fold shards, collect garbage and repair half-written memories on a
+schedule, and serve /metrics and /health.
 
 Same configuration and storage as the API (``--local`` for the embedded database). One
 AsyncExitStack owns every resource: stores, then the metrics server, then the scheduler, torn
@@ -23,11 +24,12 @@ from services.compactor.http import build_metrics_app
 from services.compactor.jobs import JobContext, JobRunner
 from services.compactor.metrics import CompactorMetrics
 from services.compactor.schedule import build_scheduler
-from shared.cli import add_local_arguments, port_type, watch_embedded_server
+from shared.cli import add_local_arguments, port_type, process_id, watch_embedded_server
 from shared.config import Config, load_config
 from shared.counters import COMPACTION_LAG_MS, wall_clock_ms
 from shared.errors import ConfigError, StorageError
 from shared.logs import configure_logging
+from shared.reconcile import Reconciler
 from shared.storage import open_stores
 
 logger = logging.getLogger(__name__)
@@ -38,7 +40,10 @@ JOB_DRAIN_GRACE_S: Final = 8.0
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcp-memory-compactor",
-        description="Fold mcp-memory's access-counter shards into merged.json on a schedule.",
+        description=(
+            "Fold mcp-memory's counter and lexicon shards, delete what folds left behind and"
+            " repair memories a crash left half-written, on a schedule."
+        ),
     )
     add_local_arguments(parser, local_help="use the embedded PostgreSQL (as the API's --local)")
     parser.add_argument(
@@ -92,12 +97,21 @@ async def _run(config: Config, *, metrics_port: int, stop: asyncio.Event) -> Non
         runner = JobRunner(
             JobContext(objects=stores.objects, clock_ms=wall_clock_ms, lag_ms=COMPACTION_LAG_MS),
             metrics,
+            reconciler=Reconciler(
+                stores.vectors,
+                stores.objects,
+                process_id=process_id(),
+                clock_ms=wall_clock_ms,
+                lag_ms=COMPACTION_LAG_MS,
+            ),
         )
         scheduler = build_scheduler(
             fold=runner.fold,
             gc=runner.gc,
+            reconcile=runner.reconcile,
             fold_interval_s=config.fold_interval_s,
             gc_interval_s=config.gc_interval_s,
+            reconcile_interval_s=config.reconcile_interval_s,
         )
         scheduler.start()
 
@@ -117,6 +131,7 @@ async def _run(config: Config, *, metrics_port: int, stop: asyncio.Event) -> Non
                 "store": stores.description,
                 "foldIntervalS": config.fold_interval_s,
                 "gcIntervalS": config.gc_interval_s,
+                "reconcileIntervalS": config.reconcile_interval_s,
             },
         )
         await stop.wait()

@@ -8,7 +8,8 @@ from typing import Final
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 PREFIX: Final = "mcp_memory_compactor_"
-JOBS: Final = ("fold", "gc")
+JOBS: Final = ("fold", "gc", "reconcile")
+REPAIRS: Final = ("key_restored", "key_deleted", "lexicon_added", "lexicon_removed")
 RESULTS: Final = ("ok", "partial", "error")
 FOLD_BUCKETS_S: Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
@@ -52,6 +53,13 @@ class CompactorMetrics:
             ["job"],
             registry=r,
         )
+        self.repairs = Counter(
+            f"{PREFIX}repairs_total",
+            "Half-written memories repaired by the reconcile job, by repair: an index key"
+            " restored for a vector or deleted without one, a lexicon entry added or removed.",
+            ["repair"],
+            registry=r,
+        )
         self.backlog = Gauge(
             f"{PREFIX}backlog_shards",
             "Shard objects present, all tenants, after the last fold.",
@@ -81,6 +89,8 @@ class CompactorMetrics:
             ["job"],
             registry=r,
         )
+        for repair in REPAIRS:
+            self.repairs.labels(repair=repair)
         for job in JOBS:
             for result in RESULTS:
                 self.runs.labels(job=job, result=result)

@@ -17,14 +17,21 @@ Job = Callable[[], Awaitable[object]]
 
 
 def build_scheduler(
-    *, fold: Job, gc: Job, fold_interval_s: float, gc_interval_s: float
+    *,
+    fold: Job,
+    gc: Job,
+    reconcile: Job,
+    fold_interval_s: float,
+    gc_interval_s: float,
+    reconcile_interval_s: float,
 ) -> AsyncIOScheduler:
-    """A scheduler (not started) running ``fold`` and ``gc`` from now on, every interval."""
+    """A scheduler (not started) running each job from now on, every its interval."""
     scheduler = AsyncIOScheduler(event_loop=asyncio.get_running_loop(), timezone=UTC)
     now = datetime.now(UTC)
     for job_id, job, interval_s in (
         ("fold_shards", fold, fold_interval_s),
         ("gc_shards", gc, gc_interval_s),
+        ("reconcile_stores", reconcile, reconcile_interval_s),
     ):
         scheduler.add_job(
             job,

@@ -173,8 +173,9 @@ class Lexicon:
 
     async def _write_own(self, tenant: str, shard: LexiconShard) -> None:
         now_ms = self._clock_ms()
-        name = shard_name(new_ulid(now_ms), self._process_id)
-        await self._objects.put(lexicon_shard_key(tenant, name), encode(shard))
+        name = await write_lexicon_shard(
+            self._objects, tenant, shard, process_id=self._process_id, now_ms=now_ms
+        )
         own = self._own.setdefault(tenant, {})
         own[name] = (now_ms, shard)
         for old in [n for n, (at, _) in own.items() if at < now_ms - _OWN_SHARD_KEEP_MS]:
@@ -361,6 +362,28 @@ async def read_lexicon_shards(
     return {name: shard for name, shard in read if shard is not None}
 
 
+async def write_lexicon_shard(
+    objects: ObjectStore, tenant: str, shard: LexiconShard, *, process_id: str, now_ms: int
+) -> str:
+    """Write one shard under a name only this process uses; its name."""
+    name = shard_name(new_ulid(now_ms), process_id)
+    await objects.put(lexicon_shard_key(tenant, name), encode(shard))
+    return name
+
+
+async def lexicon_documents(objects: ObjectStore, tenant: str) -> set[str] | None:
+    """The memory ids the tenant's lexicon holds now (merged.json and every shard above its
+    watermark), or None when it has no readable merged.json yet: the first recall backfills
+    that from the memories themselves."""
+    stored = await objects.get(lexicon_merged_key(tenant))
+    merged = decode_merged(stored.body) if stored is not None else None
+    if merged is None:
+        return None
+    names = await list_lexicon_shards(objects, tenant, after=merged.watermark)
+    shards = await read_lexicon_shards(objects, tenant, names)
+    return set(apply(merged.docs, (shards[name] for name in names if name in shards)))
+
+
 class LexiconFoldResult(msgspec.Struct, frozen=True, kw_only=True):
     shards_folded: int = 0
     shards_deleted: int = 0
@@ -414,6 +437,8 @@ __all__ = [
     "LexiconFoldResult",
     "LexiconStats",
     "fold_lexicon_tenant",
+    "lexicon_documents",
     "list_lexicon_shards",
     "read_lexicon_shards",
+    "write_lexicon_shard",
 ]

@@ -2,9 +2,10 @@
 
 from shared.storage.codec import check_budget, from_metadata, to_metadata, vector_key
 from shared.storage.factory import open_stores
-from shared.storage.interfaces import ObjectStore, StoredObject, Stores, VectorStore
+from shared.storage.interfaces import MemoryRef, ObjectStore, StoredObject, Stores, VectorStore
 
 __all__ = [
+    "MemoryRef",
     "ObjectStore",
     "StoredObject",
     "Stores",

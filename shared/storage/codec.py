@@ -29,6 +29,13 @@ def vector_key(tenant: str, memory_id: str) -> str:
     return f"{tenant}#{memory_id}"
 
 
+def parse_vector_key(key: str) -> tuple[str, str] | None:
+    """(tenant, memory id) of a ``vector_key``; None for a key of any other shape. Tenants
+    never hold ``#`` (their header's rule), and ids are ULIDs, so the split is unambiguous."""
+    tenant, sep, memory_id = key.rpartition("#")
+    return (tenant, memory_id) if sep and tenant and memory_id else None
+
+
 def _compact_json_bytes(value: object) -> int:
     # The byte count AWS applies: compact JSON, non-ASCII left as UTF-8.
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())

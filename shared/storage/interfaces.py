@@ -9,7 +9,7 @@ write condition raises :class:`~shared.errors.ConflictError`.
 from __future__ import annotations
 
 import abc
-from collections.abc import Awaitable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 
 import msgspec
 
@@ -22,6 +22,13 @@ class StoredObject(msgspec.Struct, frozen=True, kw_only=True):
 
     body: str
     etag: str
+
+
+class MemoryRef(msgspec.Struct, frozen=True, array_like=True):
+    """A memory's address in a vector store: its tenant and its id."""
+
+    tenant: str
+    memory_id: str
 
 
 class VectorStore(abc.ABC):
@@ -69,6 +76,16 @@ class VectorStore(abc.ABC):
     @abc.abstractmethod
     async def delete(self, tenant: str, ids: Sequence[str]) -> None:
         """Delete these ids in ``tenant``; ids that do not exist are ignored."""
+
+    @abc.abstractmethod
+    def scan_ids(self) -> AsyncIterator[list[MemoryRef]]:
+        """Every memory in the store, all tenants, as pages of (tenant, id); order not promised.
+
+        For the reconciler (shared.reconcile), which compares them with the index keys: on S3
+        Vectors there is no per-tenant listing, so one pass over the whole index serves every
+        tenant. Pages are read one at a time, so a memory written or deleted meanwhile may or
+        may not be in them.
+        """
 
 
 class ObjectStore(abc.ABC):

@@ -22,9 +22,11 @@ from shared.lexical.segments import (
     lexicon_merged_key,
     lexicon_shard_key,
 )
+from shared.model import Memory, index_key, index_prefix, iso_ms, new_ulid
 from shared.model.counters import MergedCounters
 from shared.model.keys import merged_key, shard_key, shard_prefix
-from shared.storage.interfaces import ObjectStore, StoredObject
+from shared.reconcile import Reconciler
+from shared.storage.interfaces import ObjectStore, StoredObject, VectorStore
 from tests.counters._faults import FaultyStore, SimulatedCrashError
 from tests.counters._names import name_at
 from tests.counters.test_tracker import LAG_MS, START_MS, write_old_shards
@@ -32,6 +34,12 @@ from tests.counters.test_tracker import LAG_MS, START_MS, write_old_shards
 
 def context(objects: ObjectStore) -> JobContext:
     return JobContext(objects=objects, clock_ms=lambda: START_MS, lag_ms=LAG_MS)
+
+
+def reconciler(vectors: VectorStore, objects: ObjectStore) -> Reconciler:
+    return Reconciler(
+        vectors, objects, process_id="compactor-test", clock_ms=lambda: START_MS, lag_ms=LAG_MS
+    )
 
 
 async def test_scan_reads_names_only_and_counts_shards_behind_the_lag(
@@ -145,13 +153,26 @@ def sample(metrics: CompactorMetrics, name: str, labels: dict[str, str] | None =
     return value
 
 
-async def test_runner_records_results_in_metrics(object_store: ObjectStore) -> None:
+async def test_runner_records_results_in_metrics(
+    object_store: ObjectStore, vector_store: VectorStore
+) -> None:
     await write_old_shards(object_store, "a", count=2, at_ms=START_MS - LAG_MS)
     await write_old_shards(object_store, "b", count=1, at_ms=START_MS)
+    # One key a killed remember left without its vector, for the reconcile job to delete.
+    orphan = Memory(
+        id=new_ulid(START_MS - 2 * LAG_MS),
+        tenant="a",
+        content="never written",
+        created_at=iso_ms(START_MS - 2 * LAG_MS),
+    )
+    await object_store.put(index_key(orphan), "")
     metrics = CompactorMetrics()
-    runner = JobRunner(context(object_store), metrics)
+    runner = JobRunner(
+        context(object_store), metrics, reconciler=reconciler(vector_store, object_store)
+    )
     await runner.fold()
     await runner.gc()
+    reconciled = await runner.reconcile()
     p = "mcp_memory_compactor_"
     assert sample(metrics, f"{p}runs_total", {"job": "fold", "result": "ok"}) == 1
     assert sample(metrics, f"{p}runs_total", {"job": "gc", "result": "ok"}) == 1
@@ -161,10 +182,15 @@ async def test_runner_records_results_in_metrics(object_store: ObjectStore) -> N
     assert sample(metrics, f"{p}backlog_largest_tenant_shards") == 1
     assert sample(metrics, f"{p}fold_duration_seconds_count") == 1
     assert sample(metrics, f"{p}last_success_timestamp_seconds", {"job": "fold"}) > 0
+    assert reconciled is not None and reconciled.tenants == 1
+    assert sample(metrics, f"{p}runs_total", {"job": "reconcile", "result": "ok"}) == 1
+    assert sample(metrics, f"{p}repairs_total", {"repair": "key_deleted"}) == 1
+    assert sample(metrics, f"{p}repairs_total", {"repair": "key_restored"}) == 0
+    assert await object_store.list(index_prefix("a")) == []
     label_names = {
         name for family in metrics.registry.collect() for s in family.samples for name in s.labels
     }
-    assert label_names <= {"job", "result", "le"}
+    assert label_names <= {"job", "result", "le", "repair"}
     assert generate_latest(metrics.registry).decode().count("mcp_memory_compactor_") > 20
 
 
@@ -176,13 +202,17 @@ class _Unlistable(FaultyStore):
 
 
 async def test_a_failed_run_is_counted_as_an_error_and_not_a_success(
-    object_store: ObjectStore,
+    object_store: ObjectStore, vector_store: VectorStore
 ) -> None:
     metrics = CompactorMetrics()
-    runner = JobRunner(context(_Unlistable(object_store)), metrics)
+    unlistable = _Unlistable(object_store)
+    runner = JobRunner(
+        context(unlistable), metrics, reconciler=reconciler(vector_store, unlistable)
+    )
     assert await runner.fold() is None
     assert await runner.gc() is None
-    for job in ("fold", "gc"):
+    assert await runner.reconcile() is None
+    for job in ("fold", "gc", "reconcile"):
         labels = {"job": job, "result": "error"}
         assert sample(metrics, "mcp_memory_compactor_runs_total", labels) == 1
         assert (

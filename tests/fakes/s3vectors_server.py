@@ -18,6 +18,7 @@ production. ``calls`` counts requests per operation so tests can assert on batch
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import json
 import math
@@ -216,6 +217,9 @@ class S3VectorsFake:
         self.buckets: dict[str, dict[str, _Index]] = {}
         self.calls: collections.Counter[str] = collections.Counter()
         self.ignore_filter = False
+        # Operations held until their event is set (a slow service). A request whose caller
+        # went away while it was held is dropped, as if it never reached the service.
+        self.held: dict[str, asyncio.Event] = {}
         self._runner: web.AppRunner | None = None
         self.app = web.Application(client_max_size=20 * 1024 * 1024)
         handlers: dict[str, Callable[[Json], Json]] = {
@@ -249,12 +253,21 @@ class S3VectorsFake:
         self.buckets.clear()
         self.calls.clear()
         self.ignore_filter = False
+        for gate in self.held.values():
+            gate.set()
+        self.held.clear()
 
     def _endpoint(
         self, operation: str, handler: Callable[[Json], Json]
     ) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def endpoint(request: web.Request) -> web.Response:
             self.calls[operation] += 1
+            gate = self.held.get(operation)
+            if gate is not None:
+                await gate.wait()
+                if request.transport is None or request.transport.is_closing():
+                    self.calls[f"{operation}:dropped"] += 1
+                    return web.Response(status=499)
             try:
                 body = await request.json() if request.can_read_body else {}
                 if not isinstance(body, dict):

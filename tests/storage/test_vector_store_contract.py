@@ -10,6 +10,8 @@ import pytest
 from shared.errors import BudgetError, EmbeddingError, InvalidInputError
 from shared.model import Memory, new_ulid
 from shared.storage import VectorStore
+from shared.storage.postgres import vector_store as pg_vector_store
+from shared.storage.s3 import vector_store as s3_vector_store
 
 NOW_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 
@@ -190,3 +192,35 @@ async def test_content_exactly_at_the_budget_is_stored(
     stored = memory("acme", "x" * 32_000)
     await vector_store.put(stored, axis(embedding_dim, 1))
     assert await vector_store.get("acme", [stored.id]) == [stored]
+
+
+async def test_scan_ids_pages_through_every_tenant_and_nothing_deleted(
+    vector_store: VectorStore, embedding_dim: int
+) -> None:
+    kept = [memory("acme", f"fact {n}") for n in range(3)] + [memory("other.tenant-2", "x")]
+    gone = memory("acme", "forgotten")
+    for stored in [*kept, gone]:
+        await vector_store.put(stored, axis(embedding_dim, 1))
+    await vector_store.delete("acme", [gone.id])
+    pages = [page async for page in vector_store.scan_ids()]
+    assert all(pages), "no empty page is yielded"
+    found = sorted((ref.tenant, ref.memory_id) for page in pages for ref in page)
+    assert found == sorted((m.tenant, m.id) for m in kept)
+
+
+async def test_scan_ids_of_an_empty_store_yields_nothing(vector_store: VectorStore) -> None:
+    assert [page async for page in vector_store.scan_ids()] == []
+
+
+async def test_scan_ids_follows_pages_to_the_end(
+    vector_store: VectorStore, embedding_dim: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Pages of two, whichever backend runs: five memories take three pages, the last short.
+    monkeypatch.setattr(pg_vector_store, "SCAN_PAGE_ROWS", 2)
+    monkeypatch.setattr(s3_vector_store, "LIST_PAGE", 2)
+    stored = [memory("acme", f"fact {n}") for n in range(5)]
+    for one in stored:
+        await vector_store.put(one, axis(embedding_dim, 1))
+    pages = [page async for page in vector_store.scan_ids()]
+    assert [len(page) for page in pages] == [2, 2, 1]
+    assert sorted(ref.memory_id for page in pages for ref in page) == sorted(m.id for m in stored)

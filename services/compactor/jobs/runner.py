@@ -15,7 +15,9 @@ from collections.abc import Iterator
 from services.compactor.jobs.context import JobContext
 from services.compactor.jobs.fold_shards import FoldJobResult, fold_shards
 from services.compactor.jobs.gc_shards import GcJobResult, gc_shards
+from services.compactor.jobs.reconcile_stores import ReconcileJobResult, reconcile_stores
 from services.compactor.metrics import CompactorMetrics
+from shared.reconcile import Reconciler
 
 logger = logging.getLogger(__name__)
 
@@ -25,11 +27,14 @@ def _result_label(tenants_failed: int) -> str:
 
 
 class JobRunner:
-    """The two jobs bound to one context and one set of metrics, ready for the scheduler."""
+    """The three jobs bound to one context and one set of metrics, ready for the scheduler."""
 
-    def __init__(self, ctx: JobContext, metrics: CompactorMetrics) -> None:
+    def __init__(
+        self, ctx: JobContext, metrics: CompactorMetrics, *, reconciler: Reconciler
+    ) -> None:
         self._ctx = ctx
         self._metrics = metrics
+        self._reconciler = reconciler
         self._running = 0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -57,6 +62,10 @@ class JobRunner:
     async def gc(self) -> GcJobResult | None:
         with self._tracked():
             return await self._gc()
+
+    async def reconcile(self) -> ReconcileJobResult | None:
+        with self._tracked():
+            return await self._reconcile()
 
     async def _fold(self) -> FoldJobResult | None:
         started = time.perf_counter()
@@ -111,6 +120,38 @@ class JobRunner:
                 "tenants": result.tenants,
                 "tenantsFailed": result.tenants_failed,
                 "shardsDeleted": result.shards_deleted,
+                "ms": round(result.duration_s * 1000),
+            },
+        )
+        return result
+
+    async def _reconcile(self) -> ReconcileJobResult | None:
+        started = time.perf_counter()
+        try:
+            result = await reconcile_stores(self._reconciler)
+        except Exception:
+            self._failed("reconcile", started)
+            return None
+        repaired = result.repaired
+        for repair, count in (
+            ("key_restored", repaired.keys_restored),
+            ("key_deleted", repaired.keys_deleted),
+            ("lexicon_added", repaired.lexicon_added),
+            ("lexicon_removed", repaired.lexicon_removed),
+        ):
+            self._metrics.repairs.labels(repair=repair).inc(count)
+        self._metrics.tenant_failures.labels(job="reconcile").inc(result.tenants_failed)
+        self._finished("reconcile", result.tenants_failed, result.duration_s)
+        logger.info(
+            "compactor_job",
+            extra={
+                "job": "reconcile",
+                "tenants": result.tenants,
+                "tenantsFailed": result.tenants_failed,
+                "keysRestored": repaired.keys_restored,
+                "keysDeleted": repaired.keys_deleted,
+                "lexiconAdded": repaired.lexicon_added,
+                "lexiconRemoved": repaired.lexicon_removed,
                 "ms": round(result.duration_s * 1000),
             },
         )

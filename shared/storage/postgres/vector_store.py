@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Awaitable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -18,7 +18,7 @@ import numpy.typing as npt
 from shared.errors import InvalidInputError
 from shared.model import Hit, Memory
 from shared.storage.codec import check_budget, from_metadata, to_metadata, vector_key
-from shared.storage.interfaces import VectorStore
+from shared.storage.interfaces import MemoryRef, VectorStore
 from shared.storage.postgres._datastore import PostgresDatastore
 from shared.storage.postgres.scan_cache import GENERATION_SQL, ScanCache
 from shared.tasks import abandon
@@ -39,6 +39,12 @@ ORDER BY embedding <=> $2::vector LIMIT $3
 """
 _GET_SQL: Final = "SELECT id, metadata FROM memories WHERE tenant_id = $1 AND id = ANY($2::text[])"
 _DELETE_SQL: Final = "DELETE FROM memories WHERE tenant_id = $1 AND id = ANY($2::text[])"
+# Keyset pages along the primary key: each page is one index range scan, however deep.
+_SCAN_IDS_SQL: Final = """
+SELECT tenant_id, id FROM memories WHERE (tenant_id, id) > ($1, $2)
+ORDER BY tenant_id, id LIMIT $3
+"""
+SCAN_PAGE_ROWS: Final = 5000
 
 
 def as_vector(embedding: Sequence[float]) -> npt.NDArray[np.float32]:
@@ -162,6 +168,16 @@ class PostgresVectorStore(VectorStore):
                 tenant, _DELETE_SQL, tenant, list(ids)
             )
             await self.scan_cache.apply_own_write(tenant, generation, removed_ids=frozenset(ids))
+
+    async def scan_ids(self) -> AsyncIterator[list[MemoryRef]]:
+        after = ("", "")
+        while True:
+            rows = await self._datastore.fetch(_SCAN_IDS_SQL, *after, SCAN_PAGE_ROWS)
+            if rows:
+                yield [MemoryRef(row["tenant_id"], row["id"]) for row in rows]
+                after = (rows[-1]["tenant_id"], rows[-1]["id"])
+            if len(rows) < SCAN_PAGE_ROWS:
+                return
 
     async def _write_then_read_generation(self, tenant: str, sql: str, *args: object) -> int:
         """Run one write and read the tenant's generation in the same transaction: the trigger

@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Final
 
 from shared.errors import InvalidInputError
 from shared.model import Hit, Memory
-from shared.storage.codec import check_budget, from_metadata, to_metadata, vector_key
-from shared.storage.interfaces import VectorStore
+from shared.storage.codec import (
+    check_budget,
+    from_metadata,
+    parse_vector_key,
+    to_metadata,
+    vector_key,
+)
+from shared.storage.interfaces import MemoryRef, VectorStore
 from shared.storage.s3._client import translated
 
 logger = logging.getLogger(__name__)
@@ -20,6 +26,7 @@ logger = logging.getLogger(__name__)
 MAX_TOP_K: Final = 100
 GET_BATCH: Final = 100
 DELETE_BATCH: Final = 500
+LIST_PAGE: Final = 1000
 
 
 def _chunks(items: Sequence[str], size: int) -> list[Sequence[str]]:
@@ -124,3 +131,30 @@ class S3VectorsStore(VectorStore):
                 await self._client.delete_vectors(
                     vectorBucketName=self._bucket, indexName=self._index, keys=list(batch)
                 )
+
+    async def scan_ids(self) -> AsyncIterator[list[MemoryRef]]:
+        # Keys only (no data, no metadata): the smallest ListVectors page AWS serves.
+        token: str | None = None
+        while True:
+            request: dict[str, Any] = {
+                "vectorBucketName": self._bucket,
+                "indexName": self._index,
+                "maxResults": LIST_PAGE,
+                "returnData": False,
+                "returnMetadata": False,
+            }
+            if token is not None:
+                request["nextToken"] = token
+            with translated("ListVectors", target=self._where):
+                response = await self._client.list_vectors(**request)
+            refs = [
+                MemoryRef(*parsed)
+                for vector in response.get("vectors", [])
+                if isinstance(vector.get("key"), str)
+                and (parsed := parse_vector_key(vector["key"])) is not None
+            ]
+            if refs:
+                yield refs
+            token = response.get("nextToken")
+            if not isinstance(token, str) or not token:
+                return

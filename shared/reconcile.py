@@ -1,0 +1,240 @@
+"""Self-healing of the three writes one memory is made of: its index key, its vector, and its
+lexicon entry.
+
+``remember`` writes the index key, then the vector, then a lexicon shard; ``forget`` deletes the
+vector, then the lexicon entry, then the key. Each write is one request, and nothing makes the
+three atomic, so a process killed between two of them leaves a memory half-written:
+
+- **a key without a vector** (killed during remember or forget): ``list_memories`` skips it, but
+  ``memory_stats`` counts it. Deleted here.
+- **a vector without a key** (written by 0.9 and 0.10, which wrote the vector first): the memory
+  is recalled and answers "already known", yet is never listed or counted. Its key is derived
+  from the memory itself and written here.
+- **a lexicon entry missing or left over**: the memory is found by the vector leg only, or a
+  keyword hit finds no body and is dropped. Corrected by one lexicon shard.
+
+Only what is older than the lag is touched: a younger mismatch may be a write still in flight in
+another process. Every repair is checked against the vector store once more just before it is
+made, so a remember or forget racing the pass is not undone; whatever a race still gets wrong is
+older than the lag by the next pass, and repaired then. The compactor runs this on a schedule;
+the API repairs the two cases it meets on its own paths (see MemoryService).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Set
+from typing import Final
+
+import msgspec
+
+from shared.errors import ConflictError
+from shared.lexical.lexicon import lexicon_documents, write_lexicon_shard
+from shared.lexical.segments import LexiconShard, term_counts
+from shared.model import Memory, index_key, parse_index_key
+from shared.model.ids import ulid_time_ms
+from shared.model.keys import INDEX_ROOT
+from shared.storage.interfaces import ObjectStore, VectorStore
+
+logger = logging.getLogger(__name__)
+
+LIST_PAGE_KEYS: Final = 1000
+GET_BATCH: Final = 100
+
+
+def settled(memory_id: str, *, now_ms: int, lag_ms: int) -> bool:
+    """Whether a memory is older than the lag, judged by its id's time. An id that is not a
+    ULID is never judged settled: what cannot be dated is never repaired."""
+    created_ms = ulid_time_ms(memory_id)
+    return created_ms is not None and created_ms <= now_ms - lag_ms
+
+
+class TenantInventory(msgspec.Struct, frozen=True, kw_only=True):
+    """What one pass found for one tenant: index keys by memory id, the vectors' ids, and the
+    lexicon's documents (None while the tenant has no lexicon: its backfill reads the keys)."""
+
+    keys: Mapping[str, str]
+    vectors: Set[str]
+    lexicon: Set[str] | None
+
+
+class ReconcilePlan(msgspec.Struct, frozen=True, kw_only=True):
+    restore_keys: tuple[str, ...] = ()  # memory ids whose vector has no key
+    delete_keys: tuple[str, ...] = ()  # keys with no vector
+    lexicon_add: tuple[str, ...] = ()  # memory ids the lexicon lacks
+    lexicon_remove: tuple[str, ...] = ()  # lexicon documents with no vector
+
+    @property
+    def empty(self) -> bool:
+        return not (
+            self.restore_keys or self.delete_keys or self.lexicon_add or self.lexicon_remove
+        )
+
+
+def plan_reconcile(inventory: TenantInventory, *, now_ms: int, lag_ms: int) -> ReconcilePlan:
+    """The repairs one tenant needs: every mismatch older than the lag (pure)."""
+
+    def old(ids: Set[str]) -> tuple[str, ...]:
+        return tuple(sorted(i for i in ids if settled(i, now_ms=now_ms, lag_ms=lag_ms)))
+
+    keyed = set(inventory.keys)
+    lexicon = inventory.lexicon
+    return ReconcilePlan(
+        restore_keys=old(inventory.vectors - keyed),
+        delete_keys=tuple(inventory.keys[i] for i in old(keyed - inventory.vectors)),
+        lexicon_add=old(inventory.vectors - lexicon) if lexicon is not None else (),
+        lexicon_remove=old(lexicon - inventory.vectors) if lexicon is not None else (),
+    )
+
+
+class ReconcileResult(msgspec.Struct, frozen=True, kw_only=True):
+    keys_restored: int = 0
+    keys_deleted: int = 0
+    lexicon_added: int = 0
+    lexicon_removed: int = 0
+
+    def __add__(self, other: ReconcileResult) -> ReconcileResult:
+        return ReconcileResult(
+            keys_restored=self.keys_restored + other.keys_restored,
+            keys_deleted=self.keys_deleted + other.keys_deleted,
+            lexicon_added=self.lexicon_added + other.lexicon_added,
+            lexicon_removed=self.lexicon_removed + other.lexicon_removed,
+        )
+
+    @property
+    def repairs(self) -> int:
+        return self.keys_restored + self.keys_deleted + self.lexicon_added + self.lexicon_removed
+
+
+class Reconciler:
+    """Repairs tenants on one pair of stores; lexicon repairs go out as this process's shards."""
+
+    def __init__(
+        self,
+        vectors: VectorStore,
+        objects: ObjectStore,
+        *,
+        process_id: str,
+        clock_ms: Callable[[], int],
+        lag_ms: int,
+    ) -> None:
+        self._vectors = vectors
+        self._objects = objects
+        self._process_id = process_id
+        self._clock_ms = clock_ms
+        self._lag_ms = lag_ms
+
+    async def inventory(self) -> dict[str, tuple[dict[str, str], set[str]]]:
+        """Every tenant with an index key or a vector: its keys by memory id, its vector ids.
+        One listing of ``index/`` and one pass over the vector store serve every tenant."""
+        found: dict[str, tuple[dict[str, str], set[str]]] = {}
+        start_after: str | None = None
+        while True:
+            keys = await self._objects.list(
+                INDEX_ROOT, limit=LIST_PAGE_KEYS, start_after=start_after
+            )
+            for key in keys:
+                entry = parse_index_key(key)
+                tenant = key[len(INDEX_ROOT) :].split("/", 1)[0]
+                if entry is not None and tenant:
+                    found.setdefault(tenant, ({}, set()))[0][entry.memory_id] = key
+            if len(keys) < LIST_PAGE_KEYS:
+                break
+            start_after = keys[-1]
+        async for page in self._vectors.scan_ids():
+            for ref in page:
+                found.setdefault(ref.tenant, ({}, set()))[1].add(ref.memory_id)
+        return found
+
+    async def tenant(
+        self, tenant: str, keys: Mapping[str, str], vectors: Set[str]
+    ) -> ReconcileResult:
+        """Repair one tenant from what ``inventory`` found for it.
+
+        Raises:
+            StorageError: a read or write failed; what was repaired before it stays repaired.
+        """
+        inventory = TenantInventory(
+            keys=keys, vectors=vectors, lexicon=await lexicon_documents(self._objects, tenant)
+        )
+        plan = plan_reconcile(inventory, now_ms=self._clock_ms(), lag_ms=self._lag_ms)
+        if plan.empty:
+            return ReconcileResult()
+        restored = await self._restore_keys(tenant, plan.restore_keys)
+        deleted = await self._delete_keys(tenant, plan.delete_keys)
+        added, removed = await self._correct_lexicon(tenant, plan)
+        result = ReconcileResult(
+            keys_restored=restored,
+            keys_deleted=deleted,
+            lexicon_added=added,
+            lexicon_removed=removed,
+        )
+        if result.repairs:
+            logger.info(
+                "reconciled",
+                extra={
+                    "tenant": tenant,
+                    "keysRestored": restored,
+                    "keysDeleted": deleted,
+                    "lexiconAdded": added,
+                    "lexiconRemoved": removed,
+                },
+            )
+        return result
+
+    async def _existing(self, tenant: str, ids: tuple[str, ...]) -> dict[str, Memory]:
+        found: dict[str, Memory] = {}
+        for start in range(0, len(ids), GET_BATCH):
+            for memory in await self._vectors.get(tenant, ids[start : start + GET_BATCH]):
+                found[memory.id] = memory
+        return found
+
+    async def _restore_keys(self, tenant: str, ids: tuple[str, ...]) -> int:
+        memories = await self._existing(tenant, ids)
+        restored: list[Memory] = []
+        for memory in memories.values():
+            try:
+                await self._objects.put(index_key(memory), "", if_none_match=True)
+            except ConflictError:
+                continue  # another repairer (or a retried write) got there first
+            restored.append(memory)
+        # A forget between the read and the put would leave the key just written orphaned.
+        still = await self._existing(tenant, tuple(m.id for m in restored))
+        gone = [index_key(m) for m in restored if m.id not in still]
+        if gone:
+            await self._objects.delete(gone)
+        return len(restored) - len(gone)
+
+    async def _delete_keys(self, tenant: str, keys: tuple[str, ...]) -> int:
+        entries = {e.memory_id: e.key for e in map(parse_index_key, keys) if e is not None}
+        # A vector that appeared since the listing is a remember that stalled past the lag.
+        alive = await self._existing(tenant, tuple(entries))
+        orphaned = [key for memory_id, key in entries.items() if memory_id not in alive]
+        if orphaned:
+            await self._objects.delete(orphaned)
+        return len(orphaned)
+
+    async def _correct_lexicon(self, tenant: str, plan: ReconcilePlan) -> tuple[int, int]:
+        added = await self._existing(tenant, plan.lexicon_add)
+        alive = await self._existing(tenant, plan.lexicon_remove)
+        removed = [memory_id for memory_id in plan.lexicon_remove if memory_id not in alive]
+        if not added and not removed:
+            return 0, 0
+        shard = LexiconShard(
+            add={memory_id: term_counts(m.content) for memory_id, m in added.items()},
+            remove=removed,
+        )
+        await write_lexicon_shard(
+            self._objects, tenant, shard, process_id=self._process_id, now_ms=self._clock_ms()
+        )
+        return len(added), len(removed)
+
+
+__all__ = [
+    "ReconcilePlan",
+    "ReconcileResult",
+    "Reconciler",
+    "TenantInventory",
+    "plan_reconcile",
+    "settled",
+]
