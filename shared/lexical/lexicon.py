@@ -59,9 +59,9 @@ BACKFILL_BATCH: Final = 100
 DEFAULT_REFRESH_S: Final = 5.0
 DEFAULT_FOLD_THRESHOLD: Final = 200
 # Index entries ((memory, term) pairs) held over all tenants; the least recently searched tenant
-# is dropped beyond it. 4 million is about 250 MB: ~330,000 one-sentence memories, or ~16,000
+# is dropped beyond it. 3 million is about 250 MB: ~250,000 one-sentence memories, or ~12,000
 # long notes (see LexicalIndex.entries).
-DEFAULT_MAX_ENTRIES: Final = 4_000_000
+DEFAULT_MAX_ENTRIES: Final = 3_000_000
 # Own shards are kept this long, to be applied again to an index read meanwhile (a read that
 # started before an own write landed would otherwise miss it until its next refresh).
 _OWN_SHARD_KEEP_MS: Final = 2 * COMPACTION_LAG_MS
