@@ -24,6 +24,7 @@ import msgspec
 from aiohttp import web
 
 from services.api.connections import KEEPALIVE_TIMEOUT_S, ConnectionGuard, GuardedSite
+from shared.allocator import tune_allocator
 from shared.cli import add_local_arguments, port_type, watch_embedded_server
 from shared.config import Config, load_config
 from shared.errors import ConfigError, ServiceError, StorageError
@@ -181,6 +182,7 @@ def run(argv: Sequence[str] | None = None, *, open_runtime: RuntimeOpener | None
     """Parse flags, validate the environment and serve; the exit code."""
     args = _parser().parse_args(argv)
     configure_logging()
+    tune_allocator(os.environ)
     try:
         config = load_config(os.environ, local=args.local, data_dir=args.data_dir)
     except ConfigError as error:

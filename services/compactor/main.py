@@ -24,6 +24,7 @@ from services.compactor.http import build_metrics_app
 from services.compactor.jobs import JobContext, JobRunner
 from services.compactor.metrics import CompactorMetrics
 from services.compactor.schedule import build_scheduler
+from shared.allocator import tune_allocator
 from shared.cli import add_local_arguments, port_type, process_id, watch_embedded_server
 from shared.config import Config, load_config
 from shared.counters import COMPACTION_LAG_MS, wall_clock_ms
@@ -161,6 +162,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     """Parse flags, validate the environment and serve; the exit code."""
     args = _parser().parse_args(argv)
     configure_logging()
+    tune_allocator(os.environ)
     try:
         config = load_config(os.environ, local=args.local, data_dir=args.data_dir)
     except ConfigError as error:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import platform
 import signal
 import sys
 import time
@@ -48,6 +49,9 @@ def assert_boot_log(api: ApiProcess) -> None:
     ]
     auth = next(event for event in api.events if event["event"] == "auth")
     assert auth["level"] == "warning" and auth["mode"] == "open"
+    if platform.libc_ver()[0] == "glibc":
+        tuned = next(event for event in api.events if event["event"] == "allocator_tuned")
+        assert tuned["settings"]["MALLOC_ARENA_MAX"] == 2
     assert "answers any caller that can reach it" in auth["detail"]
     # What boot left alive is frozen out of the collector's walks (the real runtime: 122,522).
     frozen = next(event for event in api.events if event["event"] == "boot_objects_frozen")
