@@ -25,7 +25,7 @@ def build_scheduler(
     gc_interval_s: float,
     reconcile_interval_s: float,
 ) -> AsyncIOScheduler:
-    """A scheduler (not started) running each job from now on, every its interval."""
+    """A scheduler (not started) running each job from now on, each at its own interval."""
     scheduler = AsyncIOScheduler(event_loop=asyncio.get_running_loop(), timezone=UTC)
     now = datetime.now(UTC)
     for job_id, job, interval_s in (
