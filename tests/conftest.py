@@ -18,8 +18,9 @@ import itertools
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import asyncpg
@@ -135,3 +136,15 @@ def pg_url(pg_server_url: str) -> Iterator[str]:
     finally:
         # FORCE ends connections a test left open, so a leak cannot block the next test.
         run_admin(pg_server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+async def processes() -> AsyncIterator[list[Any]]:
+    """Server processes a test started (tests.api._process.ApiProcess), killed at its end if it
+    left them running."""
+    from tests.api._process import stop  # that module imports this one
+
+    started: list[Any] = []
+    yield started
+    for process in started:
+        await stop(process)

@@ -12,7 +12,6 @@ import re
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
@@ -22,7 +21,7 @@ from mcp_types import TextContent
 
 from shared.counters import COMPACTION_LAG_MS
 from shared.model.keys import merged_key, shard_prefix
-from tests.api._process import ApiProcess, clean_env, start, stop
+from tests.api._process import ApiProcess, clean_env, start
 from tests.api.conftest import mcp_session
 
 BIN = Path(sys.executable).parent
@@ -88,14 +87,6 @@ async def scrape(url: str) -> str:
     async with aiohttp.ClientSession() as http, http.get(url) as response:
         assert response.status == 200
         return await response.text()
-
-
-@pytest.fixture
-async def processes() -> AsyncIterator[list[ApiProcess]]:
-    started: list[ApiProcess] = []
-    yield started
-    for process in started:
-        await stop(process)
 
 
 async def test_sigterm_flushes_pending_counts(pg_url: str, processes: list[ApiProcess]) -> None:

@@ -19,7 +19,6 @@ import re
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import asyncpg
@@ -31,7 +30,7 @@ from shared.counters import COMPACTION_LAG_MS
 from shared.lexical.lexicon import lexicon_documents
 from shared.model import Memory, index_key, index_prefix, iso_ms, new_ulid
 from shared.storage import Stores, open_stores
-from tests.api._process import ApiProcess, clean_env, start, stop
+from tests.api._process import ApiProcess, clean_env, start
 from tests.api.conftest import mcp_session
 from tests.fakes.aws import (  # noqa: F401  (S3 server fixtures, registered by import)
     MakeS3Environ,
@@ -114,14 +113,6 @@ class S3VectorsHold(VectorHold):
         while self._fake.calls["PutVectors:dropped"] < 1 and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
         assert self._fake.calls["PutVectors:dropped"] >= 1, "no vector write was held"
-
-
-@pytest.fixture
-async def processes() -> AsyncIterator[list[ApiProcess]]:
-    started: list[ApiProcess] = []
-    yield started
-    for process in started:
-        await stop(process)
 
 
 @pytest.fixture
