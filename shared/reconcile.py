@@ -39,7 +39,6 @@ from shared.storage.interfaces import ObjectStore, VectorStore
 logger = logging.getLogger(__name__)
 
 LIST_PAGE_KEYS: Final = 1000
-GET_BATCH: Final = 100
 
 
 def settled(memory_id: str, *, now_ms: int, lag_ms: int) -> bool:
@@ -128,19 +127,12 @@ class Reconciler:
         """Every tenant with an index key or a vector: its keys by memory id, its vector ids.
         One listing of ``index/`` and one pass over the vector store serve every tenant."""
         found: dict[str, tuple[dict[str, str], set[str]]] = {}
-        start_after: str | None = None
-        while True:
-            keys = await self._objects.list(
-                INDEX_ROOT, limit=LIST_PAGE_KEYS, start_after=start_after
-            )
+        async for keys in self._objects.pages(INDEX_ROOT, page_size=LIST_PAGE_KEYS):
             for key in keys:
                 entry = parse_index_key(key)
                 tenant = key[len(INDEX_ROOT) :].split("/", 1)[0]
                 if entry is not None and tenant:
                     found.setdefault(tenant, ({}, set()))[0][entry.memory_id] = key
-            if len(keys) < LIST_PAGE_KEYS:
-                break
-            start_after = keys[-1]
         async for page in self._vectors.scan_ids():
             for ref in page:
                 found.setdefault(ref.tenant, ({}, set()))[1].add(ref.memory_id)
@@ -183,11 +175,8 @@ class Reconciler:
         return result
 
     async def _existing(self, tenant: str, ids: tuple[str, ...]) -> dict[str, Memory]:
-        found: dict[str, Memory] = {}
-        for start in range(0, len(ids), GET_BATCH):
-            for memory in await self._vectors.get(tenant, ids[start : start + GET_BATCH]):
-                found[memory.id] = memory
-        return found
+        # One call: each store batches its own reads (GetVectors takes 100 keys at a time).
+        return {memory.id: memory for memory in await self._vectors.get(tenant, ids)} if ids else {}
 
     async def _restore_keys(self, tenant: str, ids: tuple[str, ...]) -> int:
         memories = await self._existing(tenant, ids)

@@ -339,20 +339,15 @@ class MemoryService:
         thinning = memory_type is not None or conversation is not None
         page_size = LIST_PAGE_SIZE if thinning else limit
         kept: list[IndexEntry] = []
-        start_after: str | None = None
-        while len(kept) < limit:
-            keys = await self._objects.list(
-                index_prefix(tenant), limit=page_size, start_after=start_after
-            )
+        async for keys in self._objects.pages(index_prefix(tenant), page_size=page_size):
             for key in keys:
                 entry = parse_index_key(key)
                 if entry is None or not entry.visible_to(conversation):
                     continue
                 if memory_type is None or entry.memory_type == memory_type:
                     kept.append(entry)
-            if len(keys) < page_size:
+            if len(kept) >= limit:
                 break
-            start_after = keys[-1]
         return kept[:limit]
 
     async def forget(self, tenant: str, conversation: str | None, *, memory_id: str) -> bool:

@@ -48,10 +48,8 @@ async def scan_backlog(
     """
     shards: dict[str, int] = {}
     behind: dict[str, int] = {}
-    start_after: str | None = None
     cutoff_ms = now_ms - lag_ms
-    while True:
-        keys = await objects.list(root, limit=LIST_PAGE_KEYS, start_after=start_after)
+    async for keys in objects.pages(root, page_size=LIST_PAGE_KEYS):
         for key in keys:
             parsed = _parse_shard(key, root)
             if parsed is None:
@@ -61,9 +59,6 @@ async def scan_backlog(
             stamped_ms = shard_time_ms(name)
             if stamped_ms is not None and stamped_ms <= cutoff_ms:
                 behind[tenant] = behind.get(tenant, 0) + 1
-        if len(keys) < LIST_PAGE_KEYS:
-            break
-        start_after = keys[-1]
     return [
         TenantBacklog(tenant=tenant, shards=count, behind_lag=behind.get(tenant, 0))
         for tenant, count in sorted(shards.items())

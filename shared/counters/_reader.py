@@ -58,17 +58,14 @@ async def list_shard_names(
     prefix = shard_prefix(tenant)
     start_after = shard_key(tenant, after) if after else None
     names: list[str] = []
-    while True:
-        keys = await objects.list(prefix, limit=LIST_PAGE_KEYS, start_after=start_after)
+    async for keys in objects.pages(prefix, page_size=LIST_PAGE_KEYS, start_after=start_after):
         for key in keys:
             name = key[len(prefix) :]
             if up_to is not None and name > up_to:
                 return names
             if "/" not in name:
                 names.append(name)
-        if len(keys) < LIST_PAGE_KEYS:
-            return names
-        start_after = keys[-1]
+    return names
 
 
 async def _read_shard(

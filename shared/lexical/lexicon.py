@@ -284,15 +284,8 @@ class Lexicon:
         """merged.json built from the memories themselves, written unless another process
         wrote one first (then that one is used)."""
         ids: list[str] = []
-        start_after: str | None = None
-        while True:
-            keys = await self._objects.list(
-                index_prefix(tenant), limit=LIST_PAGE_KEYS, start_after=start_after
-            )
+        async for keys in self._objects.pages(index_prefix(tenant), page_size=LIST_PAGE_KEYS):
             ids.extend(e.memory_id for e in map(parse_index_key, keys) if e is not None)
-            if len(keys) < LIST_PAGE_KEYS:
-                break
-            start_after = keys[-1]
         docs: dict[str, dict[str, int]] = {}
         for start in range(0, len(ids), BACKFILL_BATCH):
             for memory in await self._vectors.get(tenant, ids[start : start + BACKFILL_BATCH]):
@@ -336,14 +329,12 @@ def _build(
 async def list_lexicon_shards(objects: ObjectStore, tenant: str, *, after: str = "") -> list[str]:
     """Every lexicon shard name above ``after``, ascending, across all pages."""
     prefix = lexicon_shard_prefix(tenant)
-    start_after: str | None = lexicon_shard_key(tenant, after) if after else None
-    names: list[str] = []
-    while True:
-        keys = await objects.list(prefix, limit=LIST_PAGE_KEYS, start_after=start_after)
-        names.extend(key[len(prefix) :] for key in keys)
-        if len(keys) < LIST_PAGE_KEYS:
-            return names
-        start_after = keys[-1]
+    start_after = lexicon_shard_key(tenant, after) if after else None
+    return [
+        key[len(prefix) :]
+        async for keys in objects.pages(prefix, page_size=LIST_PAGE_KEYS, start_after=start_after)
+        for key in keys
+    ]
 
 
 async def read_lexicon_shards(

@@ -9,6 +9,7 @@ write condition raises :class:`~shared.errors.ConflictError`.
 from __future__ import annotations
 
 import abc
+import builtins
 from collections.abc import AsyncIterator, Awaitable, Sequence
 
 import msgspec
@@ -129,6 +130,20 @@ class ObjectStore(abc.ABC):
     @abc.abstractmethod
     async def delete(self, keys: Sequence[str]) -> None:
         """Delete these keys; keys that do not exist are ignored."""
+
+    async def pages(
+        self, prefix: str, *, page_size: int = 1000, start_after: str | None = None
+    ) -> AsyncIterator[builtins.list[str]]:
+        """Every key under ``prefix`` (after ``start_after``), ascending, one ``list`` call
+        of ``page_size`` keys at a time; no empty page is yielded, and a caller that stops
+        iterating stops the listing."""
+        while True:
+            keys = await self.list(prefix, limit=page_size, start_after=start_after)
+            if keys:
+                yield keys
+            if len(keys) < page_size:
+                return
+            start_after = keys[-1]
 
 
 def check_one_condition(*, if_match: str | None, if_none_match: bool) -> None:

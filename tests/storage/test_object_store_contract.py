@@ -169,3 +169,21 @@ async def test_delete_removes_the_named_keys_and_ignores_missing_ones(
     await object_store.delete([])
     assert await object_store.list("d/") == ["d/2"]
     assert await object_store.get("d/1") is None
+
+
+async def test_pages_follow_every_page_and_stop_when_the_caller_does(
+    object_store: ObjectStore,
+) -> None:
+    keys = [f"p/{n:02d}" for n in range(7)]
+    for key in [*keys, "q/outside"]:
+        await object_store.put(key, "")
+    pages = [page async for page in object_store.pages("p/", page_size=3)]
+    assert pages == [keys[0:3], keys[3:6], keys[6:7]]
+    after = [page async for page in object_store.pages("p/", page_size=3, start_after="p/04")]
+    assert after == [keys[5:7]]
+    # An exact multiple of the page size ends with no empty page.
+    assert [p async for p in object_store.pages("p/", page_size=7)] == [keys]
+    assert [p async for p in object_store.pages("none/", page_size=3)] == []
+    async for first in object_store.pages("p/", page_size=2):
+        assert first == keys[0:2]
+        break
