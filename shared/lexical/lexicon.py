@@ -5,9 +5,12 @@ in the state store (see ``segments``), on either backend, through the ``ObjectSt
   this process's index before they return.
 - **Other processes' writes** are found by the next refresh: a query that finds its tenant's index
   older than ``refresh_s`` starts one in the background (one listing of the shards above the
-  watermark, then the bodies of the new ones; when merged.json's etag moved, because a fold
-  ran, the whole index is read again instead). So another process's write becomes findable by
+  watermark, then the bodies of the new ones). So another process's write becomes findable by
   keyword within ``refresh_s`` plus one refresh of the next query's.
+- **After a fold** (merged.json's etag moved) the index is kept when it already holds what the
+  fold absorbed, as it does when it refreshed within the lag: merged.json records the watermark
+  the fold started from and a digest of the shard names it absorbed, and only that header is
+  decoded. Otherwise (a fold of shards never read here, or a backfill) it is read again whole.
 - **A tenant with no lexicon yet** (one written by 0.9.0, before the keyword leg existed) is
   backfilled on first use from the memories themselves: every index key, then the vectors'
   bodies, written once as merged.json by a create-only put, so two processes doing it at once
@@ -34,9 +37,13 @@ from shared.errors import ConflictError, StorageError
 from shared.lexical.index import KeywordQuery, KeywordResult, LexicalIndex
 from shared.lexical.segments import (
     LexiconShard,
+    MergedHeader,
     MergedLexicon,
+    absorbed_digest,
     apply,
+    decode_for_fold,
     decode_merged,
+    decode_merged_header,
     decode_shard,
     encode,
     fold_lexicon,
@@ -72,19 +79,47 @@ class _TenantLexicon:
     index: LexicalIndex
     watermark: str
     merged_etag: str | None
+    # The shards above the watermark applied to the index, and the removals each made.
     applied: set[str]
+    removed_by: dict[str, tuple[str, ...]] = field(default_factory=dict)
     removed: set[str] = field(default_factory=set)
     checked_at: float = field(default_factory=time.monotonic)
 
     def take(self, name: str, shard: LexiconShard) -> None:
         """Apply one shard (a removal is final: a later-read addition cannot undo it)."""
-        self.applied.add(name)
-        self.removed.update(shard.remove)
+        self.note(name, shard)
         for memory_id in shard.remove:
             self.index.remove(memory_id)
         for memory_id, counts in shard.add.items():
             if memory_id not in self.removed:
                 self.index.add(memory_id, counts)
+
+    def note(self, name: str, shard: LexiconShard) -> None:
+        """Record a shard as applied (``take``, or read into the index it was built from)."""
+        self.applied.add(name)
+        if shard.remove:
+            self.removed_by[name] = tuple(shard.remove)
+            self.removed.update(shard.remove)
+
+    def holds_fold(self, header: MergedHeader) -> bool:
+        """Whether this index already holds what the fold that wrote ``header`` absorbed: it
+        started from this watermark, and its shards are exactly the ones applied up to its own.
+        A shard this process never read, or one the fold missed, makes the digests differ."""
+        if not header.absorbed or header.folded_from != self.watermark:
+            return False
+        upto = [name for name in self.applied if self.watermark < name <= header.watermark]
+        return absorbed_digest(upto) == header.absorbed
+
+    def adopt(self, header: MergedHeader, etag: str) -> None:
+        """Move to the fold's watermark (see ``holds_fold``): what it absorbed is forgotten here
+        as it is in merged.json, so this state is what a fresh load would build."""
+        absorbed = {name for name in self.applied if name <= header.watermark}
+        self.applied -= absorbed
+        for name in absorbed:
+            self.removed_by.pop(name, None)
+        self.removed = {memory_id for ids in self.removed_by.values() for memory_id in ids}
+        self.watermark = header.watermark
+        self.merged_etag = etag
 
 
 @dataclass
@@ -95,6 +130,8 @@ class LexiconStats:
     backfilled: int = 0
     refreshes: int = 0
     folds: int = 0
+    # Folds (another process's or this one's) taken without reading the documents again.
+    adopted: int = 0
 
 
 class Lexicon:
@@ -218,9 +255,9 @@ class Lexicon:
         names = await self._shard_names(tenant, after=merged.watermark)
         shards = await self._read_shards(tenant, names)
         docs = apply(merged.docs, shards.values())
-        state = await asyncio.to_thread(_build, docs, merged.watermark, etag, set(shards))
-        for shard in shards.values():
-            state.removed.update(shard.remove)
+        state = await asyncio.to_thread(_build, docs, merged.watermark, etag)
+        for name, shard in shards.items():
+            state.note(name, shard)
         self._install(tenant, state)
         self.stats.loads += 1
         logger.debug(
@@ -238,8 +275,9 @@ class Lexicon:
     async def _refresh(self, tenant: str, state: _TenantLexicon) -> None:
         state.checked_at = time.monotonic()
         etag = await self._objects.etag(lexicon_merged_key(tenant))
-        if etag != state.merged_etag:
-            # A fold ran (or a backfill elsewhere): its shards may be gone, so read it all.
+        if etag != state.merged_etag and not await self._adopt_fold(tenant, state):
+            # A fold this index does not already hold (or a backfill elsewhere): its shards
+            # may be gone, so read it all.
             await self._load(tenant)
             self.stats.refreshes += 1
             return
@@ -249,6 +287,18 @@ class Lexicon:
             state.take(name, shard)
         self.stats.refreshes += 1
         self._maybe_fold(tenant, names)
+
+    async def _adopt_fold(self, tenant: str, state: _TenantLexicon) -> bool:
+        """Take a fold's new watermark when this index holds what it absorbed, as it does when
+        it refreshed within the lag: reading merged.json's documents again and rebuilding the
+        index made every process allocate and free the whole tenant's index on every fold."""
+        stored = await self._objects.get(lexicon_merged_key(tenant))
+        header = decode_merged_header(stored.body) if stored is not None else None
+        if stored is None or header is None or not state.holds_fold(header):
+            return False
+        state.adopt(header, stored.etag)
+        self.stats.adopted += 1
+        return True
 
     def _maybe_fold(self, tenant: str, names: Sequence[str]) -> None:
         # Fewer than the threshold: left to the compactor (or a later refresh).
@@ -317,13 +367,11 @@ class Lexicon:
         return await read_lexicon_shards(self._objects, tenant, names)
 
 
-def _build(
-    docs: dict[str, dict[str, int]], watermark: str, etag: str | None, applied: set[str]
-) -> _TenantLexicon:
+def _build(docs: dict[str, dict[str, int]], watermark: str, etag: str | None) -> _TenantLexicon:
     index = LexicalIndex()
     for memory_id, counts in docs.items():
         index.add(memory_id, counts)
-    return _TenantLexicon(index=index, watermark=watermark, merged_etag=etag, applied=applied)
+    return _TenantLexicon(index=index, watermark=watermark, merged_etag=etag, applied=set())
 
 
 async def list_lexicon_shards(objects: ObjectStore, tenant: str, *, after: str = "") -> list[str]:
@@ -367,12 +415,16 @@ async def lexicon_documents(objects: ObjectStore, tenant: str) -> set[str] | Non
     watermark), or None when it has no readable merged.json yet: the first recall backfills
     that from the memories themselves."""
     stored = await objects.get(lexicon_merged_key(tenant))
-    merged = decode_merged(stored.body) if stored is not None else None
+    merged = decode_for_fold(stored.body) if stored is not None else None
     if merged is None:
         return None
     names = await list_lexicon_shards(objects, tenant, after=merged.watermark)
     shards = await read_lexicon_shards(objects, tenant, names)
-    return set(apply(merged.docs, (shards[name] for name in names if name in shards)))
+    held, removed = set(merged.docs), set()
+    for shard in (shards[name] for name in names if name in shards):
+        held.update(shard.add)
+        removed.update(shard.remove)
+    return held - removed  # a removal is final, whichever shard is read first
 
 
 class LexiconFoldResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -393,7 +445,7 @@ async def fold_lexicon_tenant(
         StorageError: reading or writing merged.json failed (nothing was changed).
     """
     stored = await objects.get(lexicon_merged_key(tenant))
-    merged = decode_merged(stored.body) if stored is not None else None
+    merged = decode_for_fold(stored.body) if stored is not None else None
     if stored is None or merged is None:
         return LexiconFoldResult()
     names = await list_lexicon_shards(objects, tenant, after=merged.watermark)

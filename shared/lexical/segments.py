@@ -15,8 +15,9 @@ or read both in merged.json and on its own, therefore changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Final
+import hashlib
+from collections.abc import Callable, Iterable, Mapping
+from typing import Final, TypeVar
 
 import msgspec
 
@@ -29,6 +30,7 @@ LEXICON_ROOT: Final = "lexicon/"
 LEXICON_VERSION: Final = 1
 
 Documents = dict[str, dict[str, int]]
+D = TypeVar("D")
 
 
 class LexiconShard(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -40,11 +42,40 @@ class LexiconShard(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True
 class MergedLexicon(msgspec.Struct, frozen=True, kw_only=True):
     v: int = LEXICON_VERSION
     watermark: str = ""
+    # What the fold that wrote this absorbed: the watermark it started from and a digest of the
+    # shard names (see ``absorbed_digest``). A reader that has applied exactly those shards on
+    # top of ``folded_from`` already holds these documents, and takes the new watermark without
+    # reading them again (``Lexicon`` does). Empty when a backfill wrote it.
+    folded_from: str = ""
+    absorbed: str = ""
     docs: Documents = msgspec.field(default_factory=dict)
+
+
+class FoldingLexicon(msgspec.Struct, frozen=True, kw_only=True):
+    """merged.json as a fold reads and writes it: each document left as its JSON text. A fold
+    never looks inside a document, and decoding 10,000 of them into dicts made ~11 MB of small
+    objects (1.4 MB this way) on every fold, which the allocator kept as fragments."""
+
+    v: int = LEXICON_VERSION
+    watermark: str = ""
+    folded_from: str = ""
+    absorbed: str = ""
+    docs: dict[str, msgspec.Raw] = msgspec.field(default_factory=dict)
+
+
+class MergedHeader(msgspec.Struct, frozen=True, kw_only=True):
+    """merged.json without its documents: decoding it skips them without building them."""
+
+    v: int = LEXICON_VERSION
+    watermark: str = ""
+    folded_from: str = ""
+    absorbed: str = ""
 
 
 _SHARD_DECODER: Final = msgspec.json.Decoder(LexiconShard)
 _MERGED_DECODER: Final = msgspec.json.Decoder(MergedLexicon)
+_HEADER_DECODER: Final = msgspec.json.Decoder(MergedHeader)
+_FOLDING_DECODER: Final = msgspec.json.Decoder(FoldingLexicon)
 _ENCODER: Final = msgspec.json.Encoder()
 
 
@@ -72,7 +103,7 @@ def term_counts(text: str) -> dict[str, int]:
     return counts
 
 
-def encode(value: LexiconShard | MergedLexicon) -> str:
+def encode(value: LexiconShard | MergedLexicon | FoldingLexicon) -> str:
     return _ENCODER.encode(value).decode()
 
 
@@ -94,32 +125,76 @@ def decode_merged(body: str) -> MergedLexicon | None:
     return merged if merged.v == LEXICON_VERSION else None
 
 
+def decode_for_fold(body: str) -> FoldingLexicon | None:
+    """None for a body that is unreadable or of another version (see ``decode_merged``)."""
+    try:
+        merged = _FOLDING_DECODER.decode(body)
+    except msgspec.DecodeError:
+        return None
+    return merged if merged.v == LEXICON_VERSION else None
+
+
+def decode_merged_header(body: str) -> MergedHeader | None:
+    """None for a body that is unreadable or of another version."""
+    try:
+        header = _HEADER_DECODER.decode(body)
+    except msgspec.DecodeError:
+        return None
+    return header if header.v == LEXICON_VERSION else None
+
+
+def absorbed_digest(names: Iterable[str]) -> str:
+    """One fold's absorbed shard names, as a short digest: what merged.json records of them
+    instead of the names (a fold of a long backlog absorbs hundreds of thousands)."""
+    return hashlib.sha256("\n".join(sorted(names)).encode()).hexdigest()[:32]
+
+
 def apply(docs: Documents, shards: Iterable[LexiconShard]) -> Documents:
     """``docs`` with the shards' additions and then every removal applied (a new dict)."""
+    return _applied(docs, shards, _as_counts)
+
+
+def _applied(
+    docs: Mapping[str, D], shards: Iterable[LexiconShard], as_doc: Callable[[dict[str, int]], D]
+) -> dict[str, D]:
     result = dict(docs)
     removed: set[str] = set()
     for shard in shards:
-        result.update(shard.add)
+        result.update((memory_id, as_doc(counts)) for memory_id, counts in shard.add.items())
         removed.update(shard.remove)
     for memory_id in removed:
         result.pop(memory_id, None)
     return result
 
 
+def _as_counts(counts: dict[str, int]) -> dict[str, int]:
+    return counts
+
+
+def _as_raw(counts: dict[str, int]) -> msgspec.Raw:
+    return msgspec.Raw(_ENCODER.encode(counts))
+
+
 class LexiconFoldPlan(msgspec.Struct, frozen=True, kw_only=True):
-    merged: MergedLexicon
+    merged: FoldingLexicon
     absorbed: tuple[str, ...]
 
 
 def fold_lexicon(
-    merged: MergedLexicon, shards: Mapping[str, LexiconShard], *, now_ms: int, lag_ms: int
+    merged: FoldingLexicon, shards: Mapping[str, LexiconShard], *, now_ms: int, lag_ms: int
 ) -> LexiconFoldPlan:
     """Absorb the shards older than the lag into ``merged`` and move the watermark to the
     largest of them; the rest stay above it for readers (see shared.counters.fold for why)."""
     absorbed = absorbable_names(shards, watermark=merged.watermark, now_ms=now_ms, lag_ms=lag_ms)
     if not absorbed:
         return LexiconFoldPlan(merged=merged, absorbed=())
-    docs = apply(merged.docs, (shards[name] for name in absorbed))
+    docs = _applied(merged.docs, (shards[name] for name in absorbed), _as_raw)
     return LexiconFoldPlan(
-        merged=MergedLexicon(watermark=absorbed[-1], docs=docs), absorbed=tuple(absorbed)
+        merged=FoldingLexicon(
+            watermark=absorbed[-1],
+            folded_from=merged.watermark,
+            absorbed=absorbed_digest(absorbed),
+            docs=docs,
+        ),
+        absorbed=tuple(absorbed),
     )

@@ -156,3 +156,67 @@ async def test_the_least_recently_searched_tenant_is_dropped_past_the_entry_budg
     assert await found(lex, "t8", "alpha") and lex.stats.loads == 2  # t7 is dropped here
     assert await found(lex, "t8", "beta") and lex.stats.loads == 2
     assert await found(lex, "t7", "gamma") and lex.stats.loads == 3  # read again, still right
+
+
+async def _written_then_folded(
+    stores: Stores, clock: Clock, tenant: str, dim: int, reader: Lexicon | None
+) -> tuple[list[Memory], Memory]:
+    """Three memories and a forget written by one process (``reader``, when given, refreshing
+    after each write), then folded past the lag; the memories and the one written after."""
+    writer = lexicon(stores, clock, "writer")
+    await found(writer, tenant, "x")  # backfills an empty merged.json
+    memories = []
+    for i in range(3):
+        memory = await stored(stores, tenant, f"worker {i} listens on 70{i}0", dim, NOW_MS)
+        await writer.added(memory)
+        memories.append(memory)
+        if reader is not None:
+            await found(reader, tenant, "worker")
+            await reader.settled()
+    await writer.removed(tenant, [memories[0].id])
+    if reader is not None:
+        await found(reader, tenant, "worker")
+        await reader.settled()
+    result = await fold_lexicon_tenant(
+        stores.objects, tenant, now_ms=NOW_MS + 2 * LAG_MS, lag_ms=LAG_MS
+    )
+    assert result.shards_folded == 4
+    clock.now_ms = NOW_MS + 2 * LAG_MS
+    later = await stored(stores, tenant, "worker later listens on 7999", dim, clock.now_ms)
+    await writer.added(later)
+    return memories, later
+
+
+async def test_a_reader_that_refreshed_within_the_lag_keeps_its_index_across_a_fold(
+    stores: Stores, embedding_dim: int
+) -> None:
+    clock = Clock()
+    reader = lexicon(stores, clock, "reader", refresh_s=0.0)
+    await found(reader, "t9", "x")
+    memories, later = await _written_then_folded(stores, clock, "t9", embedding_dim, reader)
+    await found(reader, "t9", "worker")  # notices the fold: adopts it, then reads the new shard
+    await reader.settled()
+    assert (reader.stats.adopted, reader.stats.loads) == (1, 1)
+    expected = {memories[1].id, memories[2].id, later.id}
+    assert set(await found(reader, "t9", "worker")) == expected
+    assert set(await found(lexicon(stores, clock, "fresh"), "t9", "worker")) == expected
+    merged = await stores.objects.get(lexicon_merged_key("t9"))
+    assert merged is not None
+    assert "7000" not in merged.body  # the forget was folded in, not only hidden here
+
+
+async def test_a_reader_that_missed_folded_shards_reads_merged_json_again(
+    stores: Stores, embedding_dim: int
+) -> None:
+    clock = Clock()
+    reader = lexicon(stores, clock, "reader", refresh_s=0.0)
+    await found(reader, "t10", "x")  # loaded before the writes, and not refreshed since
+    memories, later = await _written_then_folded(stores, clock, "t10", embedding_dim, None)
+    await found(reader, "t10", "worker")
+    await reader.settled()
+    assert (reader.stats.adopted, reader.stats.loads) == (0, 2)
+    assert set(await found(reader, "t10", "worker")) == {
+        memories[1].id,
+        memories[2].id,
+        later.id,
+    }
