@@ -42,6 +42,7 @@ from bench._probe import run_probe
 from bench._quality import run_devbench, run_locomo, run_tech_notes
 from bench._report import git_commit, machine, plot, speed_run, summary
 from bench._server import ApiServer
+from bench._soak import SHOWN_EVERY as SOAK_SHOWN_EVERY
 from bench._soak import run_soak
 from bench._speed import FULL, SMOKE, SpeedPlan, run_cold_start, run_counters, run_speed
 from bench.sweep_fusion import measure as sweep_measure
@@ -170,7 +171,7 @@ async def _served_stages(
             [q.text for c in load_locomo(args.data) for q in c.questions],
             memories=plan.soak_memories,
             duration_s=plan.soak_s,
-            sample_every_s=plan.soak_s / 30,
+            sample_every_s=plan.soak_s / (30 * SOAK_SHOWN_EVERY),
             log=_log,
         )
 

@@ -548,17 +548,35 @@ def _sweep_lines(sweep: dict[str, Any]) -> list[str]:
 
 def _soak_lines(soak: dict[str, Any]) -> list[str]:
     growth = soak["rss_growth_last_third"]
+    fitted = "rss_growth_last_third_endpoints" in soak  # results before the fit had only this
+    how = (
+        "read from a least-squares line through its samples"
+        if fitted
+        else "from its first sample to its last"
+    )
+    endpoints = (
+        f"; first to last sample of that third: "
+        f"{soak['rss_growth_last_third_endpoints'] * 100:+.1f} %"
+        if fitted
+        else ""
+    )
+    known = (
+        f' ({soak["already_known"]:,} remembers answered "already known", so not forgotten)'
+        if "already_known" in soak
+        else ""
+    )
     lines = [
         "## Soak: mixed load over time",
         "",
         f"{soak['concurrency']} clients for {soak['duration_s'] / 60:.0f} min on "
         f"{soak['memories']:,} memories, over MCP: 70 % recall, 10 % remember then forget of the "
         "same memory (the store stays at its size, so growth is a leak and not data), 10 % "
-        f"list_memories, 10 % memory_stats; the API's RSS sampled {len(soak['rss'])} times. "
-        f"Calls: {', '.join(f'{n:,} {t}' for t, n in soak['calls'].items())}; errors: "
-        f"{soak['errors']}. RSS growth over the "
-        f"last third of the run: {growth * 100:+.1f} % "
-        f"({'met' if growth <= 0.02 else '**missed**'}: at most 2 %).",
+        f"list_memories, 10 % memory_stats; the API's RSS sampled "
+        f"{soak.get('rss_samples', len(soak['rss']))} times. "
+        f"Calls: {', '.join(f'{n:,} {t}' for t, n in soak['calls'].items())}{known}; errors: "
+        f"{soak['errors']}. RSS growth over the last third of the run, {how}: "
+        f"{growth * 100:+.1f} % ({'met' if growth <= 0.02 else '**missed**'}: at most 2 %)"
+        f"{endpoints}.",
         "",
         "| tool | p50 ms | p95 ms | p99 ms | p99.9 ms | max ms |",
         "|---|---|---|---|---|---|",
@@ -569,7 +587,8 @@ def _soak_lines(soak: dict[str, Any]) -> list[str]:
                 f"| {tool} | {p['p50']} | {p['p95']} | {p['p99']} | {p['p99.9']} | {p['max']} |"
             )
     series = ", ".join(f"{s['rss_mib']:.0f}" for s in soak["rss"])
-    return [*lines, "", f"RSS (MiB) at each sample: {series}.", ""]
+    shown = "every tenth sample" if "rss_samples" in soak else "each sample"
+    return [*lines, "", f"RSS (MiB) at {shown}: {series}.", ""]
 
 
 def _probe_lines(probe: dict[str, Any]) -> list[str]:
