@@ -91,6 +91,7 @@ class CounterTracker:
         self._durable: OrderedDict[str, _Durable] = OrderedDict()
         self._own: dict[str, list[_OwnShard]] = {}
         self._folds: dict[str, asyncio.Task[None]] = {}
+        self._reading: dict[str, asyncio.Future[_Durable]] = {}
         # Orders reads against completed writes without trusting the (injectable) clock.
         self._seq = itertools.count(1)
 
@@ -104,7 +105,7 @@ class CounterTracker:
     async def load(self, tenant: str) -> Mapping[str, AccessCount]:
         """Durable counts (re-read at most every ``cache_ttl_ms``) plus this process's own
         shards not yet in them and its pending deltas."""
-        durable = self._cached(tenant) or await self._read(tenant)
+        durable = self._cached(tenant) or await self._read_once(tenant)
         own = [
             shard.deltas
             for shard in self._own.get(tenant, ())
@@ -137,6 +138,18 @@ class CounterTracker:
             return None
         self._durable.move_to_end(tenant)
         return durable
+
+    async def _read_once(self, tenant: str) -> _Durable:
+        """One read per tenant at a time, shared by every caller that finds the cache stale:
+        when the TTL ran out under load, each concurrent caller read and decoded the whole
+        tenant (12 reads in the same second in the soak's 16 clients)."""
+        reading = self._reading.get(tenant)
+        if reading is None:
+            reading = asyncio.ensure_future(self._read(tenant))
+            self._reading[tenant] = reading
+            reading.add_done_callback(lambda _: self._reading.pop(tenant, None))
+        # Shielded: one caller giving up must not cancel the read the others wait for.
+        return await asyncio.shield(reading)
 
     async def _read(self, tenant: str) -> _Durable:
         read_seq, read_at_ms = next(self._seq), self._clock_ms()

@@ -37,8 +37,11 @@ class FaultyStore(ObjectStore):
         self.crashes = 0
         # While set, shard writes wait for this gate: stamped now, landing when it opens.
         self.shard_gate: asyncio.Event | None = None
+        # Every key read, in order: what a test counts reads by.
+        self.gets: list[str] = []
 
     async def get(self, key: str) -> StoredObject | None:
+        self.gets.append(key)
         return await self.inner.get(key)
 
     async def etag(self, key: str) -> str | None:

@@ -319,3 +319,23 @@ async def test_the_final_flush_survives_the_caller_being_cancelled(
     with pytest.raises(asyncio.CancelledError):
         await task
     assert len(await object_store.list("stats/t/shard/")) == 1
+
+
+async def test_callers_that_find_the_cache_stale_together_share_one_read(
+    object_store: ObjectStore,
+) -> None:
+    clock = Clock(START_MS)
+    await object_store.put(
+        merged_key("t"),
+        encode_merged(
+            MergedCounters(counts={"m": AccessCount(access=3, last_at=iso_ms(START_MS))})
+        ),
+    )
+    store = FaultyStore(object_store)
+    counters = tracker(store, clock)
+    loads = await asyncio.gather(*(counters.load("t") for _ in range(8)))
+    assert [accesses(counts) for counts in loads] == [3] * 8
+    assert store.gets.count(merged_key("t")) == 1
+    clock.advance(60_000)  # the cache entry is stale: the next callers read again, once
+    await asyncio.gather(*(counters.load("t") for _ in range(8)))
+    assert store.gets.count(merged_key("t")) == 2
