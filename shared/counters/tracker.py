@@ -142,7 +142,7 @@ class CounterTracker:
     async def _read_once(self, tenant: str) -> _Durable:
         """One read per tenant at a time, shared by every caller that finds the cache stale:
         when the TTL ran out under load, each concurrent caller read and decoded the whole
-        tenant (12 reads in the same second in the soak's 16 clients)."""
+        tenant (12 reads at each expiry among the soak's 16 clients)."""
         reading = self._reading.get(tenant)
         if reading is None:
             reading = asyncio.ensure_future(self._read(tenant))
