@@ -16,12 +16,11 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from shared.storage import VectorStore
-from shared.storage.postgres import PostgresVectorStore
-from shared.storage.postgres.scan_cache import ScanCache
+from shared.storage.interfaces import ScanCacheReport
 
 
 class ScanCacheCollector(Collector):
-    def __init__(self, cache: ScanCache) -> None:
+    def __init__(self, cache: ScanCacheReport) -> None:
         self._cache = cache
 
     def collect(self) -> Iterable[Metric]:
@@ -56,7 +55,7 @@ class ScanCacheCollector(Collector):
 @contextlib.contextmanager
 def scan_metrics(vectors: VectorStore) -> Iterator[None]:
     """Export ``vectors``' scan cache while the block runs; nothing for a store without one."""
-    cache = vectors.scan_cache if isinstance(vectors, PostgresVectorStore) else None
+    cache = vectors.scan_cache
     if cache is None:
         yield
         return

@@ -11,6 +11,7 @@ from __future__ import annotations
 import abc
 import builtins
 from collections.abc import AsyncIterator, Awaitable, Sequence
+from typing import Protocol
 
 import msgspec
 
@@ -32,8 +33,31 @@ class MemoryRef(msgspec.Struct, frozen=True, array_like=True):
     memory_id: str
 
 
+class ScanCounts(Protocol):
+    """How often queries were answered from an in-process snapshot."""
+
+    hits: int
+    misses: int
+    refreshes: int
+    skips: int
+
+
+class ScanCacheReport(Protocol):
+    """What a store's in-process scan cache tells the metrics exporter, which must not import
+    the backend that has one (an API on S3 never loads the PostgreSQL driver)."""
+
+    @property
+    def stats(self) -> ScanCounts: ...
+
+    @property
+    def held_bytes(self) -> int: ...
+
+
 class VectorStore(abc.ABC):
     """Memories with their embeddings (S3 Vectors, or the PostgreSQL ``memories`` table)."""
+
+    # The store's in-process scan cache, for metrics; None for a store without one.
+    scan_cache: ScanCacheReport | None = None
 
     @abc.abstractmethod
     async def put(self, memory: Memory, embedding: Sequence[float]) -> None:

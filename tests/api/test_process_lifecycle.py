@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import platform
 import signal
 import sys
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import aiohttp
 import pytest
@@ -22,6 +24,7 @@ import pytest
 from services.api.main import SHUTDOWN_GRACE_S
 from tests.api._process import BOOT_TIMEOUT_S, CONSOLE_SCRIPT, ApiProcess, clean_env, start
 from tests.api.conftest import mcp_session
+from tests.api.test_tools_e2e import s3_environ
 
 
 @pytest.fixture
@@ -147,6 +150,7 @@ async def test_the_console_script_serves_the_real_runtime_and_stops_on_sigterm(p
         async with mcp_session(url, headers={"Authorization": "Bearer k"}) as client:
             names = [tool.name for tool in (await client.list_tools()).tools]
         assert names[:2] == ["recall", "remember"]
+        assert loads_postgres_driver(api.process.pid)  # what the S3 case below checks is absent
         api.process.send_signal(signal.SIGTERM)
         assert await api.exit_code(timeout_s=SHUTDOWN_GRACE_S) == 0
         assert "shutdown_complete" in api.names()
@@ -154,3 +158,33 @@ async def test_the_console_script_serves_the_real_runtime_and_stops_on_sigterm(p
         if api.process.returncode is None:
             api.process.kill()
             await api.process.wait()
+
+
+def loads_postgres_driver(pid: int) -> bool:
+    """Whether the process has mapped asyncpg's compiled protocol module (imported it)."""
+    return "/asyncpg/" in Path(f"/proc/{pid}/maps").read_text()
+
+
+@pytest.mark.skipif(platform.system() != "Linux", reason="reads /proc/<pid>/maps")
+async def test_an_api_on_s3_never_loads_the_postgresql_driver(
+    moto_s3_url: str, s3vectors_server: tuple[object, str]
+) -> None:
+    async with s3_environ(moto_s3_url, s3vectors_server[1]) as storage:
+        aws = {k: v for k, v in os.environ.items() if k.startswith("AWS_")}
+        env = clean_env(**storage, **aws, EMBEDDING_PROVIDER="local")
+        api = await start([str(CONSOLE_SCRIPT), "--port", "0"], env)
+        try:
+            listening = await api.wait_for("listening")
+            url = f"http://127.0.0.1:{listening['port']}/mcp"
+            async with mcp_session(url, headers={"X-Memory-Tenant": "layers"}) as client:
+                stored = await client.call_tool("remember", {"content": "the S3 API stores this"})
+                assert stored.is_error is False
+                recalled = await client.call_tool("recall", {"query": "what does the S3 API store"})
+                assert recalled.is_error is False
+            assert not loads_postgres_driver(api.process.pid)
+            api.process.send_signal(signal.SIGTERM)
+            assert await api.exit_code(timeout_s=SHUTDOWN_GRACE_S) == 0
+        finally:
+            if api.process.returncode is None:
+                api.process.kill()
+                await api.process.wait()

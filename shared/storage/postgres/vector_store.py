@@ -60,6 +60,8 @@ def as_vector(embedding: Sequence[float]) -> npt.NDArray[np.float32]:
 class PostgresVectorStore(VectorStore):
     """VectorStore over pgvector, storing exactly the metadata the S3 Vectors store writes."""
 
+    scan_cache: ScanCache | None
+
     def __init__(self, datastore: PostgresDatastore, *, scan_cache_bytes: int = 0) -> None:
         """``scan_cache_bytes`` bounds the tenant snapshots kept for queries; 0 scans in SQL
         every time."""
