@@ -9,10 +9,9 @@ requests have finished, so the final counter flush sees every call that was answ
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Protocol, cast
+from typing import Protocol
 
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
@@ -45,16 +44,6 @@ RUNTIME_KEY = web.AppKey("runtime", RuntimeView)
 ENDPOINT_KEY = web.AppKey("mcp_endpoint", McpEndpoint)
 
 
-def default_runtime_opener() -> RuntimeOpener:
-    """``services.api.runtime.open_runtime``, imported only when a real process starts.
-
-    Imported lazily so that building the app (and its tests) does not load storage drivers or
-    the embedding model.
-    """
-    module = importlib.import_module("services.api.runtime")
-    return cast(RuntimeOpener, module.open_runtime)
-
-
 async def _mcp(request: web.Request) -> web.StreamResponse:
     return await request.app[ENDPOINT_KEY].handle(request)
 
@@ -84,19 +73,16 @@ def _handling_middleware(guard: ConnectionGuard) -> Middleware:
 def build_app(
     config: Config,
     *,
-    open_runtime: RuntimeOpener | None = None,
+    open_runtime: RuntimeOpener,
     guard: ConnectionGuard | None = None,
 ) -> web.Application:
-    """The application; ``open_runtime`` defaults to the real runtime, imported lazily.
-    ``guard`` (see ``connections``) is told when each request is being handled."""
-    opener = open_runtime
+    """The application over the runtime ``open_runtime`` opens (``services.api.runtime`` in a
+    real process, a test catalogue in tests). ``guard`` (see ``connections``) is told when each
+    request is being handled."""
     version = server_version()
 
     async def runtime_context(app: web.Application) -> AsyncIterator[None]:
-        nonlocal opener
-        if opener is None:
-            opener = default_runtime_opener()
-        async with opener(config) as runtime:
+        async with open_runtime(config) as runtime:
             app[RUNTIME_KEY] = runtime
             app[ENDPOINT_KEY] = McpEndpoint(runtime.catalogue, version=version)
             yield

@@ -149,11 +149,12 @@ async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) ->
     # Imported here, not at the top: the MCP SDK takes seconds to import, and a configuration
     # refusal should not wait for it.
     from services.api.app import build_app
+    from services.api.runtime import open_runtime as real_runtime
 
     stop = asyncio.Event()
     _stop_on_signals(stop)
     guard = ConnectionGuard()
-    app = build_app(config, open_runtime=open_runtime, guard=guard)
+    app = build_app(config, open_runtime=open_runtime or real_runtime, guard=guard)
     runner = web.AppRunner(
         app,
         shutdown_timeout=IN_FLIGHT_GRACE_S,
