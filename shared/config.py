@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Final, Literal, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 import msgspec
 
@@ -80,6 +80,17 @@ class Config(msgspec.Struct, frozen=True, kw_only=True):
 
 
 T = TypeVar("T")
+
+# Each setting's default is written once, on its Config field; load_config reads it from there.
+_FIELD_DEFAULTS: Final[dict[str, Any]] = {
+    field.name: field.default
+    for field in msgspec.structs.fields(Config)
+    if field.default is not msgspec.NODEFAULT
+}
+
+
+def _default(name: str) -> Any:
+    return _FIELD_DEFAULTS[name]
 
 
 class _Env:
@@ -201,7 +212,7 @@ def load_config(
         data_dir: where the embedded database lives; defaults to ~/.local/share/mcp-memory.
     """
     env = _Env(environ)
-    port = env.cast("PORT", _port, 3000, "an integer between 1 and 65535")
+    port = env.cast("PORT", _port, _default("port"), "an integer between 1 and 65535")
     backend = _choose_backend(env, local=local)
     provider = _choose_provider(env, local=local)
     defaults = PROVIDER_DEFAULTS[provider]
@@ -227,9 +238,9 @@ def load_config(
         database_url=env.text("DATABASE_URL") if backend == "postgres" else None,
         data_dir=(data_dir or DEFAULT_DATA_DIR) if backend == "embedded" else None,
         vector_bucket=env.text("VECTOR_BUCKET") if s3 else None,
-        vector_index=env.text("VECTOR_INDEX") or "memories",
+        vector_index=env.text("VECTOR_INDEX") or _default("vector_index"),
         state_bucket=env.text("STATE_BUCKET") if s3 else None,
-        aws_region=env.text("AWS_REGION") or "ap-northeast-2",
+        aws_region=env.text("AWS_REGION") or _default("aws_region"),
         aws_endpoint_url=env.text("AWS_ENDPOINT_URL"),
         knowledge_base_id=env.text("KNOWLEDGE_BASE_ID"),
         embedding_provider=provider,
@@ -241,25 +252,41 @@ def load_config(
         recall_high_similarity=_high_similarity(env, defaults, floor),
         port=port,
         mcp_api_key=env.text("MCP_API_KEY"),
-        stats_flush_ms=env.cast("STATS_FLUSH_MS", _positive_int, 30_000, "a positive integer"),
-        stats_compact_threshold=env.cast(
-            "STATS_COMPACT_THRESHOLD", _positive_int, 20, "a positive integer"
+        stats_flush_ms=env.cast(
+            "STATS_FLUSH_MS", _positive_int, _default("stats_flush_ms"), "a positive integer"
         ),
-        metrics_port=env.cast("METRICS_PORT", _port, 9300, "an integer between 1 and 65535"),
+        stats_compact_threshold=env.cast(
+            "STATS_COMPACT_THRESHOLD",
+            _positive_int,
+            _default("stats_compact_threshold"),
+            "a positive integer",
+        ),
+        metrics_port=env.cast(
+            "METRICS_PORT", _port, _default("metrics_port"), "an integer between 1 and 65535"
+        ),
         fold_interval_s=env.cast(
-            "COMPACTOR_FOLD_INTERVAL_S", _positive_float, 15.0, "a positive number of seconds"
+            "COMPACTOR_FOLD_INTERVAL_S",
+            _positive_float,
+            _default("fold_interval_s"),
+            "a positive number of seconds",
         ),
         gc_interval_s=env.cast(
-            "COMPACTOR_GC_INTERVAL_S", _positive_float, 300.0, "a positive number of seconds"
+            "COMPACTOR_GC_INTERVAL_S",
+            _positive_float,
+            _default("gc_interval_s"),
+            "a positive number of seconds",
         ),
         reconcile_interval_s=env.cast(
             "COMPACTOR_RECONCILE_INTERVAL_S",
             _positive_float,
-            600.0,
+            _default("reconcile_interval_s"),
             "a positive number of seconds",
         ),
         pg_scan_cache_mb=env.cast(
-            "PG_SCAN_CACHE_MB", _non_negative_int, 128, "a whole number of megabytes, 0 or more"
+            "PG_SCAN_CACHE_MB",
+            _non_negative_int,
+            _default("pg_scan_cache_mb"),
+            "a whole number of megabytes, 0 or more",
         ),
     )
 

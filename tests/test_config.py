@@ -271,3 +271,20 @@ def test_the_config_is_frozen() -> None:
     with pytest.raises(AttributeError):
         config.port = 1  # type: ignore[misc]
     assert msgspec.structs.replace(config, port=1).port == 1
+
+
+def test_unset_settings_take_the_documented_defaults() -> None:
+    """The defaults are written once, on Config's fields; these are the README's values."""
+    config = load_config(S3)
+    assert (
+        config.port,
+        config.vector_index,
+        config.aws_region,
+        config.stats_flush_ms,
+        config.stats_compact_threshold,
+        config.metrics_port,
+        config.fold_interval_s,
+        config.gc_interval_s,
+        config.reconcile_interval_s,
+        config.pg_scan_cache_mb,
+    ) == (3000, "memories", "ap-northeast-2", 30_000, 20, 9300, 15.0, 300.0, 600.0, 128)
