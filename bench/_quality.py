@@ -22,10 +22,10 @@ from bench._client import call_text, ids_in, parse_recall, session
 from bench._data import CATEGORY_NAMES, Conversation, DevBench, TechNotes
 from bench._inproc import Local, copy_tenant, fused_order, plain_cosine
 from bench._server import ApiServer
-from shared.ranking import MODE_PROFILES
+from shared.ranking import MODE_PROFILES, RecallMode
 
 # (mode, limit); None is the mode's own default. limit 10 makes R@10 defined for every mode.
-CONFIGS: Final[tuple[tuple[str, int | None], ...]] = (
+CONFIGS: Final[tuple[tuple[RecallMode, int | None], ...]] = (
     ("precision", None),
     ("precision", 10),
     ("balanced", None),
@@ -44,7 +44,7 @@ DEVBENCH_TYPES: Final[dict[str, str]] = {
 }
 
 
-def config_name(mode: str, limit: int | None) -> str:
+def config_name(mode: RecallMode, limit: int | None) -> str:
     return f"{mode}/{limit if limit is not None else MODE_PROFILES[mode].limit}" + (
         "" if limit is not None else " (default)"
     )
@@ -215,7 +215,9 @@ async def run_locomo(
     }
 
 
-async def run_devbench(local: Local, server: ApiServer, devbench: DevBench, log: Any) -> dict:
+async def run_devbench(
+    local: Local, server: ApiServer, devbench: DevBench, log: Any
+) -> dict[str, Any]:
     base = "devbench"
     by_memory: dict[str, str] = {}
     log(f"devbench: remembering {len(devbench.memories)} memories")
@@ -257,7 +259,9 @@ async def run_devbench(local: Local, server: ApiServer, devbench: DevBench, log:
     return results
 
 
-def _devbench_scores(devbench: DevBench, answers: list[Any], by_memory: dict[str, str]) -> dict:
+def _devbench_scores(
+    devbench: DevBench, answers: list[Any], by_memory: dict[str, str]
+) -> dict[str, Any]:
     scores: dict[str, Any] = {}
     categories = sorted({q.category for q in devbench.queries if q.expected})
     for category in categories:
@@ -303,7 +307,7 @@ def _devbench_cosine(
     return scores
 
 
-TECH_CONFIGS: Final[tuple[tuple[str, int | None], ...]] = (
+TECH_CONFIGS: Final[tuple[tuple[RecallMode, int | None], ...]] = (
     ("balanced", None),
     ("exploratory", 10),
 )
@@ -319,7 +323,9 @@ def _hit_rates(ranked: Sequence[Sequence[str]], answers: Sequence[set[str]]) -> 
     return summary
 
 
-async def run_tech_notes(local: Local, server: ApiServer, tech: TechNotes, log: Any) -> dict:
+async def run_tech_notes(
+    local: Local, server: ApiServer, tech: TechNotes, log: Any
+) -> dict[str, Any]:
     """Long technical notes (median ~2,300 characters): recall against plain cosine and the
     fused order, on ordinary questions and on hard ones that share no distinctive word with
     their note (where BM25 alone is weaker than cosine)."""

@@ -309,7 +309,8 @@ async def run_counters(local: Local, plan: SpeedPlan) -> list[dict[str, Any]]:
 async def run_cold_start(work: Path, reps: int, log: Any) -> dict[str, Any]:
     """Spawn to /health 200 with --local: on an empty data dir (initdb, schema, model) and on
     the same dir again once the first process (and with it PostgreSQL) has stopped."""
-    empty, existing = [], []
+    empty: list[dict[str, Any]] = []
+    existing: list[dict[str, Any]] = []
     for rep in range(reps):
         data_dir = work / f"cold-{rep}"
         for runs in (empty, existing):

@@ -40,7 +40,8 @@ LOAD_CHUNK = 10_000
 
 def _unit_vectors(rng: np.random.Generator, count: int, dim: int) -> np.ndarray:
     vectors = rng.standard_normal((count, dim)).astype(np.float32)
-    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    unit: np.ndarray = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    return unit
 
 
 async def _first_query(data_dir: Path, dim: int) -> float:

@@ -58,7 +58,8 @@ async def main() -> None:
             owners = np.array(owner)
             for hard in (False, True):
                 chosen = [k for k, q in enumerate(tech.questions) if q.hard is hard]
-                plain, windowed = [], []
+                plain: list[float] = []
+                windowed: list[float] = []
                 for k in chosen:
                     want = set(tech.questions[k].answers)
                     best = np.full(len(texts), -1.0)

@@ -28,7 +28,7 @@ def offending(folder: str, forbidden: tuple[str, ...]) -> list[str]:
         f"{path.relative_to(ROOT)} imports {name}"
         for path in modules_under(folder)
         for name in imports_of(path)
-        if name == forbidden or name.startswith(forbidden)
+        if name in forbidden or name.startswith(tuple(f"{module}." for module in forbidden))
     ]
 
 

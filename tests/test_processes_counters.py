@@ -49,7 +49,7 @@ async def remember_and_recall(base: str, *, recalls: int) -> str:
             "remember", {"content": "Releases are cut on Thursdays after the freeze."}
         )
         assert isinstance(stored.content[0], TextContent)
-        [memory_id] = re.findall(r"\[id:([0-9A-Z]{26})\]", stored.content[0].text)
+        memory_id: str = re.findall(r"\[id:([0-9A-Z]{26})\]", stored.content[0].text)[0]
         for _ in range(recalls):
             result = await client.call_tool("recall", {"query": "When are releases cut?"})
             assert isinstance(result.content[0], TextContent)

@@ -27,3 +27,10 @@ def test_ruff_format_is_clean() -> None:
 def test_mypy_strict_is_clean_on_shared_and_services() -> None:
     result = run(sys.executable, "-m", "mypy")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_is_clean_on_tests_and_bench() -> None:
+    """The same strict settings, and the bodies of untyped functions checked too: a test's
+    wrong call is a test that checks nothing."""
+    result = run(sys.executable, "-m", "mypy", "--check-untyped-defs", "tests", "bench")
+    assert result.returncode == 0, result.stdout + result.stderr

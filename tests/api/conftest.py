@@ -95,7 +95,8 @@ async def mcp_session(
     ``headers`` may be a list of pairs, to send one header twice or a value as raw bytes.
     """
     pairs = list(headers.items()) if isinstance(headers, Mapping) else list(headers or [])
-    async with httpx2.AsyncClient(headers=pairs, timeout=30) as http:
+    # A bytes value beside str ones is sent as it is; the client's types allow one kind only.
+    async with httpx2.AsyncClient(headers=pairs, timeout=30) as http:  # type: ignore[arg-type]
         transport = streamable_http_client(url, http_client=http)
         async with Client(transport, mode=mode) as client:
             yield client

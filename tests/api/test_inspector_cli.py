@@ -85,7 +85,8 @@ async def run_inspector(
     out, err = await asyncio.wait_for(process.communicate(), INSPECTOR_TIMEOUT_S)
     assert process.returncode == 0, err.decode()
     answer: dict[str, Any] = json.loads(out)
-    return answer["result"]
+    result: dict[str, Any] = answer["result"]
+    return result
 
 
 def text_of(result: dict[str, Any]) -> str:

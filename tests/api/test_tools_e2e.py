@@ -10,7 +10,7 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 
 import httpx2
 import mcp_types as types
@@ -115,13 +115,13 @@ def _tenant_per_test(request: pytest.FixtureRequest) -> None:
 async def call(
     url: str,
     tool: str,
-    arguments: dict[str, object],
+    arguments: Mapping[str, object],
     *,
     headers: dict[str, str] | None = None,
     mode: Mode = "auto",
 ) -> types.CallToolResult:
     async with mcp_session(url, headers=TENANT if headers is None else headers, mode=mode) as c:
-        return await c.call_tool(tool, arguments)
+        return await c.call_tool(tool, dict(arguments))
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -10,7 +10,9 @@ from bench.__main__ import merged
 from bench._report import _headline
 
 
-def results(commit: str, started_at: str, stages: list[str], p50: float, gauge: float) -> dict:
+def results(
+    commit: str, started_at: str, stages: list[str], p50: float, gauge: float
+) -> dict[str, Any]:
     row = {"concurrency": 1, "p50_ms": p50, "p95_ms": p50 + 5, "cpu_ms_per_call": {"client": gauge}}
     speed = {"sizes": [{"size": 10_000, "recall": [row], "remember": []}]}
     return {

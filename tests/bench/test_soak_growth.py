@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from bench._soak import endpoint_growth, fitted_growth
 
 
-def samples(values: list[float]) -> list[dict[str, float]]:
+def samples(values: Sequence[float]) -> list[dict[str, float]]:
     return [{"t_s": 60.0 * i, "rss_mib": v} for i, v in enumerate(values)]
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from shared.lexical import Lexicon, fold_lexicon_tenant
-from shared.lexical.lexicon import list_lexicon_shards
+from shared.lexical.lexicon import DEFAULT_REFRESH_S, list_lexicon_shards
 from shared.lexical.segments import decode_merged, lexicon_merged_key
 from shared.model import Memory, index_key, iso_ms, new_ulid
 from shared.storage import Stores
@@ -25,8 +25,12 @@ class Clock:
         return self.now_ms
 
 
-def lexicon(stores: Stores, clock: Callable[[], int], name: str, **kwargs: float) -> Lexicon:
-    return Lexicon(stores.objects, stores.vectors, process_id=name, clock_ms=clock, **kwargs)
+def lexicon(
+    stores: Stores, clock: Callable[[], int], name: str, *, refresh_s: float = DEFAULT_REFRESH_S
+) -> Lexicon:
+    return Lexicon(
+        stores.objects, stores.vectors, process_id=name, clock_ms=clock, refresh_s=refresh_s
+    )
 
 
 async def stored(stores: Stores, tenant: str, content: str, dim: int, at_ms: int) -> Memory:

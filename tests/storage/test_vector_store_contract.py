@@ -179,7 +179,7 @@ async def test_delete_removes_only_the_named_ids(
 async def test_over_budget_is_refused_naming_the_field_and_nothing_is_stored(
     vector_store: VectorStore, embedding_dim: int, fields: dict[str, object], named: str
 ) -> None:
-    refused = memory("acme", **fields)
+    refused = memory("acme", **fields)  # type: ignore[arg-type]  # each case names its own field
     with pytest.raises(BudgetError, match=named):
         await vector_store.put(refused, axis(embedding_dim, 1))
     assert await vector_store.get("acme", [refused.id]) == []

@@ -92,7 +92,7 @@ async def test_near_verbatim_repeat_is_already_known_and_counted(service: Memory
         scope="project",
     )
     assert again.already_known and again.memory.id == first
-    counts = await service._counters.load("acme")  # type: ignore[attr-defined]
+    counts = await service._counters.load("acme")
     assert counts[first].access == 1
 
 
@@ -148,7 +148,7 @@ async def test_project_memory_records_its_conversation_as_provenance_only(
     service: MemoryService,
 ) -> None:
     memory_id = await remember(service, PORT_FACT, conversation="chat:9")
-    [memory] = await service._vectors.get("acme", [memory_id])  # type: ignore[attr-defined]
+    [memory] = await service._vectors.get("acme", [memory_id])
     assert memory.conversation == "chat:9" and memory.scope == "project"
     assert memory.visible_to(None) and memory.visible_to("chat:other")
 
@@ -191,7 +191,7 @@ async def test_list_pages_past_other_threads_notes(service: MemoryService, pg_ur
 async def test_forget_removes_vector_and_index_key(service: MemoryService) -> None:
     memory_id = await remember(service, PORT_FACT)
     assert await service.forget("acme", None, memory_id=memory_id)
-    assert await service._vectors.get("acme", [memory_id]) == []  # type: ignore[attr-defined]
+    assert await service._vectors.get("acme", [memory_id]) == []
     assert (await service.stats("acme", None)).total == 0
     assert not await service.forget("acme", None, memory_id=memory_id)
 
@@ -199,7 +199,7 @@ async def test_forget_removes_vector_and_index_key(service: MemoryService) -> No
 async def test_forget_of_another_tenants_id_deletes_nothing(service: MemoryService) -> None:
     memory_id = await remember(service, PORT_FACT, tenant="other")
     assert not await service.forget("acme", None, memory_id=memory_id)
-    assert len(await service._vectors.get("other", [memory_id])) == 1  # type: ignore[attr-defined]
+    assert len(await service._vectors.get("other", [memory_id])) == 1
 
 
 async def test_stats_report_a_lower_bound_past_the_scan_cap(

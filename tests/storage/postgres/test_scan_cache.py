@@ -160,7 +160,8 @@ async def test_a_write_committed_before_query_after_is_seen_though_the_vector_co
         async def embedding() -> list[float]:
             vector_wanted.set()
             await release.wait()
-            return target.tolist()
+            values: list[float] = target.tolist()
+            return values
 
         querying = asyncio.create_task(
             reader.query_after("acme", asyncio.ensure_future(embedding()), top_k=3)

@@ -101,7 +101,11 @@ async def test_a_second_boot_finds_the_schema_and_keeps_the_data(
     async with open_stores(config) as stores:
         stored = await stores.objects.get("k")
     assert stored is not None and stored.body == "kept"
-    schema = [r.schema for r in caplog.records if r.getMessage() == "postgres_stores_open"]
+    schema = [
+        getattr(r, "schema", None)
+        for r in caplog.records
+        if r.getMessage() == "postgres_stores_open"
+    ]
     assert schema == ["created", "found"]
     assert await _catalog(pg_url) == EXPECTED_CATALOG
 

@@ -109,7 +109,7 @@ def test_an_owned_matrix_is_scaled_in_place_and_a_lent_one_is_not() -> None:
     mine = TenantSnapshot.build(1, 2, rows, owned, owned=True)
     assert np.shares_memory(mine.unit_matrix, owned)
     assert np.array_equal(mine.unit_matrix, snap.unit_matrix)
-    assert np.allclose(snap.unit_matrix, [[0.6, 0.8], [0, 1], [0, 0]])
+    assert np.allclose(snap.unit_matrix, np.array([[0.6, 0.8], [0, 1], [0, 0]]))
     assert snap.has_direction.tolist() == [True, True, False]
 
 
