@@ -1,9 +1,27 @@
-"""Ending asyncio work that was started alongside other work and is no longer wanted."""
+"""asyncio work shared or abandoned: one run of a job that several callers wait for, and work
+started alongside other work that is no longer wanted."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+async def shared_run(
+    running: dict[str, asyncio.Future[T]], key: str, start: Callable[[], Coroutine[Any, Any, T]]
+) -> T:
+    """The result of ``start()``, run once for every caller that asks under ``key`` while it
+    runs (``running`` holds the run in flight). Shielded: one caller giving up does not cancel
+    the run the others wait for."""
+    run = running.get(key)
+    if run is None:
+        run = asyncio.ensure_future(start())
+        running[key] = run
+        run.add_done_callback(lambda _: running.pop(key, None))
+    return await asyncio.shield(run)
 
 
 def abandon(task: asyncio.Future[Any]) -> None:
@@ -13,4 +31,4 @@ def abandon(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
-__all__ = ["abandon"]
+__all__ = ["abandon", "shared_run"]

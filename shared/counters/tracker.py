@@ -34,6 +34,7 @@ from shared.model.counters import AccessCount
 from shared.model.ids import iso_ms, new_ulid
 from shared.model.keys import shard_key, shard_name
 from shared.storage.interfaces import ObjectStore
+from shared.tasks import shared_run
 
 logger = logging.getLogger(__name__)
 
@@ -143,13 +144,7 @@ class CounterTracker:
         """One read per tenant at a time, shared by every caller that finds the cache stale:
         when the TTL ran out under load, each concurrent caller read and decoded the whole
         tenant (12 reads at each expiry among the soak's 16 clients)."""
-        reading = self._reading.get(tenant)
-        if reading is None:
-            reading = asyncio.ensure_future(self._read(tenant))
-            self._reading[tenant] = reading
-            reading.add_done_callback(lambda _: self._reading.pop(tenant, None))
-        # Shielded: one caller giving up must not cancel the read the others wait for.
-        return await asyncio.shield(reading)
+        return await shared_run(self._reading, tenant, lambda: self._read(tenant))
 
     async def _read(self, tenant: str) -> _Durable:
         read_seq, read_at_ms = next(self._seq), self._clock_ms()

@@ -56,7 +56,7 @@ from shared.lexical.tokens import terms
 from shared.model import Memory, index_prefix, new_ulid, parse_index_key
 from shared.model.keys import shard_name
 from shared.storage.interfaces import ObjectStore, VectorStore
-from shared.tasks import abandon
+from shared.tasks import abandon, shared_run
 
 logger = logging.getLogger(__name__)
 
@@ -226,13 +226,7 @@ class Lexicon:
         if state is not None:
             self._tenants.move_to_end(tenant)
             return state
-        loading = self._loading.get(tenant)
-        if loading is None:
-            loading = asyncio.ensure_future(self._load(tenant))
-            self._loading[tenant] = loading
-            loading.add_done_callback(lambda _: self._loading.pop(tenant, None))
-        # Shielded: one caller giving up must not cancel the load the others wait for.
-        return await asyncio.shield(loading)
+        return await shared_run(self._loading, tenant, lambda: self._load(tenant))
 
     def _install(self, tenant: str, state: _TenantLexicon) -> None:
         for name, (_, shard) in sorted(self._own.get(tenant, {}).items()):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
-from typing import Final, TypeVar
+from typing import Final, Protocol, TypeVar
 
 import msgspec
 
@@ -107,40 +107,40 @@ def encode(value: LexiconShard | MergedLexicon | FoldingLexicon) -> str:
     return _ENCODER.encode(value).decode()
 
 
-def decode_shard(body: str) -> LexiconShard | None:
-    """None for a body that is unreadable or of another version: it is skipped, not fatal."""
+class _Versioned(Protocol):
+    @property
+    def v(self) -> int: ...
+
+
+V = TypeVar("V", bound=_Versioned)
+
+
+def _decoded(decoder: msgspec.json.Decoder[V], body: str) -> V | None:
     try:
-        shard = _SHARD_DECODER.decode(body)
+        value = decoder.decode(body)
     except msgspec.DecodeError:
         return None
-    return shard if shard.v == LEXICON_VERSION else None
+    return value if value.v == LEXICON_VERSION else None
+
+
+def decode_shard(body: str) -> LexiconShard | None:
+    """None for a body that is unreadable or of another version: it is skipped, not fatal."""
+    return _decoded(_SHARD_DECODER, body)
 
 
 def decode_merged(body: str) -> MergedLexicon | None:
     """None for a body that is unreadable or of another version: it is rebuilt."""
-    try:
-        merged = _MERGED_DECODER.decode(body)
-    except msgspec.DecodeError:
-        return None
-    return merged if merged.v == LEXICON_VERSION else None
+    return _decoded(_MERGED_DECODER, body)
 
 
 def decode_for_fold(body: str) -> FoldingLexicon | None:
     """None for a body that is unreadable or of another version (see ``decode_merged``)."""
-    try:
-        merged = _FOLDING_DECODER.decode(body)
-    except msgspec.DecodeError:
-        return None
-    return merged if merged.v == LEXICON_VERSION else None
+    return _decoded(_FOLDING_DECODER, body)
 
 
 def decode_merged_header(body: str) -> MergedHeader | None:
     """None for a body that is unreadable or of another version."""
-    try:
-        header = _HEADER_DECODER.decode(body)
-    except msgspec.DecodeError:
-        return None
-    return header if header.v == LEXICON_VERSION else None
+    return _decoded(_HEADER_DECODER, body)
 
 
 def absorbed_digest(names: Iterable[str]) -> str:
