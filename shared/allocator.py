@@ -2,8 +2,8 @@
 actually holds.
 
 Under load the processes allocate and free large blocks again and again: a forget copies a
-tenant's scan snapshot (15 MB at 10,000 memories of 384 dimensions), a lexicon fold decodes and
-rebuilds a tenant's keyword index, a counter read decodes the shards above the watermark. glibc's
+tenant's scan snapshot (15 MB at 10,000 memories of 384 dimensions), a lexicon fold reads and
+writes a tenant's merged.json, a counter read decodes the shards above the watermark. glibc's
 defaults keep what such churn leaves behind: its mmap threshold rises to the largest block freed
 (up to 32 MB), so later large blocks come from the heap and fragment it, and every thread that
 allocates gets an arena of its own (up to 8 per CPU). In the soak (16 clients, 10,000 memories,
