@@ -34,6 +34,7 @@ from shared.embedding import Embedder, open_embedder
 from shared.lexical import Lexicon
 from shared.model import Memory, MemoryType, index_key, iso_ms, new_ulid
 from shared.ranking import MODE_PROFILES, fuse, rank
+from shared.revisions import ReplacementLog
 from shared.storage import Stores, open_stores
 
 EMBED_BATCH: Final = 64
@@ -72,6 +73,7 @@ async def open_local(data_dir: Path) -> AsyncIterator[Local]:
             lexicon=Lexicon(
                 stores.objects, stores.vectors, process_id="bench", clock_ms=wall_clock_ms
             ),
+            replacements=ReplacementLog(stores.objects, clock_ms=wall_clock_ms),
             floor=config.recall_min_similarity,
             high_similarity=config.recall_high_similarity,
         )

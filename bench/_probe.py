@@ -221,6 +221,7 @@ async def _s3(
     from shared.config import load_config
     from shared.counters import CounterTracker
     from shared.lexical import Lexicon
+    from shared.revisions import ReplacementLog
     from shared.storage import open_stores
     from tests.fakes.aws import create_s3_backend
     from tests.fakes.s3vectors_server import S3VectorsFake
@@ -271,6 +272,7 @@ async def _s3(
                 lexicon=Lexicon(
                     stores.objects, stores.vectors, process_id="probe", clock_ms=wall_clock_ms
                 ),
+                replacements=ReplacementLog(stores.objects, clock_ms=wall_clock_ms),
                 floor=config.recall_min_similarity,
                 high_similarity=config.recall_high_similarity,
             )

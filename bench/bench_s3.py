@@ -32,6 +32,7 @@ from shared.counters import CounterTracker
 from shared.embedding import open_embedder
 from shared.lexical import Lexicon
 from shared.model import Memory, iso_ms, new_ulid
+from shared.revisions import ReplacementLog
 from shared.storage import open_stores, to_metadata, vector_key
 from tests.fakes.aws import create_s3_backend
 from tests.fakes.s3vectors_server import S3VectorsFake
@@ -225,6 +226,7 @@ async def _service_rows(*, n: int, s3_url: str, s3vectors_url: str) -> list[str]
             lexicon=Lexicon(
                 stores.objects, stores.vectors, process_id="bench", clock_ms=wall_clock_ms
             ),
+            replacements=ReplacementLog(stores.objects, clock_ms=wall_clock_ms),
             floor=config.recall_min_similarity,
             high_similarity=config.recall_high_similarity,
         )

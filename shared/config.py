@@ -75,6 +75,7 @@ class Config(msgspec.Struct, frozen=True, kw_only=True):
     fold_interval_s: float = 15.0
     gc_interval_s: float = 300.0
     reconcile_interval_s: float = 600.0
+    expire_interval_s: float = 300.0
     # PostgreSQL only: bytes of tenant snapshots kept for the exact scan (0: scan in SQL always).
     pg_scan_cache_mb: int = 128
 
@@ -280,6 +281,12 @@ def load_config(
             "COMPACTOR_RECONCILE_INTERVAL_S",
             _positive_float,
             _default("reconcile_interval_s"),
+            "a positive number of seconds",
+        ),
+        expire_interval_s=env.cast(
+            "COMPACTOR_EXPIRE_INTERVAL_S",
+            _positive_float,
+            _default("expire_interval_s"),
             "a positive number of seconds",
         ),
         pg_scan_cache_mb=env.cast(

@@ -6,7 +6,13 @@ import math
 from collections.abc import Sequence
 from typing import Final
 
-from services.api.service import RecallAnswer, StatsAnswer
+from services.api.service import (
+    BulkForgetAnswer,
+    RecallAnswer,
+    RememberAnswer,
+    StatsAnswer,
+    Version,
+)
 from shared.model import MEMORY_TYPES, Memory
 
 PREFIX: Final = "[MEMORY]"
@@ -112,15 +118,39 @@ def render_recall(query: str, answer: RecallAnswer) -> str:
     return f"{header}\n{_CONFIDENCE_LINES[outcome.confidence]}\n\n" + "\n".join(blocks)
 
 
-def render_remembered(memory: Memory, *, already_known: bool) -> str:
-    if already_known:
+def render_remembered(answer: RememberAnswer) -> str:
+    memory = answer.memory
+    if answer.already_known:
         head = (
             f"{PREFIX} Already known — an existing memory already says this, so nothing new "
             "was written."
         )
     else:
         head = f"{PREFIX} Stored as {memory.id}."
-    return f"{head}\n\n{render_memory(1, memory)}"
+    notes = []
+    replaced = answer.replaced
+    if replaced is not None:
+        notes.append(
+            f"It replaces {replaced.id} (stored {replaced.created_at[:10]}), which is now "
+            "retired: recall, list_memories and memory_stats no longer show it, and "
+            "memory_history shows both."
+        )
+    revised = answer.may_update
+    if revised is not None:
+        notes.append(
+            f"This may update {revised.id} (stored {revised.created_at[:10]}): "
+            f'"{_excerpt(revised.content)}". If it does, remember this fact again with '
+            f"replaces={revised.id} to retire the old one."
+        )
+    if memory.expires_at is not None and not answer.already_known:
+        notes.append(f"It expires on {memory.expires_at[:10]}.")
+    tail = "".join(f"\n{note}" for note in notes)
+    return f"{head}{tail}\n\n{render_memory(1, memory)}"
+
+
+def _excerpt(content: str, *, chars: int = 160) -> str:
+    flat = " ".join(content.split())
+    return flat if len(flat) <= chars else flat[: chars - 1] + "…"
 
 
 def render_list(memories: Sequence[Memory], *, memory_type: str | None) -> str:
@@ -139,6 +169,45 @@ def render_forget(memory_id: str, *, deleted: bool) -> str:
     return f"{PREFIX} No memory with id {memory_id} exists for this project. Nothing was deleted."
 
 
+def render_history(memory_id: str, versions: Sequence[Version] | None) -> str:
+    if versions is None:
+        return f"{PREFIX} No memory with id {memory_id} is visible to this request."
+    header = (
+        f"{PREFIX} {plural(len(versions), 'version', 'versions')} of the fact {memory_id} "
+        "belongs to, newest first."
+    )
+    blocks = []
+    for i, version in enumerate(versions, start=1):
+        memory = version.memory
+        if memory is None:
+            blocks.append(f"{i}. [id:{version.memory_id}] (forgotten: deleted by forget)")
+            continue
+        if version.expired:
+            status = f"expired {memory.expires_at[:10] if memory.expires_at else ''}"
+        elif version.replaced_by:
+            status = f"replaced by {', '.join(version.replaced_by)}"
+        else:
+            status = "current"
+        blocks.append(f"{render_memory(i, memory)}\n   status: {status}")
+    return f"{header}\n\n" + "\n".join(blocks)
+
+
+def render_bulk_forget(answer: BulkForgetAnswer, *, confirm: bool) -> str:
+    matched = plural(answer.matched, "memory matches", "memories match")
+    if not confirm:
+        return (
+            f"{PREFIX} {matched} this filter (current and replaced versions). Nothing was "
+            "deleted: call forget again with the same filter and confirm: true to delete "
+            "them, at most 1000 per call."
+        )
+    if answer.remaining:
+        return (
+            f"{PREFIX} Deleted {answer.deleted}; {answer.remaining} more match. Call forget "
+            "again with the same filter and confirm: true to go on."
+        )
+    return f"{PREFIX} Deleted {answer.deleted}; nothing else matches."
+
+
 def render_stats(answer: StatsAnswer, *, cap: int) -> str:
     if answer.total == 0 and not answer.capped:
         return f"{PREFIX} This project has no memories yet."
@@ -155,7 +224,9 @@ def render_stats(answer: StatsAnswer, *, cap: int) -> str:
 __all__ = [
     "percent",
     "plural",
+    "render_bulk_forget",
     "render_forget",
+    "render_history",
     "render_list",
     "render_memory",
     "render_recall",

@@ -8,7 +8,7 @@ the boot before the port is bound. On the way out the counter flush loop runs it
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import msgspec
 
@@ -28,6 +28,7 @@ from shared.config import Config
 from shared.counters import CounterTracker, FlushLoop
 from shared.embedding import open_embedder
 from shared.lexical import Lexicon
+from shared.revisions import ReplacementLog
 from shared.storage import open_stores
 
 
@@ -41,7 +42,11 @@ class Runtime(msgspec.Struct, frozen=True, kw_only=True):
 
 
 @contextlib.asynccontextmanager
-async def open_runtime(config: Config) -> AsyncIterator[Runtime]:
+async def open_runtime(
+    config: Config, *, clock_ms: Callable[[], int] = wall_clock_ms
+) -> AsyncIterator[Runtime]:
+    """``clock_ms`` is the time every memory rule reads (creation, expiry, caches); tests set
+    it to see a memory expire without waiting days."""
     async with contextlib.AsyncExitStack() as stack:
         stores = await stack.enter_async_context(open_stores(config))
         stack.enter_context(scan_metrics(stores.vectors))
@@ -54,6 +59,7 @@ async def open_runtime(config: Config) -> AsyncIterator[Runtime]:
             process_id=pid,
             compact_threshold=config.stats_compact_threshold,
             events=PrometheusCounterEvents(),
+            clock_ms=clock_ms,
         )
         await stack.enter_async_context(FlushLoop(tracker, interval_ms=config.stats_flush_ms))
         docs = None
@@ -61,7 +67,7 @@ async def open_runtime(config: Config) -> AsyncIterator[Runtime]:
             from shared.docs import KnowledgeBaseRetriever
 
             docs = await stack.enter_async_context(KnowledgeBaseRetriever.open(config))
-        lexicon = Lexicon(objects, vectors, process_id=pid, clock_ms=wall_clock_ms)
+        lexicon = Lexicon(objects, vectors, process_id=pid, clock_ms=clock_ms)
         stack.push_async_callback(lexicon.close)
         service = MemoryService(
             vectors=vectors,
@@ -69,8 +75,10 @@ async def open_runtime(config: Config) -> AsyncIterator[Runtime]:
             embedder=embedder,
             counters=tracker,
             lexicon=lexicon,
+            replacements=ReplacementLog(objects, clock_ms=clock_ms),
             floor=config.recall_min_similarity,
             high_similarity=config.recall_high_similarity,
+            clock_ms=clock_ms,
         )
         docs_line = (
             f"docs: knowledge base {config.knowledge_base_id} — search_docs offered"

@@ -1,4 +1,4 @@
-"""The five memory operations: the only place the vector store, the state store, the embedder and
+"""The memory operations: the only place the vector store, the state store, the embedder and
 the counters are combined. Tool modules validate arguments and render text; this decides."""
 
 from __future__ import annotations
@@ -28,8 +28,10 @@ from shared.model import (
     iso_ms,
     new_ulid,
     parse_index_key,
+    ulid_time_ms,
 )
 from shared.model.counters import AccessCount
+from shared.model.keys import expiry_key, expiry_key_of
 from shared.ranking import (
     MODE_PROFILES,
     Candidate,
@@ -38,9 +40,11 @@ from shared.ranking import (
     already_known,
     fuse,
     passes_floor,
+    possible_revision,
     rank,
 )
 from shared.reconcile import settled
+from shared.revisions import ReplacementLog, Visibility
 from shared.storage import ObjectStore, VectorStore
 from shared.tasks import abandon
 
@@ -55,6 +59,11 @@ FETCH_WINDOW: Final = 3
 DEDUP_CANDIDATES: Final = 5
 LIST_PAGE_SIZE: Final = 1000
 STATS_SCAN_CAP: Final = 10_000
+DAY_MS: Final = 86_400_000
+# A bulk forget deletes at most this many per call and says how many remain.
+BULK_FORGET_BATCH: Final = 1000
+# Bodies read per request when a bulk filter needs them (category, tag).
+BODY_BATCH: Final = 500
 
 
 class AccessCounters(Protocol):
@@ -74,8 +83,46 @@ class RecallAnswer(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class RememberAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    """``replaced``: the memory this one retired; ``may_update``: a visible memory this one
+    looks like a revision of (a hint only: nothing was retired)."""
+
     memory: Memory
     already_known: bool
+    replaced: Memory | None = None
+    may_update: Memory | None = None
+
+
+class Version(msgspec.Struct, frozen=True, kw_only=True):
+    """One version in a chain: its body (None once forgotten) and what replaced it."""
+
+    memory_id: str
+    memory: Memory | None
+    replaced_by: tuple[str, ...]
+    expired: bool
+
+
+class ForgetFilter(msgspec.Struct, frozen=True, kw_only=True):
+    """What a bulk forget matches; every field set must hold (an empty filter is refused by
+    the tool before it gets here)."""
+
+    memory_type: MemoryType | None = None
+    category: str | None = None
+    tag: str | None = None
+    conversation_only: bool = False
+    older_than_days: int | None = None
+
+    @property
+    def needs_bodies(self) -> bool:
+        return self.category is not None or self.tag is not None
+
+
+class BulkForgetAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    matched: int
+    deleted: int
+
+    @property
+    def remaining(self) -> int:
+        return self.matched - self.deleted
 
 
 class StatsAnswer(msgspec.Struct, frozen=True, kw_only=True):
@@ -85,6 +132,11 @@ class StatsAnswer(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def total(self) -> int:
         return sum(self.by_type.values())
+
+
+def _may_replace(replacement: Memory, replaced: Memory) -> bool:
+    """A conversation note cannot stand in for a project memory: it retires it everywhere."""
+    return not (replaced.scope == "project" and replacement.scope == "conversation")
 
 
 def wall_clock_ms() -> int:
@@ -100,6 +152,7 @@ class MemoryService:
         embedder: Embedder,
         counters: AccessCounters,
         lexicon: Lexicon,
+        replacements: ReplacementLog,
         floor: float,
         high_similarity: float,
         clock_ms: Callable[[], int] = wall_clock_ms,
@@ -110,6 +163,7 @@ class MemoryService:
         self._embedder = embedder
         self._counters = counters
         self._lexicon = lexicon
+        self._replacements = replacements
         self._floor = floor
         self._high_similarity = high_similarity
         self._clock_ms = clock_ms
@@ -158,21 +212,28 @@ class MemoryService:
         # a minute per tenant) hides behind that latency.
         loading = asyncio.create_task(self._counters.load(tenant))
         scoring = asyncio.create_task(self._lexicon.query(tenant, query))
+        retiring = asyncio.create_task(self._replacements.view(tenant))
         try:
             visible = await self._visible_hits(
                 tenant, conversation, embedding, top_k=RECALL_CANDIDATES
             )
         finally:
             # Never left dangling: awaited whether the search succeeded or not.
-            loaded, scored = await asyncio.gather(loading, scoring, return_exceptions=True)
+            loaded, scored, retired = await asyncio.gather(
+                loading, scoring, retiring, return_exceptions=True
+            )
         if isinstance(loaded, BaseException):
             raise loaded
         if isinstance(scored, BaseException):
             raise scored
-        candidates = await self._candidates(tenant, conversation, visible, scored, limit=limit)
+        if isinstance(retired, BaseException):
+            raise retired
+        now_ms = self._clock_ms()
+        sight = Visibility(conversation, now_ms=now_ms, replacements=retired)
+        live = [hit for hit in visible if sight.sees(hit.memory)]
+        candidates = await self._candidates(tenant, sight, live, scored, limit=limit)
         if not candidates:
             return RecallAnswer(mode=mode, visible=0, outcome=None)
-        now_ms = self._clock_ms()
         outcome = rank(
             candidates,
             loaded,
@@ -192,14 +253,15 @@ class MemoryService:
     async def _candidates(
         self,
         tenant: str,
-        conversation: str | None,
+        sight: Visibility,
         visible: list[Hit],
         scored: KeywordQuery,
         *,
         limit: int,
     ) -> list[Candidate]:
         """Both legs fused, with the bodies of the keyword-only hits that could be returned
-        fetched in one read; what this conversation may not see is dropped.
+        fetched in one read; what this request may not see is dropped (a keyword hit may be a
+        memory the vector leg never returned: another conversation's, expired or retired).
 
         Only keyword-only hits among the first ``limit × FETCH_WINDOW`` by relevance can be
         returned: the tie-break moves a result by at most a tenth of the floor, and the
@@ -213,14 +275,18 @@ class MemoryService:
             key=lambda c: c.relevance,
             reverse=True,
         )
-        wanted = [c.memory_id for c in passing[: limit * FETCH_WINDOW] if c.memory is None]
+        wanted = [
+            c.memory_id
+            for c in passing[: limit * FETCH_WINDOW]
+            if c.memory is None and not sight.replacements.retired(c.memory_id)
+        ]
         found = (
             {m.id: m for m in await self._vectors.get_for_recall(tenant, wanted)} if wanted else {}
         )
         candidates = []
         for candidate in fused:
             memory = candidate.memory or found.get(candidate.memory_id)
-            if memory is not None and memory.visible_to(conversation):
+            if memory is not None and sight.sees(memory):
                 candidates.append(
                     candidate
                     if candidate.memory is not None
@@ -238,15 +304,44 @@ class MemoryService:
         category: str | None,
         tags: Sequence[str],
         scope: Scope,
+        replaces: str | None = None,
+        expires_in_days: int | None = None,
     ) -> RememberAnswer:
+        """Store a fact, or answer the visible memory that already says it.
+
+        With ``replaces`` the named memory is retired by a replacement record written after
+        the fact (a crash in between leaves both visible, as before the correction, never
+        neither). The replaced memory is no "already known" answer; another memory that says
+        the fact already is, and becomes the replacement.
+
+        Raises:
+            InvalidInputError: ``replaces`` names no memory this request may replace.
+        """
         embedding = self._start_embedding(content)
-        visible = await self._visible_hits(tenant, conversation, embedding, top_k=DEDUP_CANDIDATES)
+        retiring = asyncio.create_task(self._replacements.view(tenant))
+        try:
+            visible = await self._visible_hits(
+                tenant, conversation, embedding, top_k=DEDUP_CANDIDATES
+            )
+        finally:
+            retired = (await asyncio.gather(retiring, return_exceptions=True))[0]
+        if isinstance(retired, BaseException):
+            raise retired
         now_ms = self._clock_ms()
-        known = already_known(content, visible)
-        if known is not None:
+        sight = Visibility(conversation, now_ms=now_ms, replacements=retired)
+        live = [hit for hit in visible if sight.sees(hit.memory)]
+        replaced = None
+        if replaces is not None:
+            replaced = await self._replaceable(tenant, sight, replaces, scope=scope)
+            live = [hit for hit in live if hit.memory.id != replaced.id]
+        known = already_known(content, live)
+        if known is not None and (replaced is None or _may_replace(known.memory, replaced)):
             await self._ensure_listed(known.memory)
             self._counters.record(tenant, known.memory.id, at_ms=now_ms)
-            return RememberAnswer(memory=known.memory, already_known=True)
+            if replaced is not None:
+                # The correction is stored already (remembered before, as the hint suggests).
+                await self._replacements.record(tenant, replaced.id, known.memory.id)
+            return RememberAnswer(memory=known.memory, already_known=True, replaced=replaced)
         memory = Memory(
             id=new_ulid(now_ms),
             tenant=tenant,
@@ -258,23 +353,73 @@ class MemoryService:
             # Recorded whatever the scope: visibility key when scoped, provenance otherwise.
             conversation=conversation,
             created_at=iso_ms(now_ms),
+            expires_at=(
+                iso_ms(now_ms + expires_in_days * DAY_MS) if expires_in_days is not None else None
+            ),
         )
-        # The key first: a process killed before the vector lands leaves a key without a body,
+        await self._write(memory, embedding.result())
+        if replaced is not None:
+            await self._replacements.record(tenant, replaced.id, memory.id)
+            return RememberAnswer(memory=memory, already_known=False, replaced=replaced)
+        revision = possible_revision(content, live)
+        return RememberAnswer(
+            memory=memory,
+            already_known=False,
+            may_update=revision.memory if revision is not None else None,
+        )
+
+    async def _replaceable(
+        self, tenant: str, sight: Visibility, memory_id: str, *, scope: Scope
+    ) -> Memory:
+        """The memory ``replaces`` names, if this request may replace it."""
+        found = await self._vectors.get(tenant, [memory_id])
+        memory = next((m for m in found if m.id == memory_id), None)
+        if (
+            memory is None
+            or not memory.visible_to(sight.conversation)
+            or memory.expired(sight.now_iso)
+        ):
+            raise InvalidInputError(
+                "replaces",
+                f"`replaces`: no memory {memory_id} is visible to this request (forgotten, "
+                "expired, or another conversation's note); recall or list_memories shows the "
+                "ids you can replace",
+            )
+        if sight.replacements.retired(memory_id):
+            by = ", ".join(sight.replacements.replaced_by(memory_id))
+            current = sight.replacements.current(memory_id)
+            raise InvalidInputError(
+                "replaces",
+                f"`replaces`: {memory_id} was already replaced by {by}; the current version is "
+                f"{', '.join(current)}: pass replaces={current[-1]} to correct it",
+            )
+        if memory.scope == "project" and scope == "conversation":
+            # A replacement retires its memory everywhere; a conversation note is seen in one.
+            raise InvalidInputError(
+                "replaces",
+                '`replaces` names a project memory, and scope "conversation" would hide the '
+                'correction from every other conversation; use scope "project"',
+            )
+        return memory
+
+    async def _write(self, memory: Memory, embedding: Sequence[float]) -> None:
+        # The keys first: a process killed before the vector lands leaves keys without a body,
         # which list skips (and deletes once older than the lag) and the reconciler deletes.
-        # The reverse order left a memory that recall finds and list never shows.
-        key = index_key(memory)
-        await self._objects.put(key, "")
+        # The reverse order left a memory that recall finds and list never shows. The expiry
+        # key goes first of all, so an expiring memory is never stored without one.
+        keys = [key for key in (expiry_key_of(memory), index_key(memory)) if key is not None]
+        for key in keys:
+            await self._objects.put(key, "")
         try:
-            await self._vectors.put(memory, embedding.result())
+            await self._vectors.put(memory, embedding)
         except (BudgetError, InvalidInputError):
-            # Refused before anything was sent, so the key is surely an orphan. Any other
-            # failure may have landed the vector after all (a timeout), so its key stays.
+            # Refused before anything was sent, so the keys are surely orphans. Any other
+            # failure may have landed the vector after all (a timeout), so its keys stay.
             with contextlib.suppress(StorageError):
-                await self._objects.delete([key])
+                await self._objects.delete(keys)
             raise
         # Last: a memory whose lexicon shard is missing is still recalled by the vector leg.
         await self._lexicon.added(memory)
-        return RememberAnswer(memory=memory, already_known=False)
 
     async def _ensure_listed(self, memory: Memory) -> None:
         """Write the index key of a memory answered as already known when it has none: one
@@ -299,14 +444,19 @@ class MemoryService:
         memory_type: MemoryType | None,
         limit: int,
     ) -> list[Memory]:
-        entries = await self._walk_index(tenant, conversation, memory_type=memory_type, limit=limit)
+        sight = await self._sight(tenant, conversation)
+        entries = await self._walk_index(tenant, sight, memory_type=memory_type, limit=limit)
         if not entries:
             return []
         found = await self._vectors.get(tenant, [entry.memory_id for entry in entries])
         by_id = {memory.id: memory for memory in found}
         await self._drop_orphan_keys(tenant, [e for e in entries if e.memory_id not in by_id])
         ordered = (by_id.get(entry.memory_id) for entry in entries)
-        return [m for m in ordered if m is not None and m.visible_to(conversation)]
+        return [m for m in ordered if m is not None and sight.sees(m)]
+
+    async def _sight(self, tenant: str, conversation: str | None) -> Visibility:
+        replacements = await self._replacements.view(tenant)
+        return Visibility(conversation, now_ms=self._clock_ms(), replacements=replacements)
 
     async def _drop_orphan_keys(self, tenant: str, bodiless: Sequence[IndexEntry]) -> None:
         """Delete the index keys list found without a vector, once older than the lag: left by
@@ -329,20 +479,21 @@ class MemoryService:
     async def _walk_index(
         self,
         tenant: str,
-        conversation: str | None,
+        sight: Visibility,
         *,
         memory_type: MemoryType | None,
         limit: int,
     ) -> list[IndexEntry]:
-        # Without a filter every key is kept, so one page of `limit` is enough; a type filter or
-        # another thread's notes can thin a page, so then page on until enough are found.
-        thinning = memory_type is not None or conversation is not None
+        # Without a filter nearly every key is kept, so a page a little over `limit` is enough;
+        # a type filter or another thread's notes can thin a page, so then page on until enough
+        # are found (as retired and expired memories do).
+        thinning = memory_type is not None or sight.conversation is not None
         page_size = LIST_PAGE_SIZE if thinning else limit
         kept: list[IndexEntry] = []
         async for keys in self._objects.pages(index_prefix(tenant), page_size=page_size):
             for key in keys:
                 entry = parse_index_key(key)
-                if entry is None or not entry.visible_to(conversation):
+                if entry is None or not sight.sees_entry(entry):
                     continue
                 if memory_type is None or entry.memory_type == memory_type:
                     kept.append(entry)
@@ -351,32 +502,140 @@ class MemoryService:
         return kept[:limit]
 
     async def forget(self, tenant: str, conversation: str | None, *, memory_id: str) -> bool:
-        """Delete one memory; False (and nothing deleted) when this caller cannot see it."""
+        """Delete one memory; False (and nothing deleted) when this caller cannot see it.
+
+        A replaced version can be forgotten too (its id stays in memory_history). Forgetting a
+        version deletes only it: the replacement records stay, so what it replaced stays
+        retired, and a memory that replaced it stays current."""
         found = await self._vectors.get(tenant, [memory_id])
         memory = next((m for m in found if m.id == memory_id), None)
-        if memory is None or not memory.visible_to(conversation):
+        if (
+            memory is None
+            or not memory.visible_to(conversation)
+            or memory.expired(iso_ms(self._clock_ms()))
+        ):
             return False
-        await self._vectors.delete(tenant, [memory_id])
-        key = index_key(memory)
+        await self._delete(tenant, [memory_id], [index_key(memory), expiry_key_of(memory)])
+        return True
+
+    async def _delete(
+        self, tenant: str, memory_ids: Sequence[str], keys: Sequence[str | None]
+    ) -> None:
+        """The vectors first, so a failure part-way never leaves a memory recall finds."""
+        await self._vectors.delete(tenant, memory_ids)
         try:
-            await self._lexicon.removed(tenant, [memory_id])
+            await self._lexicon.removed(tenant, memory_ids)
         except StorageError:
             # A keyword hit on a forgotten memory finds no body and is dropped.
             logger.warning("forget_lexicon_cleanup_failed", extra={"tenant": tenant})
         try:
-            await self._objects.delete([key])
+            await self._objects.delete([key for key in keys if key is not None])
         except StorageError:
-            # The memory is gone already; an orphan index key is skipped by list and only
+            # The memories are gone already; an orphan index key is skipped by list and only
             # over-counts stats, so the caller is not told the forget failed.
-            logger.warning("forget_index_cleanup_failed", extra={"tenant": tenant, "key": key})
-        return True
+            logger.warning("forget_index_cleanup_failed", extra={"tenant": tenant})
+
+    async def forget_matching(
+        self, tenant: str, conversation: str | None, *, match: ForgetFilter, confirm: bool
+    ) -> BulkForgetAnswer:
+        """Every memory this request can see that ``match`` selects, current or replaced;
+        counted only unless ``confirm``, then the oldest ``BULK_FORGET_BATCH`` deleted."""
+        sight = await self._sight(tenant, conversation)
+        matched = await self._matching(tenant, sight, match)
+        if not confirm or not matched:
+            return BulkForgetAnswer(matched=len(matched), deleted=0)
+        batch = matched[:BULK_FORGET_BATCH]
+        keys = [e.key for e in batch] + [
+            expiry_key(tenant, e.memory_id, e.expires_ms) for e in batch if e.expires_ms is not None
+        ]
+        await self._delete(tenant, [e.memory_id for e in batch], keys)
+        logger.info("bulk_forget", extra={"tenant": tenant, "deleted": len(batch)})
+        return BulkForgetAnswer(matched=len(matched), deleted=len(batch))
+
+    async def _matching(
+        self, tenant: str, sight: Visibility, match: ForgetFilter
+    ) -> list[IndexEntry]:
+        """The index entries ``match`` selects, oldest first. Replaced versions are included
+        (forgetting a subject forgets its history); expired ones are already gone."""
+        cutoff_ms = (
+            sight.now_ms - match.older_than_days * DAY_MS
+            if match.older_than_days is not None
+            else None
+        )
+        entries: list[IndexEntry] = []
+        async for keys in self._objects.pages(index_prefix(tenant), page_size=LIST_PAGE_SIZE):
+            for key in keys:
+                entry = parse_index_key(key)
+                if entry is None or not entry.visible_to(sight.conversation):
+                    continue
+                if entry.expired(sight.now_ms):
+                    continue
+                if match.memory_type is not None and entry.memory_type != match.memory_type:
+                    continue
+                if match.conversation_only and entry.conversation_digest is None:
+                    continue
+                if cutoff_ms is not None:
+                    created_ms = ulid_time_ms(entry.memory_id)
+                    if created_ms is None or created_ms > cutoff_ms:
+                        continue
+                entries.append(entry)
+        entries.reverse()  # the index is newest first
+        if match.needs_bodies:
+            entries = await self._with_bodies_matching(tenant, entries, match)
+        return entries
+
+    async def _with_bodies_matching(
+        self, tenant: str, entries: list[IndexEntry], match: ForgetFilter
+    ) -> list[IndexEntry]:
+        kept: list[IndexEntry] = []
+        for start in range(0, len(entries), BODY_BATCH):
+            chunk = entries[start : start + BODY_BATCH]
+            found = {m.id: m for m in await self._vectors.get(tenant, [e.memory_id for e in chunk])}
+            for entry in chunk:
+                memory = found.get(entry.memory_id)
+                if memory is None:
+                    continue
+                if match.category is not None and memory.category != match.category:
+                    continue
+                if match.tag is not None and match.tag not in memory.tags:
+                    continue
+                kept.append(entry)
+        return kept
+
+    async def history(
+        self, tenant: str, conversation: str | None, *, memory_id: str
+    ) -> list[Version] | None:
+        """Every version of the fact ``memory_id`` belongs to that this request may see,
+        newest first; None when it names nothing this request can see."""
+        sight = await self._sight(tenant, conversation)
+        ids = sight.replacements.versions(memory_id)
+        found = {m.id: m for m in await self._vectors.get(tenant, list(ids))}
+        asked = found.get(memory_id)
+        if asked is None and len(ids) == 1:
+            return None
+        if asked is not None and not asked.visible_to(conversation):
+            return None
+        versions = [
+            Version(
+                memory_id=version_id,
+                memory=found.get(version_id),
+                replaced_by=sight.replacements.replaced_by(version_id),
+                expired=(m := found.get(version_id)) is not None and m.expired(sight.now_iso),
+            )
+            for version_id in ids
+            if version_id not in found or found[version_id].visible_to(conversation)
+        ]
+        if all(v.memory is None for v in versions):
+            return None  # only ids are left, or only other conversations' notes
+        return versions
 
     async def stats(self, tenant: str, conversation: str | None) -> StatsAnswer:
+        sight = await self._sight(tenant, conversation)
         keys = await self._objects.list(index_prefix(tenant), limit=STATS_SCAN_CAP)
         by_type = dict.fromkeys(MEMORY_TYPES, 0)
         for key in keys:
             entry = parse_index_key(key)
-            if entry is not None and entry.visible_to(conversation):
+            if entry is not None and sight.sees_entry(entry):
                 by_type[entry.memory_type] += 1
         # The cap is judged on keys scanned, so a total thinned by other threads is flagged too.
         return StatsAnswer(

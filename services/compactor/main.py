@@ -29,6 +29,7 @@ from shared.cli import add_local_arguments, port_type, process_id, watch_embedde
 from shared.config import Config, load_config
 from shared.counters import COMPACTION_LAG_MS, wall_clock_ms
 from shared.errors import ConfigError, StorageError
+from shared.expiry import Expirer
 from shared.logs import configure_logging
 from shared.reconcile import Reconciler
 from shared.storage import open_stores
@@ -42,8 +43,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcp-memory-compactor",
         description=(
-            "Fold mcp-memory's counter and lexicon shards, delete what folds left behind and"
-            " repair memories a crash left half-written, on a schedule."
+            "Fold mcp-memory's counter and lexicon shards, delete what folds left behind,"
+            " repair memories a crash left half-written and delete expired ones, on a"
+            " schedule."
         ),
     )
     add_local_arguments(parser, local_help="use the embedded PostgreSQL (as the API's --local)")
@@ -95,24 +97,28 @@ async def _run(config: Config, *, metrics_port: int, stop: asyncio.Event) -> Non
             raise _BootError(f"storage error: {error}") from error
         metrics = CompactorMetrics()
         port = await _serve_metrics(stack, metrics, port=metrics_port)
+        pid = process_id()
         runner = JobRunner(
             JobContext(objects=stores.objects, clock_ms=wall_clock_ms, lag_ms=COMPACTION_LAG_MS),
             metrics,
             reconciler=Reconciler(
                 stores.vectors,
                 stores.objects,
-                process_id=process_id(),
+                process_id=pid,
                 clock_ms=wall_clock_ms,
                 lag_ms=COMPACTION_LAG_MS,
             ),
+            expirer=Expirer(stores.vectors, stores.objects, process_id=pid, clock_ms=wall_clock_ms),
         )
         scheduler = build_scheduler(
             fold=runner.fold,
             gc=runner.gc,
             reconcile=runner.reconcile,
+            expire=runner.expire,
             fold_interval_s=config.fold_interval_s,
             gc_interval_s=config.gc_interval_s,
             reconcile_interval_s=config.reconcile_interval_s,
+            expire_interval_s=config.expire_interval_s,
         )
         scheduler.start()
 
@@ -133,6 +139,7 @@ async def _run(config: Config, *, metrics_port: int, stop: asyncio.Event) -> Non
                 "foldIntervalS": config.fold_interval_s,
                 "gcIntervalS": config.gc_interval_s,
                 "reconcileIntervalS": config.reconcile_interval_s,
+                "expireIntervalS": config.expire_interval_s,
             },
         )
         await stop.wait()

@@ -8,7 +8,7 @@ from typing import Final
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 PREFIX: Final = "mcp_memory_compactor_"
-JOBS: Final = ("fold", "gc", "reconcile")
+JOBS: Final = ("fold", "gc", "reconcile", "expire")
 REPAIRS: Final = ("key_restored", "key_deleted", "lexicon_added", "lexicon_removed")
 RESULTS: Final = ("ok", "partial", "error")
 FOLD_BUCKETS_S: Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -58,6 +58,11 @@ class CompactorMetrics:
             "Half-written memories repaired by the reconcile job, by repair: an index key"
             " restored for a vector or deleted without one, a lexicon entry added or removed.",
             ["repair"],
+            registry=r,
+        )
+        self.expired_deleted = Counter(
+            f"{PREFIX}expired_deleted_total",
+            "Expired memories deleted by the expiry job (they were invisible already).",
             registry=r,
         )
         self.backlog = Gauge(

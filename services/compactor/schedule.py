@@ -21,9 +21,11 @@ def build_scheduler(
     fold: Job,
     gc: Job,
     reconcile: Job,
+    expire: Job,
     fold_interval_s: float,
     gc_interval_s: float,
     reconcile_interval_s: float,
+    expire_interval_s: float,
 ) -> AsyncIOScheduler:
     """A scheduler (not started) running each job from now on, each at its own interval."""
     scheduler = AsyncIOScheduler(event_loop=asyncio.get_running_loop(), timezone=UTC)
@@ -32,6 +34,7 @@ def build_scheduler(
         ("fold_shards", fold, fold_interval_s),
         ("gc_shards", gc, gc_interval_s),
         ("reconcile_stores", reconcile, reconcile_interval_s),
+        ("expire_memories", expire, expire_interval_s),
     ):
         scheduler.add_job(
             job,

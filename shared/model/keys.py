@@ -3,8 +3,18 @@
 ::
 
     index/<tenant>/<invertedTime>#<ulid>#<type>[#<conversationDigest>]   empty; newest first
+    index/<tenant>/<invertedTime>#<ulid>#<type>#[<digest>]#<expiresMs>    the same, expiring
+    expiry/<expiresMs>#<tenant>#<ulid>                                    empty; soonest first
+    replaced/<tenant>/<oldUlid>#<newUlid>                                 empty; one replacement
     stats/<tenant>/shard/<ulid>-<processId>.json                          one flush of deltas
     stats/<tenant>/merged.json                                            folded counts + watermark
+
+Expiry and replacement are events recorded beside the memory, never in it: the expiry time is
+fixed when the memory is written, so it rides on the memory's own keys (the index key, which
+list and stats read without bodies, and an ``expiry/`` key in time order across tenants, so the
+compactor finds what is due with one listing that stops at the first future key). A
+replacement is one create-only key whose name is the whole record, so a listing of a tenant's
+``replaced/`` prefix reads every chain without a body.
 """
 
 from __future__ import annotations
@@ -13,11 +23,15 @@ from typing import Final
 
 import msgspec
 
-from shared.model.ids import conversation_digest, inverted_time, ulid_time_ms
+from shared.model.ids import conversation_digest, inverted_time, parse_iso_ms, ulid_time_ms
 from shared.model.memory import MEMORY_TYPES, Memory, MemoryType
 
 INDEX_ROOT: Final = "index/"
 STATS_ROOT: Final = "stats/"
+EXPIRY_ROOT: Final = "expiry/"
+REPLACED_ROOT: Final = "replaced/"
+# Milliseconds as 13 digits (until the year 2286), so byte order is time order.
+_EXPIRY_DIGITS: Final = 13
 
 
 class IndexEntry(msgspec.Struct, frozen=True, kw_only=True):
@@ -27,6 +41,10 @@ class IndexEntry(msgspec.Struct, frozen=True, kw_only=True):
     memory_id: str
     memory_type: MemoryType
     conversation_digest: str | None = None
+    expires_ms: int | None = None
+
+    def expired(self, now_ms: int) -> bool:
+        return self.expires_ms is not None and self.expires_ms <= now_ms
 
     def visible_to(self, conversation: str | None) -> bool:
         """Key-level visibility: no digest, or the digest of the asking conversation."""
@@ -48,26 +66,87 @@ def index_key(memory: Memory) -> str:
         raise ValueError(f"not a ULID: {memory.id!r}")
     stamp = inverted_time(created_ms)
     key = f"{index_prefix(memory.tenant)}{stamp}#{memory.id}#{memory.memory_type}"
-    if memory.scope == "conversation" and memory.conversation is not None:
-        key += f"#{conversation_digest(memory.conversation)}"
-    return key
+    digest = (
+        conversation_digest(memory.conversation)
+        if memory.scope == "conversation" and memory.conversation is not None
+        else ""
+    )
+    expires_ms = expiry_ms(memory)
+    if expires_ms is not None:
+        # The digest's place is kept (empty when there is none), so the parts stay positional.
+        return f"{key}#{digest}#{expires_ms}"
+    return f"{key}#{digest}" if digest else key
+
+
+def expiry_ms(memory: Memory) -> int | None:
+    """The memory's expiry in milliseconds, or None when it never expires (or the stamp is
+    unreadable, which only damaged metadata can hold)."""
+    return parse_iso_ms(memory.expires_at) if memory.expires_at is not None else None
 
 
 def parse_index_key(key: str) -> IndexEntry | None:
     """The entry a key encodes, or None for anything that is not a well-formed index key."""
     parts = key.rsplit("/", 1)[-1].split("#")
-    if len(parts) not in (3, 4):
+    if len(parts) not in (3, 4, 5):
         return None
     memory_id, memory_type = parts[1], parts[2]
     if not memory_id or memory_type not in MEMORY_TYPES:
         return None
-    digest = parts[3] if len(parts) == 4 and parts[3] else None
+    digest = parts[3] if len(parts) >= 4 and parts[3] else None
+    expires_ms = None
+    if len(parts) == 5:
+        if not parts[4].isdigit():
+            return None
+        expires_ms = int(parts[4])
     return IndexEntry(
         key=key,
         memory_id=memory_id,
         memory_type=memory_type,
         conversation_digest=digest,
+        expires_ms=expires_ms,
     )
+
+
+class ExpiryEntry(msgspec.Struct, frozen=True, kw_only=True):
+    key: str
+    tenant: str
+    memory_id: str
+    expires_ms: int
+
+
+def expiry_key(tenant: str, memory_id: str, expires_ms: int) -> str:
+    return f"{EXPIRY_ROOT}{expires_ms:0{_EXPIRY_DIGITS}d}#{tenant}#{memory_id}"
+
+
+def expiry_key_of(memory: Memory) -> str | None:
+    expires_ms = expiry_ms(memory)
+    return None if expires_ms is None else expiry_key(memory.tenant, memory.id, expires_ms)
+
+
+def parse_expiry_key(key: str) -> ExpiryEntry | None:
+    if not key.startswith(EXPIRY_ROOT):
+        return None
+    parts = key[len(EXPIRY_ROOT) :].split("#")
+    if len(parts) != 3 or not parts[0].isdigit() or not parts[1] or not parts[2]:
+        return None
+    return ExpiryEntry(key=key, tenant=parts[1], memory_id=parts[2], expires_ms=int(parts[0]))
+
+
+def replaced_prefix(tenant: str, old_id: str | None = None) -> str:
+    """All of a tenant's replacement records, or those of one replaced memory."""
+    return f"{REPLACED_ROOT}{tenant}/" + (f"{old_id}#" if old_id is not None else "")
+
+
+def replaced_key(tenant: str, old_id: str, new_id: str) -> str:
+    return f"{replaced_prefix(tenant)}{old_id}#{new_id}"
+
+
+def parse_replaced_key(key: str) -> tuple[str, str] | None:
+    """(old id, new id) of a replacement record, or None for any other key."""
+    old_id, sep, new_id = key.rsplit("/", 1)[-1].partition("#")
+    if not sep or not old_id or not new_id or "#" in new_id:
+        return None
+    return old_id, new_id
 
 
 def stats_prefix(tenant: str) -> str:

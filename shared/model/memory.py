@@ -6,6 +6,8 @@ from typing import Final, Literal
 
 import msgspec
 
+from shared.model.ids import iso_ms
+
 MemoryType = Literal["project", "pattern", "reference", "conversation"]
 Scope = Literal["project", "conversation"]
 
@@ -32,6 +34,8 @@ class Memory(msgspec.Struct, frozen=True, kw_only=True, gc=False):
             conversation-scoped memory, provenance only for a project memory.
         created_at: ISO-8601 UTC with milliseconds (``2026-01-02T03:04:05.678Z``).
         trust_base: the starting trust; 1.0 for everything written through remember.
+        expires_at: when it stops being true (same format as ``created_at``), or None: from
+            then on it is invisible everywhere, and the compactor's expiry job deletes it.
     """
 
     id: str
@@ -44,6 +48,16 @@ class Memory(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     conversation: str | None = None
     created_at: str
     trust_base: float = TRUST_MANUAL
+    expires_at: str | None = None
+
+    def expired(self, now_iso: str) -> bool:
+        """Whether it has expired by ``now_iso`` (an ``iso_ms`` stamp: equal-width ISO strings
+        compare as the times they name, so no parse is needed on the hot path)."""
+        return self.expires_at is not None and self.expires_at <= now_iso
+
+    def expired_by(self, now_ms: int) -> bool:
+        """``expired`` for a time in milliseconds (off the hot path)."""
+        return self.expired(iso_ms(now_ms))
 
     def visible_to(self, conversation: str | None) -> bool:
         """Whether a request in ``conversation`` (or in none) may see this memory."""

@@ -1,6 +1,6 @@
 """Pure ranking and dedup over model records."""
 
-from shared.ranking.dedup import already_known, word_overlap, word_set
+from shared.ranking.dedup import already_known, possible_revision, word_overlap, word_set
 from shared.ranking.fusion import KEYWORD_WEIGHT, Candidate, fuse
 from shared.ranking.modes import DEFAULT_MODE, MODE_PROFILES, RECALL_MODES, ModeProfile, RecallMode
 from shared.ranking.score import (
@@ -33,6 +33,7 @@ __all__ = [
     "high_similarity_default",
     "is_strong",
     "passes_floor",
+    "possible_revision",
     "rank",
     "tie_breaks",
     "trust",

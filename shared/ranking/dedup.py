@@ -67,3 +67,26 @@ def already_known(content: str, visible: Sequence[Hit]) -> Hit | None:
     if numbers_in(content) != numbers_in(nearest.memory.content):
         return None
     return nearest
+
+
+# A revision is worded like what it revises but says a different number or name: looser than
+# dedup's cosine, because "We moved the API to port 8443" rewords "The API listens on port
+# 8080" more than a resend does (the thresholds were measured on bench/data/revisions.json).
+REVISION_SIMILARITY: Final = 0.70
+REVISION_MIN_WORD_OVERLAP: Final = 0.20
+
+
+def possible_revision(content: str, visible: Sequence[Hit]) -> Hit | None:
+    """The visible memory that ``content`` most likely revises, or None: close in meaning and
+    wording, with different number-carrying words or identifiers. Dedup's own guard, turned
+    into a hint ("this may update …") rather than a silent second copy."""
+    facts = numbers_in(content)
+    candidates = [
+        hit
+        for hit in visible
+        if hit.similarity >= REVISION_SIMILARITY
+        and not _same_text(content, hit.memory.content)
+        and word_overlap(content, hit.memory.content) >= REVISION_MIN_WORD_OVERLAP
+        and numbers_in(hit.memory.content) != facts
+    ]
+    return max(candidates, key=lambda hit: hit.similarity, default=None)

@@ -4,7 +4,8 @@ The layout is what S3 Vectors holds, and the PostgreSQL backend stores exactly t
 so the two backends stay interchangeable::
 
     filterable:     tenantId, memoryType, category (when set),
-                    scope (only "conversation"), conversation (when set)
+                    scope (only "conversation"), conversation (when set),
+                    expiresAt (when set)
     non-filterable: content, createdAt, tags (when non-empty), trustBase
 """
 
@@ -50,6 +51,10 @@ def to_metadata(memory: Memory) -> dict[str, Any]:
         metadata["scope"] = "conversation"
     if memory.conversation:
         metadata["conversation"] = memory.conversation
+    if memory.expires_at is not None:
+        # Filterable on purpose: an index made by 0.9 cannot declare a new non-filterable key,
+        # and 24 bytes fit the 2 KB budget (see docs/s3.md).
+        metadata["expiresAt"] = memory.expires_at
     metadata["content"] = memory.content
     metadata["createdAt"] = memory.created_at
     if memory.tags:  # S3 Vectors rejects an empty array
@@ -91,6 +96,9 @@ def from_metadata(key_or_id: str, metadata: dict[str, Any]) -> Memory | None:
     category = metadata.get("category")
     tags = metadata.get("tags")
     conversation = metadata.get("conversation")
+    expires_at = metadata.get("expiresAt")
+    if not isinstance(expires_at, str) or parse_iso_ms(expires_at) is None:
+        expires_at = None
     trust = metadata.get("trustBase")
     trust_base = 1.0
     if isinstance(trust, int | float) and not isinstance(trust, bool) and math.isfinite(trust):
@@ -106,4 +114,5 @@ def from_metadata(key_or_id: str, metadata: dict[str, Any]) -> Memory | None:
         conversation=conversation if isinstance(conversation, str) and conversation else None,
         created_at=created_at,
         trust_base=trust_base,
+        expires_at=expires_at,
     )

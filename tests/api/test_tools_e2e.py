@@ -28,7 +28,7 @@ from tests.fakes.openai_embeddings import FakeOpenAIEmbeddings
 
 MODES: list[Mode] = ["auto", "legacy"]
 PORT_FACT = "The API server listens on port 3000 inside the Kubernetes cluster."
-MEMORY_TOOLS = ["recall", "remember", "list_memories", "forget", "memory_stats"]
+MEMORY_TOOLS = ["recall", "remember", "list_memories", "forget", "memory_stats", "memory_history"]
 
 
 def text_of(result: types.CallToolResult) -> str:
@@ -125,7 +125,7 @@ async def call(
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_catalogue_is_the_five_memory_tools_without_a_knowledge_base(
+async def test_catalogue_is_the_six_memory_tools_without_a_knowledge_base(
     memory_url: str, mode: Mode
 ) -> None:
     async with mcp_session(memory_url, mode=mode) as client:  # no tenant: discovery needs none
@@ -274,7 +274,7 @@ TOO_LONG_CONTENT = "é" * 16_001  # 16,001 characters but 32,002 UTF-8 bytes
         ("remember", {"content": "x", "tags": "a,b"}, "tags", "array of strings"),
         ("remember", {"content": "x", "tags": [str(i) for i in range(21)]}, "tags", "20 entries"),
         ("remember", {"content": "x", "tags": ["t" * 65]}, "tags", "64 bytes"),
-        ("forget", {"id": " "}, "id", "non-empty string"),
+        ("forget", {"id": " "}, "id", "must be a memory id"),
         ("memory_stats", {"tenant": "other"}, "tenant", "request headers"),
         # Characters no store can hold: refused by name before anything is sent.
         ("remember", {"content": "port\x008080"}, "content", "contains a NUL character"),

@@ -14,6 +14,7 @@ from services.compactor.tenants import TenantBacklog, scan_backlog
 from shared.counters import encode_merged
 from shared.counters._reader import read_merged
 from shared.errors import StorageUnavailableError
+from shared.expiry import Expirer
 from shared.lexical.segments import (
     LexiconShard,
     MergedLexicon,
@@ -34,6 +35,10 @@ from tests.counters.test_tracker import LAG_MS, START_MS, write_old_shards
 
 def context(objects: ObjectStore) -> JobContext:
     return JobContext(objects=objects, clock_ms=lambda: START_MS, lag_ms=LAG_MS)
+
+
+def expirer(vectors: VectorStore, objects: ObjectStore) -> Expirer:
+    return Expirer(vectors, objects, process_id="compactor-test", clock_ms=lambda: START_MS)
 
 
 def reconciler(vectors: VectorStore, objects: ObjectStore) -> Reconciler:
@@ -168,7 +173,10 @@ async def test_runner_records_results_in_metrics(
     await object_store.put(index_key(orphan), "")
     metrics = CompactorMetrics()
     runner = JobRunner(
-        context(object_store), metrics, reconciler=reconciler(vector_store, object_store)
+        context(object_store),
+        metrics,
+        reconciler=reconciler(vector_store, object_store),
+        expirer=expirer(vector_store, object_store),
     )
     await runner.fold()
     await runner.gc()
@@ -207,12 +215,16 @@ async def test_a_failed_run_is_counted_as_an_error_and_not_a_success(
     metrics = CompactorMetrics()
     unlistable = _Unlistable(object_store)
     runner = JobRunner(
-        context(unlistable), metrics, reconciler=reconciler(vector_store, unlistable)
+        context(unlistable),
+        metrics,
+        reconciler=reconciler(vector_store, unlistable),
+        expirer=expirer(vector_store, unlistable),
     )
     assert await runner.fold() is None
     assert await runner.gc() is None
     assert await runner.reconcile() is None
-    for job in ("fold", "gc", "reconcile"):
+    assert await runner.expire() is None
+    for job in ("fold", "gc", "reconcile", "expire"):
         labels = {"job": job, "result": "error"}
         assert sample(metrics, "mcp_memory_compactor_runs_total", labels) == 1
         assert (

@@ -11,6 +11,7 @@ from shared.config import load_config
 from shared.counters import CounterTracker
 from shared.embedding import Embedder, open_embedder
 from shared.lexical import Lexicon
+from shared.revisions import ReplacementLog
 from shared.storage import Stores, open_stores
 
 FIXED_NOW_MS = 1_800_000_000_000
@@ -60,6 +61,7 @@ def service(stores: Stores, local_embedder: Embedder, clock: Clock) -> MemorySer
         embedder=local_embedder,
         counters=tracker,
         lexicon=lexicon,
+        replacements=ReplacementLog(stores.objects, clock_ms=clock),
         floor=config.recall_min_similarity,
         high_similarity=config.recall_high_similarity,
         clock_ms=clock,

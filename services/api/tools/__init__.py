@@ -7,20 +7,34 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from services.api.service import MemoryService
-from services.api.tools import forget, list_memories, memory_stats, recall, remember
+from services.api.tools import (
+    forget,
+    list_memories,
+    memory_history,
+    memory_stats,
+    recall,
+    remember,
+)
 from services.api.tools.catalogue import guarded
 from services.api.tools.spec import ToolContext, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
     from shared.docs import KnowledgeBaseRetriever
 
-MEMORY_TOOLS: tuple[ModuleType, ...] = (recall, remember, list_memories, forget, memory_stats)
+MEMORY_TOOLS: tuple[ModuleType, ...] = (
+    recall,
+    remember,
+    list_memories,
+    forget,
+    memory_stats,
+    memory_history,
+)
 
 
 def build_catalogue(
     service: MemoryService, *, docs: KnowledgeBaseRetriever | None = None
 ) -> tuple[ToolSpec, ...]:
-    """The five memory tools in order, plus search_docs last when a knowledge base is set."""
+    """The six memory tools in order, plus search_docs last when a knowledge base is set."""
     specs = [
         guarded(
             name=module.NAME,

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 from shared.errors import InvalidInputError
+from shared.model import ulid_time_ms
 
 MIN_LIMIT: Final = 1
 MAX_LIMIT: Final = 50
@@ -53,6 +54,40 @@ def optional_limit(arguments: Mapping[str, Any], *, default: int) -> int:
     return value
 
 
+def optional_int(arguments: Mapping[str, Any], field: str, *, low: int, high: int) -> int | None:
+    """An integer in [low, high] (1.0 counts as 1; ``true`` is refused), or None when absent."""
+    value = optional(arguments, field)
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InvalidInputError(field, f"`{field}` must be an integer between {low} and {high}")
+    return value
+
+
+def optional_bool(arguments: Mapping[str, Any], field: str) -> bool:
+    value = optional(arguments, field)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise InvalidInputError(field, f"`{field}` must be true or false")
+    return value
+
+
+def memory_id(arguments: Mapping[str, Any], field: str) -> str:
+    """A memory id as recall and list_memories show it: a 26-character ULID."""
+    value = optional(arguments, field)
+    text = value.strip() if isinstance(value, str) else ""
+    if ulid_time_ms(text) is None:
+        raise InvalidInputError(
+            field,
+            f"`{field}` must be a memory id: 26 characters, as recall and list_memories show it "
+            "([id:…])",
+        )
+    return text
+
+
 def optional_choice(
     arguments: Mapping[str, Any], field: str, choices: Sequence[T], *, default: T | None
 ) -> T | None:
@@ -69,8 +104,11 @@ def optional_choice(
 __all__ = [
     "MAX_LIMIT",
     "MIN_LIMIT",
+    "memory_id",
     "optional",
+    "optional_bool",
     "optional_choice",
+    "optional_int",
     "optional_limit",
     "required_text",
     "utf8_bytes",

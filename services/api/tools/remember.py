@@ -7,7 +7,14 @@ from typing import Any, Final
 
 from services.api.render import render_remembered
 from services.api.service import MemoryService
-from services.api.tools.arguments import optional, optional_choice, required_text, utf8_bytes
+from services.api.tools.arguments import (
+    memory_id,
+    optional,
+    optional_choice,
+    optional_int,
+    required_text,
+    utf8_bytes,
+)
 from services.api.tools.spec import ToolContext
 from shared.errors import InvalidInputError
 from shared.model import MEMORY_TYPES, SCOPES
@@ -16,14 +23,20 @@ from shared.storage.codec import MAX_CONTENT_BYTES
 MAX_CATEGORY_BYTES: Final = 128
 MAX_TAGS: Final = 20
 MAX_TAG_BYTES: Final = 64
+MIN_EXPIRY_DAYS: Final = 1
+MAX_EXPIRY_DAYS: Final = 3650
 
 NAME: Final = "remember"
 DESCRIPTION: Final = (
     "Store a durable fact for later runs: a decision and its reason, a convention, a command "
     "that worked, something the user asked to be kept. Write it so it makes sense months from "
     "now without this conversation. A near-identical fact is not written twice: you are told "
-    "which memory already says it (the tags and category you passed are then discarded). "
-    'scope "conversation" keeps a note for this conversation only.'
+    "which memory already says it (the tags, category and expiry you passed are then "
+    'discarded). scope "conversation" keeps a note for this conversation only. When a fact '
+    "has changed (a new port, version or choice), pass the old memory's id as `replaces`: the "
+    "old one is retired from recall, lists and counts, and stays readable in memory_history. "
+    "If you are told a new fact may update an existing memory, check and remember it again "
+    "with replaces. `expires_in_days` makes a temporary fact disappear on its own."
 )
 INPUT_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
@@ -50,6 +63,19 @@ INPUT_SCHEMA: Final[dict[str, Any]] = {
             "type": "array",
             "items": {"type": "string"},
             "description": "Optional labels: at most 20, each at most 64 bytes.",
+        },
+        "replaces": {
+            "type": "string",
+            "description": (
+                "Optional id of the memory this fact corrects (from recall or list_memories); "
+                "that memory is retired. The fact is stored even when it resembles another."
+            ),
+        },
+        "expires_in_days": {
+            "type": "integer",
+            "minimum": MIN_EXPIRY_DAYS,
+            "maximum": MAX_EXPIRY_DAYS,
+            "description": "Optional: forget this fact on its own after 1-3650 days.",
         },
         "scope": {
             "type": "string",
@@ -118,6 +144,12 @@ async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[st
             '`scope` "conversation" needs an X-Conversation-Id header on the request, and this '
             'request is in no conversation; use scope "project" to keep it for the project',
         )
+    replaces = (
+        memory_id(arguments, "replaces") if optional(arguments, "replaces") is not None else None
+    )
+    expires_in_days = optional_int(
+        arguments, "expires_in_days", low=MIN_EXPIRY_DAYS, high=MAX_EXPIRY_DAYS
+    )
     answer = await service.remember(
         ctx.tenant,
         ctx.conversation,
@@ -126,5 +158,7 @@ async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[st
         category=category,
         tags=tags,
         scope=scope,
+        replaces=replaces,
+        expires_in_days=expires_in_days,
     )
-    return render_remembered(answer.memory, already_known=answer.already_known)
+    return render_remembered(answer)

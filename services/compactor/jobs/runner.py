@@ -13,10 +13,12 @@ import time
 from collections.abc import Iterator
 
 from services.compactor.jobs.context import JobContext
+from services.compactor.jobs.expire_memories import ExpireJobResult, expire_memories
 from services.compactor.jobs.fold_shards import FoldJobResult, fold_shards
 from services.compactor.jobs.gc_shards import GcJobResult, gc_shards
 from services.compactor.jobs.reconcile_stores import ReconcileJobResult, reconcile_stores
 from services.compactor.metrics import CompactorMetrics
+from shared.expiry import Expirer
 from shared.reconcile import Reconciler
 
 logger = logging.getLogger(__name__)
@@ -27,14 +29,20 @@ def _result_label(tenants_failed: int) -> str:
 
 
 class JobRunner:
-    """The three jobs bound to one context and one set of metrics, ready for the scheduler."""
+    """The four jobs bound to one context and one set of metrics, ready for the scheduler."""
 
     def __init__(
-        self, ctx: JobContext, metrics: CompactorMetrics, *, reconciler: Reconciler
+        self,
+        ctx: JobContext,
+        metrics: CompactorMetrics,
+        *,
+        reconciler: Reconciler,
+        expirer: Expirer,
     ) -> None:
         self._ctx = ctx
         self._metrics = metrics
         self._reconciler = reconciler
+        self._expirer = expirer
         self._running = 0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -66,6 +74,10 @@ class JobRunner:
     async def reconcile(self) -> ReconcileJobResult | None:
         with self._tracked():
             return await self._reconcile()
+
+    async def expire(self) -> ExpireJobResult | None:
+        with self._tracked():
+            return await self._expire()
 
     async def _fold(self) -> FoldJobResult | None:
         started = time.perf_counter()
@@ -152,6 +164,29 @@ class JobRunner:
                 "keysDeleted": repaired.keys_deleted,
                 "lexiconAdded": repaired.lexicon_added,
                 "lexiconRemoved": repaired.lexicon_removed,
+                "ms": round(result.duration_s * 1000),
+            },
+        )
+        return result
+
+    async def _expire(self) -> ExpireJobResult | None:
+        started = time.perf_counter()
+        try:
+            result = await expire_memories(self._expirer)
+        except Exception:
+            self._failed("expire", started)
+            return None
+        self._metrics.expired_deleted.inc(result.deleted)
+        self._metrics.tenant_failures.labels(job="expire").inc(result.tenants_failed)
+        self._finished("expire", result.tenants_failed, result.duration_s)
+        logger.info(
+            "compactor_job",
+            extra={
+                "job": "expire",
+                "tenants": result.tenants,
+                "tenantsFailed": result.tenants_failed,
+                "due": result.due,
+                "deleted": result.deleted,
                 "ms": round(result.duration_s * 1000),
             },
         )

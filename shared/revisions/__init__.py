@@ -1,0 +1,14 @@
+"""Corrections as events: replacement records, and the chains of versions they form."""
+
+from shared.revisions.chain import EMPTY, Replacements
+from shared.revisions.log import DEFAULT_CACHE_TTL_MS, ReplacementLog, read_replacements
+from shared.revisions.visibility import Visibility
+
+__all__ = [
+    "DEFAULT_CACHE_TTL_MS",
+    "EMPTY",
+    "ReplacementLog",
+    "Replacements",
+    "Visibility",
+    "read_replacements",
+]

