@@ -20,14 +20,18 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from shared.model import Memory, MemoryType
+from shared.lexical.tokens import STOP_WORDS
+from shared.model import DAY_MS, Memory, MemoryType
 from shared.model.counters import ZERO_COUNT, AccessCount
 from shared.model.ids import parse_iso_ms
-from shared.ranking.dedup import DEDUP_MIN_WORD_OVERLAP, word_set
+from shared.ranking.dedup import (
+    DEDUP_MIN_WORD_OVERLAP,
+    numbers_in,
+    word_set,
+)
 from shared.ranking.fusion import Candidate
 from shared.ranking.modes import ModeProfile
 
-DAY_MS: Final = 86_400_000
 RECENCY_HALFLIFE_DAYS: Final = 30.0
 TRUST_WEIGHT: Final = 0.10
 TRUST_HALFLIFE_DAYS: Final[dict[MemoryType, float]] = {
@@ -43,6 +47,9 @@ HIGH_CONFIDENCE_MULTIPLE: Final = 3.0
 TIE_BAND: Final = 0.1
 # A top result holding this share of the query's keyword weight, above the floor, is HIGH too.
 HIGH_KEYWORD_COVERAGE: Final = 0.8
+# Content words (stop words left out) a revision with a changed value shares with what it
+# revises: 42 of 50 held-out corrections, 4 of DevBench's 435 pairs of unrelated facts.
+REVISION_CONTENT_OVERLAP: Final = 0.25
 # How many of the first results the newer-first rule looks at, as a multiple of the limit.
 _SUBJECT_WINDOW: Final = 2
 # An unparseable timestamp sinks its memory instead of producing NaN.
@@ -159,9 +166,13 @@ def passes_floor(candidate: Candidate, *, floor: float) -> bool:
 
 def _newer_first(order: list[int], memories: Sequence[Memory], window: int) -> list[int]:
     """Within the first ``window`` results, move each memory ahead of any older one on the same
-    subject (word overlap at least dedup's): a revision outranks what it revises."""
+    subject: a revision outranks what it revises. Same subject is dedup's word overlap, or, for
+    a revision whose number-carrying words or identifiers differ, a looser overlap of content
+    words (a correction rewords more than a resend: "we raised the retry count to 7" against
+    "retries 3 times"; stop words are left out, or any two English sentences would qualify)."""
     head, tail = order[:window], order[window:]
     words = {i: word_set(memories[i].content) for i in head}
+    facts = {i: numbers_in(memories[i].content) for i in head}
     placed: list[int] = []
     for i in head:
         position = len(placed)
@@ -169,12 +180,23 @@ def _newer_first(order: list[int], memories: Sequence[Memory], window: int) -> l
             older = placed[j]
             if memories[i].created_at <= memories[older].created_at:
                 continue
-            a, b = words[i], words[older]
-            union = len(a | b)
-            if union and len(a & b) / union >= DEDUP_MIN_WORD_OVERLAP:
+            if _same_subject(words[i], words[older]) or (
+                facts[i] != facts[older] and _same_content(words[i], words[older])
+            ):
                 position = j
         placed.insert(position, i)
     return placed + tail
+
+
+def _same_subject(a: frozenset[str], b: frozenset[str]) -> bool:
+    union = len(a | b)
+    return bool(union) and len(a & b) / union >= DEDUP_MIN_WORD_OVERLAP
+
+
+def _same_content(a: frozenset[str], b: frozenset[str]) -> bool:
+    a, b = a - STOP_WORDS, b - STOP_WORDS
+    union = len(a | b)
+    return bool(union) and len(a & b) / union >= REVISION_CONTENT_OVERLAP
 
 
 def _matched(candidate: Candidate) -> tuple[str, ...]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from shared.lexical import KeywordHit, KeywordResult
-from shared.model import Hit, Memory, MemoryType
+from shared.model import DAY_MS, Hit, Memory, MemoryType
 from shared.model.counters import ZERO_COUNT, AccessCount
 from shared.model.ids import iso_ms
 from shared.ranking import MODE_PROFILES, RecallOutcome, fuse, rank, trust
-from shared.ranking.score import DAY_MS, TIE_BAND
+from shared.ranking.score import TIE_BAND
 
 NOW_MS = 1_800_000_000_000
 
@@ -150,6 +150,30 @@ def test_a_newer_memory_on_the_same_subject_outranks_the_older_one() -> None:
     other = hit("other", 0.58, age_days=1, content="Deploys run from the release branch")
     # The revision takes the place of what it revises; the older follows it.
     assert ids(ranked([old, other, new])) == ["new", "old", "other"]
+
+
+def test_a_reworded_revision_with_a_new_value_outranks_what_it_revises() -> None:
+    # Under dedup's word overlap (0.4 here), but the retry count changed: still a revision.
+    old = hit(
+        "old",
+        0.80,
+        age_days=20,
+        content="The webhook dispatcher retries failed deliveries 3 times before the DLQ.",
+    )
+    new = hit(
+        "new",
+        0.70,
+        age_days=1,
+        content="We raised the webhook dispatcher retries for failed deliveries to 7.",
+    )
+    assert ids(ranked([old, new])) == ["new", "old"]
+
+
+def test_a_loosely_related_newer_memory_with_the_same_facts_keeps_its_place() -> None:
+    # The same loose overlap without a changed value is no revision: relevance decides.
+    old = hit("old", 0.80, age_days=20, content="The webhook dispatcher sends deliveries to Slack.")
+    new = hit("new", 0.70, age_days=1, content="We document the webhook dispatcher in the wiki.")
+    assert ids(ranked([old, new])) == ["old", "new"]
 
 
 def test_a_strong_keyword_hit_under_the_floor_is_returned_with_its_words() -> None:
