@@ -13,6 +13,8 @@ Stages (``--only``, comma-separated; all by default):
   devbench   hit rates on exact/semantic/cross-type queries, confident answers to negatives
   technotes  R@1/5/10 on long technical notes (bench/data/) against plain cosine
   probe      identifiers planted among 10,000 technical memories, found by name alone
+  revisions  50 corrected facts among 2,000 memories, with and without replaces; recall p50
+             at 10k with 1,000 replacement records and 1,000 expiring memories
   sweep      every fusion method on recall's own candidates (bench/sweep_fusion.py), offline
   soak       30 minutes of mixed load at concurrency 16 on 10,000 memories, RSS every minute
 
@@ -41,6 +43,7 @@ from bench._inproc import Local, open_local
 from bench._probe import run_probe
 from bench._quality import run_devbench, run_locomo, run_tech_notes
 from bench._report import git_commit, machine, plot, speed_run, summary
+from bench._revisions import run_revisions
 from bench._server import ApiServer
 from bench._soak import SHOWN_EVERY as SOAK_SHOWN_EVERY
 from bench._soak import run_soak
@@ -56,6 +59,7 @@ STAGES: Final = (
     "devbench",
     "technotes",
     "probe",
+    "revisions",
     "sweep",
     "soak",
 )
@@ -67,6 +71,7 @@ STAGE_KEYS: Final = {
     "devbench": "devbench",
     "technotes": "technotes",
     "probe": "probe",
+    "revisions": "revisions",
     "sweep": "sweep",
     "soak": "soak",
 }
@@ -133,7 +138,16 @@ async def _workspace(data_dir: Path) -> AsyncIterator[tuple[Local, ApiServer]]:
                 _log(f"the API exited with {code}: " + " | ".join(server.stderr_lines[-5:]))
 
 
-SERVER_STAGES: Final = {"speed", "counters", "locomo", "devbench", "technotes", "probe", "soak"}
+SERVER_STAGES: Final = {
+    "speed",
+    "counters",
+    "locomo",
+    "devbench",
+    "technotes",
+    "probe",
+    "revisions",
+    "soak",
+}
 
 
 async def _served_stages(
@@ -163,6 +177,17 @@ async def _served_stages(
         )
     if "probe" in stages:
         results["probe"] = await run_probe(local, server, plan, _log)
+    if "revisions" in stages:
+        results["revisions"] = await run_revisions(
+            local,
+            server,
+            tech=load_tech_notes(),
+            devbench=load_devbench(args.data),
+            conversations=load_locomo(args.data),
+            questions=[q.text for c in load_locomo(args.data) for q in c.questions],
+            smoke=args.smoke,
+            log=_log,
+        )
     if "soak" in stages:
         results["soak"] = await run_soak(
             local,

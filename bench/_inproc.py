@@ -20,12 +20,12 @@ from typing import Final
 import msgspec
 import numpy as np
 
+from services.api.answers import RecallAnswer
 from services.api.render import render_recall
 from services.api.service import (
     KEYWORD_CANDIDATES,
     RECALL_CANDIDATES,
     MemoryService,
-    RecallAnswer,
     wall_clock_ms,
 )
 from shared.config import Config, load_config

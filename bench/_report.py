@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import platform
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -433,25 +434,13 @@ def summary(results: dict[str, Any], *, plot_ref: str | None) -> str:
         lines += _speed_lines(speed, plot_ref)
         if speed.get("breakdown"):
             lines += _breakdown_lines(speed["breakdown"])
-    if results.get("cold_start"):
-        lines += _cold_lines(results["cold_start"])
-    if results.get("counters"):
-        lines += _counter_lines(results["counters"])
-    quality = _quality_targets(results)
-    if quality:
-        lines += quality
-    if results.get("locomo"):
-        lines += _locomo_lines(results["locomo"])
-    if results.get("sweep"):
-        lines += _sweep_lines(results["sweep"])
-    if results.get("technotes"):
-        lines += _tech_lines(results["technotes"])
-    if results.get("devbench"):
-        lines += _devbench_lines(results["devbench"])
-    if results.get("probe"):
-        lines += _probe_lines(results["probe"])
-    if results.get("soak"):
-        lines += _soak_lines(results["soak"])
+    for key, section in _SECTIONS[:2]:
+        if results.get(key):
+            lines += section(results[key])
+    lines += _quality_targets(results)
+    for key, section in _SECTIONS[2:]:
+        if results.get(key):
+            lines += section(results[key])
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -615,6 +604,73 @@ def _probe_lines(probe: dict[str, Any]) -> list[str]:
             f"| {high} ({b.get('high_and_first', '—')}) | {kinds} | {b['seconds']} |"
         )
     return [*lines, ""]
+
+
+def _revision_lines(revisions: dict[str, Any]) -> list[str]:
+    """Issue 17: corrected facts, with and without ``replaces``, and what the records cost."""
+    with_, without = revisions["with_replaces"], revisions["without_replaces"]
+    latency = revisions["latency"]
+    pairs = with_["pairs"]
+    rows = [
+        (
+            f"with replaces: the revision returned, the old fact never ({pairs} of {pairs})",
+            f"{with_['revision_returned']} returned, old {with_['old_returned']} times",
+            with_["revision_returned"] == pairs and with_["old_returned"] == 0,
+        ),
+        (
+            "without replaces: the revision ranks above the old fact in ≥ 45 of 50",
+            f"{without['revision_above_old']} of {without['pairs']}",
+            without["revision_above_old"] >= 45,
+        ),
+    ]
+    lines = [
+        "## Corrections and expiry (issue 17)",
+        "",
+        f"{pairs} (old fact, revised fact) pairs from coding-project chats "
+        "(`bench/data/revisions.json`) among "
+        f"{with_['memories']:,} memories (technical notes, DevBench, LoCoMo turns), each pair "
+        "remembered over MCP, old first, then each pair's question asked in a default recall "
+        "(`bench/_revisions.py`).",
+        "",
+        "| target | measured | |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {name} | {value} | {_verdict(met)} |" for name, value, met in rows]
+    lines += [
+        "",
+        f'Without replaces, remember\'s "may update" hint named the old memory for '
+        f"{without['hint_named_old']} of {without['pairs']} revisions, and spoke up "
+        f"{without['hint_on_first_store']} times when an old fact was first stored.",
+        "",
+        f"Recall p50 over MCP at {latency['memories']:,} memories (concurrency 1, "
+        f"{latency['rounds']} alternating rounds of {latency['calls_per_round']} LoCoMo "
+        f"questions): {latency['plain_p50_median_ms']} ms on a plain tenant, "
+        f"{latency['marked_p50_median_ms']} ms on one that also holds "
+        f"{latency['replacement_records']:,} replacement records and "
+        f"{latency['expiring_memories']:,} expiring memories (ratio {latency['ratio']}; "
+        "rounds: "
+        + ", ".join(
+            f"{a} / {b}"
+            for a, b in zip(latency["plain_p50_ms"], latency["marked_p50_ms"], strict=True)
+        )
+        + " ms).",
+        "",
+    ]
+    return lines
+
+
+# Each stage's section, in page order; the retrieval targets go after the first two.
+_SECTIONS: list[tuple[str, Callable[[Any], list[str]]]] = [
+    ("cold_start", _cold_lines),
+    ("counters", _counter_lines),
+    ("locomo", _locomo_lines),
+    ("sweep", _sweep_lines),
+    ("technotes", _tech_lines),
+    ("devbench", _devbench_lines),
+    ("probe", _probe_lines),
+    ("revisions", _revision_lines),
+    ("soak", _soak_lines),
+]
 
 
 def target_row(speed: dict[str, Any]) -> dict[str, Any] | None:

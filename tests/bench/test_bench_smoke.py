@@ -108,9 +108,15 @@ def test_smoke_run_writes_every_stage(tmp_path: Path) -> None:
         "devbench",
         "technotes",
         "probe",
+        "revisions",
         "sweep",
         "soak",
     ]
+    revisions = results["revisions"]
+    assert revisions["with_replaces"]["pairs"] == 5
+    assert revisions["with_replaces"]["old_returned"] == 0
+    assert revisions["without_replaces"]["old_returned"] >= 1
+    assert revisions["latency"]["plain_p50_median_ms"] > 0
 
     cold = results["cold_start"]
     assert cold["empty_dir"]["median_s"] > 0 and cold["existing_dir"]["median_s"] > 0
