@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import Final
 
-from services.api.service import (
+from services.api.answers import (
     BulkForgetAnswer,
     RecallAnswer,
     RememberAnswer,

@@ -12,11 +12,21 @@ from typing import Final, Protocol
 
 import msgspec
 
+from services.api.answers import (
+    BulkForgetAnswer,
+    ForgetFilter,
+    RecallAnswer,
+    RememberAnswer,
+    StatsAnswer,
+    Version,
+)
+from services.api.selection import matching_entries
 from shared.counters import COMPACTION_LAG_MS
 from shared.embedding import Embedder
 from shared.errors import BudgetError, ConflictError, InvalidInputError, StorageError
 from shared.lexical import KeywordQuery, Lexicon
 from shared.model import (
+    DAY_MS,
     MEMORY_TYPES,
     Hit,
     IndexEntry,
@@ -28,7 +38,6 @@ from shared.model import (
     iso_ms,
     new_ulid,
     parse_index_key,
-    ulid_time_ms,
 )
 from shared.model.counters import AccessCount
 from shared.model.keys import expiry_key, expiry_key_of
@@ -36,7 +45,6 @@ from shared.ranking import (
     MODE_PROFILES,
     Candidate,
     RecallMode,
-    RecallOutcome,
     already_known,
     fuse,
     passes_floor,
@@ -59,11 +67,8 @@ FETCH_WINDOW: Final = 3
 DEDUP_CANDIDATES: Final = 5
 LIST_PAGE_SIZE: Final = 1000
 STATS_SCAN_CAP: Final = 10_000
-DAY_MS: Final = 86_400_000
 # A bulk forget deletes at most this many per call and says how many remain.
 BULK_FORGET_BATCH: Final = 1000
-# Bodies read per request when a bulk filter needs them (category, tag).
-BODY_BATCH: Final = 500
 
 
 class AccessCounters(Protocol):
@@ -72,66 +77,6 @@ class AccessCounters(Protocol):
     def record(self, tenant: str, memory_id: str, *, at_ms: int) -> None: ...
 
     async def load(self, tenant: str) -> Mapping[str, AccessCount]: ...
-
-
-class RecallAnswer(msgspec.Struct, frozen=True, kw_only=True):
-    """``visible`` is how many candidates this conversation may see at all (0: nothing stored)."""
-
-    mode: RecallMode
-    visible: int
-    outcome: RecallOutcome | None
-
-
-class RememberAnswer(msgspec.Struct, frozen=True, kw_only=True):
-    """``replaced``: the memory this one retired; ``may_update``: a visible memory this one
-    looks like a revision of (a hint only: nothing was retired)."""
-
-    memory: Memory
-    already_known: bool
-    replaced: Memory | None = None
-    may_update: Memory | None = None
-
-
-class Version(msgspec.Struct, frozen=True, kw_only=True):
-    """One version in a chain: its body (None once forgotten) and what replaced it."""
-
-    memory_id: str
-    memory: Memory | None
-    replaced_by: tuple[str, ...]
-    expired: bool
-
-
-class ForgetFilter(msgspec.Struct, frozen=True, kw_only=True):
-    """What a bulk forget matches; every field set must hold (an empty filter is refused by
-    the tool before it gets here)."""
-
-    memory_type: MemoryType | None = None
-    category: str | None = None
-    tag: str | None = None
-    conversation_only: bool = False
-    older_than_days: int | None = None
-
-    @property
-    def needs_bodies(self) -> bool:
-        return self.category is not None or self.tag is not None
-
-
-class BulkForgetAnswer(msgspec.Struct, frozen=True, kw_only=True):
-    matched: int
-    deleted: int
-
-    @property
-    def remaining(self) -> int:
-        return self.matched - self.deleted
-
-
-class StatsAnswer(msgspec.Struct, frozen=True, kw_only=True):
-    by_type: dict[str, int]
-    capped: bool
-
-    @property
-    def total(self) -> int:
-        return sum(self.by_type.values())
 
 
 def _may_replace(replacement: Memory, replaced: Memory) -> bool:
@@ -541,7 +486,7 @@ class MemoryService:
         """Every memory this request can see that ``match`` selects, current or replaced;
         counted only unless ``confirm``, then the oldest ``BULK_FORGET_BATCH`` deleted."""
         sight = await self._sight(tenant, conversation)
-        matched = await self._matching(tenant, sight, match)
+        matched = await matching_entries(self._objects, self._vectors, tenant, sight, match)
         if not confirm or not matched:
             return BulkForgetAnswer(matched=len(matched), deleted=0)
         batch = matched[:BULK_FORGET_BATCH]
@@ -551,56 +496,6 @@ class MemoryService:
         await self._delete(tenant, [e.memory_id for e in batch], keys)
         logger.info("bulk_forget", extra={"tenant": tenant, "deleted": len(batch)})
         return BulkForgetAnswer(matched=len(matched), deleted=len(batch))
-
-    async def _matching(
-        self, tenant: str, sight: Visibility, match: ForgetFilter
-    ) -> list[IndexEntry]:
-        """The index entries ``match`` selects, oldest first. Replaced versions are included
-        (forgetting a subject forgets its history); expired ones are already gone."""
-        cutoff_ms = (
-            sight.now_ms - match.older_than_days * DAY_MS
-            if match.older_than_days is not None
-            else None
-        )
-        entries: list[IndexEntry] = []
-        async for keys in self._objects.pages(index_prefix(tenant), page_size=LIST_PAGE_SIZE):
-            for key in keys:
-                entry = parse_index_key(key)
-                if entry is None or not entry.visible_to(sight.conversation):
-                    continue
-                if entry.expired(sight.now_ms):
-                    continue
-                if match.memory_type is not None and entry.memory_type != match.memory_type:
-                    continue
-                if match.conversation_only and entry.conversation_digest is None:
-                    continue
-                if cutoff_ms is not None:
-                    created_ms = ulid_time_ms(entry.memory_id)
-                    if created_ms is None or created_ms > cutoff_ms:
-                        continue
-                entries.append(entry)
-        entries.reverse()  # the index is newest first
-        if match.needs_bodies:
-            entries = await self._with_bodies_matching(tenant, entries, match)
-        return entries
-
-    async def _with_bodies_matching(
-        self, tenant: str, entries: list[IndexEntry], match: ForgetFilter
-    ) -> list[IndexEntry]:
-        kept: list[IndexEntry] = []
-        for start in range(0, len(entries), BODY_BATCH):
-            chunk = entries[start : start + BODY_BATCH]
-            found = {m.id: m for m in await self._vectors.get(tenant, [e.memory_id for e in chunk])}
-            for entry in chunk:
-                memory = found.get(entry.memory_id)
-                if memory is None:
-                    continue
-                if match.category is not None and memory.category != match.category:
-                    continue
-                if match.tag is not None and match.tag not in memory.tags:
-                    continue
-                kept.append(entry)
-        return kept
 
     async def history(
         self, tenant: str, conversation: str | None, *, memory_id: str

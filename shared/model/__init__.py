@@ -1,6 +1,7 @@
 """Frozen records and key codecs: the bottom layer, importing nothing else of ours."""
 
 from shared.model.ids import (
+    DAY_MS,
     conversation_digest,
     inverted_time,
     iso_ms,
@@ -12,6 +13,7 @@ from shared.model.keys import IndexEntry, index_key, index_prefix, parse_index_k
 from shared.model.memory import MEMORY_TYPES, SCOPES, TRUST_MANUAL, Hit, Memory, MemoryType, Scope
 
 __all__ = [
+    "DAY_MS",
     "MEMORY_TYPES",
     "SCOPES",
     "TRUST_MANUAL",

@@ -17,6 +17,7 @@ MAX_ULID_TIME_MS: Final = 2**48 - 1
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MS: Final = timedelta(milliseconds=1)
 CONVERSATION_DIGEST_CHARS: Final = 16
+DAY_MS: Final = 86_400_000
 
 
 def new_ulid(now_ms: int) -> str:

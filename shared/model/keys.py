@@ -55,6 +55,11 @@ class IndexEntry(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
+def _is_digits(text: str) -> bool:
+    """ASCII digits only: ``str.isdigit`` also accepts "²", which ``int`` refuses."""
+    return text.isascii() and text.isdigit()
+
+
 def index_prefix(tenant: str) -> str:
     return f"{INDEX_ROOT}{tenant}/"
 
@@ -95,7 +100,7 @@ def parse_index_key(key: str) -> IndexEntry | None:
     digest = parts[3] if len(parts) >= 4 and parts[3] else None
     expires_ms = None
     if len(parts) == 5:
-        if not parts[4].isdigit():
+        if not _is_digits(parts[4]):
             return None
         expires_ms = int(parts[4])
     return IndexEntry(
@@ -127,7 +132,7 @@ def parse_expiry_key(key: str) -> ExpiryEntry | None:
     if not key.startswith(EXPIRY_ROOT):
         return None
     parts = key[len(EXPIRY_ROOT) :].split("#")
-    if len(parts) != 3 or not parts[0].isdigit() or not parts[1] or not parts[2]:
+    if len(parts) != 3 or not _is_digits(parts[0]) or not parts[1] or not parts[2]:
         return None
     return ExpiryEntry(key=key, tenant=parts[1], memory_id=parts[2], expires_ms=int(parts[0]))
 

@@ -6,6 +6,7 @@ global), reading the same clock."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import hashlib
@@ -18,11 +19,12 @@ from aiohttp import web
 
 from services.api.app import build_app
 from services.api.runtime import open_runtime
-from services.api.service import MemoryService
+from services.api.service import BULK_FORGET_BATCH, MemoryService
 from shared.config import Config, load_config
 from shared.counters import CounterTracker
 from shared.embedding import Embedder, open_embedder
 from shared.lexical import Lexicon
+from shared.model import Memory, index_key, iso_ms, new_ulid
 from shared.revisions import DEFAULT_CACHE_TTL_MS, ReplacementLog
 from shared.storage import Stores, open_stores
 from tests.api.test_tools_e2e import call, ids_in, postgres_environ, s3_environ, text_of
@@ -56,14 +58,21 @@ class Servers(msgspec.Struct, frozen=True):
 
 
 @contextlib.asynccontextmanager
-async def second_process(servers: Servers) -> AsyncIterator[MemoryService]:
-    """Another API's service on the same store: nothing shared but the store and the clock."""
+async def same_stores(servers: Servers) -> AsyncIterator[tuple[Config, Stores]]:
+    """The server's store, opened again in the test (each test's environment is cleared)."""
     config = load_config({**servers.storage, "EMBEDDING_PROVIDER": "local"})
     with pytest.MonkeyPatch.context() as monkeypatch:
         if servers.aws is not None:
             point_aws_at(monkeypatch, s3_url=servers.aws[0], s3vectors_url=servers.aws[1])
-        async with open_stores(config) as stores, open_embedder(config) as embedder:
-            yield _service(config, stores, embedder, servers.clock)
+        async with open_stores(config) as stores:
+            yield config, stores
+
+
+@contextlib.asynccontextmanager
+async def second_process(servers: Servers) -> AsyncIterator[MemoryService]:
+    """Another API's service on the same store: nothing shared but the store and the clock."""
+    async with same_stores(servers) as (config, stores), open_embedder(config) as embedder:
+        yield _service(config, stores, embedder, servers.clock)
 
 
 def _service(config: Config, stores: Stores, embedder: Embedder, clock: Clock) -> MemoryService:
@@ -383,6 +392,45 @@ async def test_bulk_forget_counts_first_and_deletes_only_with_confirm(
     assert "1 memory matches" in await tool(
         url, "forget", {"filter": {"older_than_days": 1}}, thread
     )
+
+
+async def test_bulk_forget_deletes_at_most_a_thousand_per_call_and_says_what_remains(
+    servers: Servers, headers: dict[str, str]
+) -> None:
+    tenant = headers["X-Memory-Tenant"]
+    count = BULK_FORGET_BATCH + 5
+    # Written straight into the store, as remember writes them (embedding 1,005 texts over MCP
+    # would only slow the test): the index key, then the vector.
+    async with same_stores(servers) as (_, stores):
+        gate = asyncio.Semaphore(16)
+
+        async def put(n: int) -> None:
+            now_ms = servers.clock() - n
+            memory = Memory(
+                id=new_ulid(now_ms),
+                tenant=tenant,
+                content=f"Generated snippet {n}.",
+                memory_type="pattern",
+                created_at=iso_ms(now_ms),
+            )
+            async with gate:
+                await stores.objects.put(index_key(memory), "")
+                await stores.vectors.put(memory, [1.0] + [0.0] * 383)
+
+        await asyncio.gather(*(put(n) for n in range(count)))
+    kept = await stored(servers.first, headers, "Reviews need two approvals.")
+    dry = await tool(servers.first, "forget", {"filter": {"type": "pattern"}}, headers)
+    assert dry.startswith(f"[MEMORY] {count} memories match")
+    first = await tool(
+        servers.first, "forget", {"filter": {"type": "pattern"}, "confirm": True}, headers
+    )
+    assert f"Deleted {BULK_FORGET_BATCH}; 5 more match" in first
+    second = await tool(
+        servers.first, "forget", {"filter": {"type": "pattern"}, "confirm": True}, headers
+    )
+    assert "Deleted 5; nothing else matches" in second
+    assert ids_in(await tool(servers.first, "list_memories", {}, headers)) == [kept]
+    assert "1 memory for this project" in await tool(servers.first, "memory_stats", {}, headers)
 
 
 REFUSALS: list[tuple[str, dict[str, object], str, str]] = [

@@ -17,11 +17,13 @@ import pytest
 
 from shared.config import load_config
 from shared.counters._reader import read_merged
-from shared.model.keys import shard_prefix
-from shared.storage import ObjectStore, open_stores
+from shared.model import Memory, index_key, index_prefix, iso_ms, new_ulid
+from shared.model.keys import EXPIRY_ROOT, expiry_key_of, shard_prefix
+from shared.storage import ObjectStore, Stores, open_stores
 from tests.counters.test_tracker import LAG_MS, write_old_shards
 
 SHARDS = 7
+DAY_MS = 86_400_000
 
 
 def free_port() -> int:
@@ -31,9 +33,37 @@ def free_port() -> int:
 
 
 @pytest.fixture
-async def pg_objects(pg_url: str) -> AsyncIterator[ObjectStore]:
+async def pg_stores(pg_url: str) -> AsyncIterator[Stores]:
     async with open_stores(load_config({"DATABASE_URL": pg_url})) as stores:
-        yield stores.objects
+        yield stores
+
+
+@pytest.fixture
+def pg_objects(pg_stores: Stores) -> ObjectStore:
+    return pg_stores.objects
+
+
+async def start_compactor(pg_url: str, port: int, **settings: str) -> asyncio.subprocess.Process:
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("COMPACTOR_", "METRICS_"))},
+        "DATABASE_URL": pg_url,
+        "METRICS_PORT": str(port),
+        **settings,
+    }
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        "from services.compactor.main import main; main()",
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+
+
+async def stop(process: asyncio.subprocess.Process) -> tuple[bytes, bytes]:
+    if process.returncode is None:
+        process.send_signal(signal.SIGTERM)
+    return await asyncio.wait_for(process.communicate(), timeout=30)
 
 
 def metric(exposition: str, name: str) -> float | None:
@@ -57,20 +87,8 @@ async def test_compactor_process_folds_old_shards_and_reports_it(
     await write_old_shards(pg_objects, "acme", count=SHARDS, at_ms=now_ms - 2 * LAG_MS)
     await write_old_shards(pg_objects, "young", count=2, at_ms=now_ms)
     port = free_port()
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("COMPACTOR_", "METRICS_"))},
-        "DATABASE_URL": pg_url,
-        "COMPACTOR_FOLD_INTERVAL_S": "0.2",
-        "COMPACTOR_GC_INTERVAL_S": "0.5",
-        "METRICS_PORT": str(port),
-    }
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-c",
-        "from services.compactor.main import main; main()",
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+    process = await start_compactor(
+        pg_url, port, COMPACTOR_FOLD_INTERVAL_S="0.2", COMPACTOR_GC_INTERVAL_S="0.5"
     )
     try:
         exposition = ""
@@ -94,11 +112,57 @@ async def test_compactor_process_folds_old_shards_and_reports_it(
         assert await pg_objects.list(shard_prefix("acme")) == []
         assert len(await pg_objects.list(shard_prefix("young"))) == 2
     finally:
-        if process.returncode is None:
-            process.send_signal(signal.SIGTERM)
-        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=30)
+        stdout, stderr = await stop(process)
     assert process.returncode == 0, stderr.decode()[-2000:]
     assert b'"shutdown_complete"' in stdout
+
+
+def memory_at(created_ms: int, *, expires_in_ms: int | None) -> Memory:
+    return Memory(
+        id=new_ulid(created_ms),
+        tenant="acme",
+        content="The release freeze lasts until the audit ends.",
+        created_at=iso_ms(created_ms),
+        expires_at=None if expires_in_ms is None else iso_ms(created_ms + expires_in_ms),
+    )
+
+
+async def test_compactor_process_deletes_expired_memories_and_counts_them(
+    pg_url: str, pg_stores: Stores
+) -> None:
+    # The process judges expiry by the wall clock: one memory expired yesterday.
+    now_ms = time.time_ns() // 1_000_000
+    expired = memory_at(now_ms - 2 * DAY_MS, expires_in_ms=DAY_MS)
+    later = memory_at(now_ms, expires_in_ms=DAY_MS)
+    lasting = memory_at(now_ms, expires_in_ms=None)
+    for memory in (expired, later, lasting):
+        for key in (index_key(memory), expiry_key_of(memory)):
+            if key is not None:
+                await pg_stores.objects.put(key, "")
+        await pg_stores.vectors.put(memory, [1.0, 0.0, 0.0])
+    port = free_port()
+    process = await start_compactor(pg_url, port, COMPACTOR_EXPIRE_INTERVAL_S="0.2")
+    try:
+        exposition = ""
+        async with aiohttp.ClientSession() as session:
+            for _ in range(300):
+                exposition = await scrape(session, port) or ""
+                if metric(exposition, "mcp_memory_compactor_expired_deleted_total") == 1:
+                    break
+                await asyncio.sleep(0.1)
+        assert metric(exposition, "mcp_memory_compactor_expired_deleted_total") == 1
+        assert metric(exposition, 'mcp_memory_compactor_runs_total{job="expire",result="ok"}')
+    finally:
+        stdout, stderr = await stop(process)
+    assert process.returncode == 0, stderr.decode()[-2000:]
+    assert b'"job": "expire"' in stdout
+    ids = [expired.id, later.id, lasting.id]
+    assert {m.id for m in await pg_stores.vectors.get("acme", ids)} == {later.id, lasting.id}
+    assert await pg_stores.objects.list(EXPIRY_ROOT) == [expiry_key_of(later)]
+    assert set(await pg_stores.objects.list(index_prefix("acme"))) == {
+        index_key(later),
+        index_key(lasting),
+    }
 
 
 async def test_compactor_refuses_a_bad_configuration() -> None:

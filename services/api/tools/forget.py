@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from services.api.answers import ForgetFilter
 from services.api.render import render_bulk_forget, render_forget
-from services.api.service import BULK_FORGET_BATCH, ForgetFilter, MemoryService
+from services.api.service import BULK_FORGET_BATCH, MemoryService
 from services.api.tools.arguments import (
     memory_id,
     optional,

@@ -10,7 +10,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from typing import TypeVar
 
 from services.compactor.jobs.context import JobContext
 from services.compactor.jobs.expire_memories import ExpireJobResult, expire_memories
@@ -22,6 +23,8 @@ from shared.expiry import Expirer
 from shared.reconcile import Reconciler
 
 logger = logging.getLogger(__name__)
+
+R = TypeVar("R")
 
 
 def _result_label(tenants_failed: int) -> str:
@@ -80,11 +83,8 @@ class JobRunner:
             return await self._expire()
 
     async def _fold(self) -> FoldJobResult | None:
-        started = time.perf_counter()
-        try:
-            result = await fold_shards(self._ctx)
-        except Exception:
-            self._failed("fold", started)
+        result = await self._attempt("fold", lambda: fold_shards(self._ctx))
+        if result is None:
             return None
         m = self._metrics
         m.shards_folded.inc(result.shards_folded)
@@ -116,11 +116,8 @@ class JobRunner:
         return result
 
     async def _gc(self) -> GcJobResult | None:
-        started = time.perf_counter()
-        try:
-            result = await gc_shards(self._ctx)
-        except Exception:
-            self._failed("gc", started)
+        result = await self._attempt("gc", lambda: gc_shards(self._ctx))
+        if result is None:
             return None
         self._metrics.shards_deleted.labels(job="gc").inc(result.shards_deleted)
         self._metrics.tenant_failures.labels(job="gc").inc(result.tenants_failed)
@@ -138,11 +135,8 @@ class JobRunner:
         return result
 
     async def _reconcile(self) -> ReconcileJobResult | None:
-        started = time.perf_counter()
-        try:
-            result = await reconcile_stores(self._reconciler)
-        except Exception:
-            self._failed("reconcile", started)
+        result = await self._attempt("reconcile", lambda: reconcile_stores(self._reconciler))
+        if result is None:
             return None
         repaired = result.repaired
         for repair, count in (
@@ -170,11 +164,8 @@ class JobRunner:
         return result
 
     async def _expire(self) -> ExpireJobResult | None:
-        started = time.perf_counter()
-        try:
-            result = await expire_memories(self._expirer)
-        except Exception:
-            self._failed("expire", started)
+        result = await self._attempt("expire", lambda: expire_memories(self._expirer))
+        if result is None:
             return None
         self._metrics.expired_deleted.inc(result.deleted)
         self._metrics.tenant_failures.labels(job="expire").inc(result.tenants_failed)
@@ -191,6 +182,15 @@ class JobRunner:
             },
         )
         return result
+
+    async def _attempt(self, job: str, run: Callable[[], Awaitable[R]]) -> R | None:
+        """The job's result, or None after counting and logging its failure."""
+        started = time.perf_counter()
+        try:
+            return await run()
+        except Exception:
+            self._failed(job, started)
+            return None
 
     def _finished(self, job: str, tenants_failed: int, duration_s: float) -> None:
         self._metrics.runs.labels(job=job, result=_result_label(tenants_failed)).inc()

@@ -1,0 +1,68 @@
+"""What the memory operations answer: plain records the tool modules render."""
+
+from __future__ import annotations
+
+import msgspec
+
+from shared.model import Memory, MemoryType
+from shared.ranking import RecallMode, RecallOutcome
+
+
+class RecallAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    """``visible`` is how many candidates this conversation may see at all (0: nothing stored)."""
+
+    mode: RecallMode
+    visible: int
+    outcome: RecallOutcome | None
+
+
+class RememberAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    """``replaced``: the memory this one retired; ``may_update``: a visible memory this one
+    looks like a revision of (a hint only: nothing was retired)."""
+
+    memory: Memory
+    already_known: bool
+    replaced: Memory | None = None
+    may_update: Memory | None = None
+
+
+class Version(msgspec.Struct, frozen=True, kw_only=True):
+    """One version in a chain: its body (None once forgotten) and what replaced it."""
+
+    memory_id: str
+    memory: Memory | None
+    replaced_by: tuple[str, ...]
+    expired: bool
+
+
+class ForgetFilter(msgspec.Struct, frozen=True, kw_only=True):
+    """What a bulk forget matches; every field set must hold (an empty filter is refused by
+    the tool before it gets here)."""
+
+    memory_type: MemoryType | None = None
+    category: str | None = None
+    tag: str | None = None
+    conversation_only: bool = False
+    older_than_days: int | None = None
+
+    @property
+    def needs_bodies(self) -> bool:
+        return self.category is not None or self.tag is not None
+
+
+class BulkForgetAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    matched: int
+    deleted: int
+
+    @property
+    def remaining(self) -> int:
+        return self.matched - self.deleted
+
+
+class StatsAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    by_type: dict[str, int]
+    capped: bool
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_type.values())

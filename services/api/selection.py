@@ -1,0 +1,69 @@
+"""Which memories a bulk forget selects: index keys first (type, conversation, age and expiry
+are all in the key), bodies only when the filter needs them (category, tag)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from services.api.answers import ForgetFilter
+from shared.model import DAY_MS, IndexEntry, index_prefix, parse_index_key, ulid_time_ms
+from shared.revisions import Visibility
+from shared.storage import ObjectStore, VectorStore
+
+LIST_PAGE_SIZE: Final = 1000
+# Bodies read per request when a bulk filter needs them (category, tag).
+BODY_BATCH: Final = 500
+
+
+async def matching_entries(
+    objects: ObjectStore,
+    vectors: VectorStore,
+    tenant: str,
+    sight: Visibility,
+    match: ForgetFilter,
+) -> list[IndexEntry]:
+    """The index entries ``match`` selects, oldest first. Replaced versions are included
+    (forgetting a subject forgets its history); expired ones are already gone."""
+    cutoff_ms = (
+        sight.now_ms - match.older_than_days * DAY_MS if match.older_than_days is not None else None
+    )
+    entries: list[IndexEntry] = []
+    async for keys in objects.pages(index_prefix(tenant), page_size=LIST_PAGE_SIZE):
+        for key in keys:
+            entry = parse_index_key(key)
+            if entry is None or not entry.visible_to(sight.conversation):
+                continue
+            if entry.expired(sight.now_ms):
+                continue
+            if match.memory_type is not None and entry.memory_type != match.memory_type:
+                continue
+            if match.conversation_only and entry.conversation_digest is None:
+                continue
+            if cutoff_ms is not None:
+                created_ms = ulid_time_ms(entry.memory_id)
+                if created_ms is None or created_ms > cutoff_ms:
+                    continue
+            entries.append(entry)
+    entries.reverse()  # the index is newest first
+    if match.needs_bodies:
+        entries = await _with_bodies_matching(vectors, tenant, entries, match)
+    return entries
+
+
+async def _with_bodies_matching(
+    vectors: VectorStore, tenant: str, entries: list[IndexEntry], match: ForgetFilter
+) -> list[IndexEntry]:
+    kept: list[IndexEntry] = []
+    for start in range(0, len(entries), BODY_BATCH):
+        chunk = entries[start : start + BODY_BATCH]
+        found = {m.id: m for m in await vectors.get(tenant, [e.memory_id for e in chunk])}
+        for entry in chunk:
+            memory = found.get(entry.memory_id)
+            if memory is None:
+                continue
+            if match.category is not None and memory.category != match.category:
+                continue
+            if match.tag is not None and match.tag not in memory.tags:
+                continue
+            kept.append(entry)
+    return kept

@@ -1,0 +1,55 @@
+"""Replacement chains read from (old, new) pairs alone."""
+
+from __future__ import annotations
+
+from shared.model import new_ulid
+from shared.revisions import EMPTY, Replacements
+
+NOW_MS = 1_800_000_000_000
+A, B, B2, C, OTHER = (new_ulid(NOW_MS + n) for n in range(5))
+
+
+def test_a_straight_chain_resolves_to_its_newest() -> None:
+    chain = Replacements([(A, B), (B, C)])
+    assert len(chain) == 2
+    assert [chain.retired(v) for v in (A, B, C)] == [True, True, False]
+    assert chain.current(A) == (C,)
+    assert chain.current(B) == (C,)
+    assert chain.current(C) == (C,)
+    assert chain.replaced_by(A) == (B,)
+    assert chain.replaced_by(B) == (C,)
+    assert chain.replaced_by(C) == ()
+    assert chain.versions(A) == chain.versions(B) == chain.versions(C) == (C, B, A)
+
+
+def test_versions_are_newest_first_whatever_order_the_records_came_in() -> None:
+    chain = Replacements([(B, C), (A, B)])
+    assert chain.versions(B) == (C, B, A)
+    assert chain.pairs() == [(B, C), (A, B)]
+
+
+def test_a_fork_keeps_both_corrections_current() -> None:
+    fork = Replacements([(A, B), (A, B2)])
+    assert fork.retired(A)
+    assert not fork.retired(B) and not fork.retired(B2)
+    assert fork.current(A) == (B, B2)
+    assert fork.current(B) == (B,)
+    assert fork.current(B2) == (B2,)
+    assert fork.replaced_by(A) == (B, B2)
+    assert fork.versions(A) == fork.versions(B) == fork.versions(B2) == (B2, B, A)
+
+
+def test_an_unrelated_id_is_its_own_only_version() -> None:
+    chain = Replacements([(A, B), (B, C)])
+    assert not chain.retired(OTHER)
+    assert chain.current(OTHER) == (OTHER,)
+    assert chain.replaced_by(OTHER) == ()
+    assert chain.versions(OTHER) == (OTHER,)
+    assert not EMPTY.retired(A) and EMPTY.current(A) == (A,) and len(EMPTY) == 0
+
+
+def test_adding_the_same_pair_twice_is_one_record() -> None:
+    chain = Replacements([(A, B)])
+    chain.add(A, B)
+    assert len(chain) == 1
+    assert chain.pairs() == [(A, B)]
