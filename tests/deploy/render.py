@@ -38,7 +38,7 @@ def require_tool(name: str) -> str:
     found = shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))
     if found:
         return found
-    message = f"{name} is not installed (see tests/deploy/render.py)"
+    message = f"{name} is not installed (see tests/deploy/render.py; .ci/run installs it)"
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(message)
     pytest.skip(message)

@@ -10,6 +10,7 @@ PrometheusRule); those are checked structurally here instead.
 from __future__ import annotations
 
 import copy
+import json
 import re
 from functools import cache
 from typing import Any
@@ -432,12 +433,29 @@ def monitoring() -> list[Doc]:
 
 def test_monitoring_resources_are_well_formed() -> None:
     docs = monitoring()
-    assert {doc["kind"] for doc in docs} == {"PodMonitor", "PrometheusRule"}
+    assert {doc["kind"] for doc in docs} == {"PodMonitor", "PrometheusRule", "ConfigMap"}
     for doc in docs:
-        assert doc["apiVersion"] == "monitoring.coreos.com/v1"
         assert doc["metadata"]["namespace"] == NAMESPACE
         assert re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", doc["metadata"]["name"])
-        assert set(doc) == {"apiVersion", "kind", "metadata", "spec"}
+        if doc["kind"] == "ConfigMap":
+            assert doc["apiVersion"] == "v1"
+            assert set(doc) == {"apiVersion", "kind", "metadata", "data"}
+        else:
+            assert doc["apiVersion"] == "monitoring.coreos.com/v1"
+            assert set(doc) == {"apiVersion", "kind", "metadata", "spec"}
+
+
+def test_the_dashboard_is_a_configmap_grafanas_sidecar_picks_up() -> None:
+    (config_map,) = [d for d in monitoring() if d["kind"] == "ConfigMap"]
+    # The label the Grafana chart's dashboard sidecar watches, with a stable name to update.
+    assert config_map["metadata"]["labels"]["grafana_dashboard"] == "1"
+    assert config_map["metadata"]["name"] == "mcp-memory-dashboard"
+    (body,) = config_map["data"].values()
+    dashboard = json.loads(body)
+    assert dashboard["uid"] == "mcp-memory"
+    queries = [t["expr"] for p in dashboard["panels"] for t in p.get("targets", [])]
+    assert any("mcp_memory_compactor_" in q for q in queries)
+    assert any("mcp_memory_tool_duration_seconds_bucket" in q for q in queries)
 
 
 def test_pod_monitor_scrapes_both_processes() -> None:
@@ -464,10 +482,7 @@ def _rules() -> list[Doc]:
 
 def test_alert_rules_are_complete() -> None:
     rules = _rules()
-    assert {r["alert"] for r in rules} == {
-        "McpMemoryShardBacklogGrowing",
-        "McpMemoryCompactorStalled",
-    }
+    assert {r["alert"] for r in rules} == set(ALERT_METRICS)
     for rule in rules:
         assert set(rule) == {"alert", "expr", "for", "labels", "annotations"}, rule["alert"]
         assert re.fullmatch(r"\d+[smh]", rule["for"])
@@ -479,19 +494,29 @@ def test_alert_rules_are_complete() -> None:
 ALERT_METRICS = {
     "McpMemoryShardBacklogGrowing": "mcp_memory_compactor_backlog_shards",
     "McpMemoryCompactorStalled": "mcp_memory_compactor_last_success_timestamp_seconds",
+    "McpMemoryCompactorAbsent": "mcp_memory_compactor_last_success_timestamp_seconds",
+    "McpMemoryToolErrors": "mcp_memory_tool_calls_total",
+    "McpMemoryRecallSlow": "mcp_memory_tool_duration_seconds_bucket",
 }
 
 
-def test_alerts_use_the_compactors_metric_names() -> None:
+def test_alerts_use_the_processes_metric_names() -> None:
     for rule in _rules():
         assert ALERT_METRICS[rule["alert"]] in rule["expr"], rule["alert"]
 
 
-def test_the_compactor_defines_the_alerted_metrics() -> None:
-    """The alerts' metric names are the ones services/compactor/metrics.py registers."""
+def test_the_processes_define_the_alerted_metrics() -> None:
+    """The alerts' metric names are the ones services/compactor/metrics.py and
+    services/api/metrics.py register."""
+    from prometheus_client import REGISTRY
+
+    import services.api.metrics  # noqa: F401  (registers the API's series)
     from services.compactor.metrics import CompactorMetrics
 
-    registry = CompactorMetrics().registry
-    exported = {sample.name for family in registry.collect() for sample in family.samples}
+    families = [f for r in (CompactorMetrics().registry, REGISTRY) for f in r.collect()]
+    exported = {sample.name for family in families for sample in family.samples}
+    # A labelled series exports no sample before its first use: name it from its family.
+    suffix = {"counter": "_total", "histogram": "_bucket"}
+    exported |= {f.name + suffix.get(f.type, "") for f in families}
     for metric in ALERT_METRICS.values():
         assert metric in exported, (metric, sorted(exported))
