@@ -37,17 +37,21 @@ class _BelowWarning(logging.Filter):
         return record.levelno < logging.WARNING
 
 
-def configure_logging(level: int = logging.INFO) -> None:
-    """Route the root logger to stdout (below WARNING) and stderr (WARNING and up) as JSON."""
+def configure_logging(level: int = logging.INFO, *, stdout_is_protocol: bool = False) -> None:
+    """Route the root logger to stdout (below WARNING) and stderr (WARNING and up) as JSON; or,
+    when stdout carries MCP's stdio transport, every line to stderr."""
     formatter = JsonLineFormatter()
-    out = logging.StreamHandler(sys.stdout)
-    out.addFilter(_BelowWarning())
-    out.setFormatter(formatter)
     err = logging.StreamHandler(sys.stderr)
-    err.setLevel(logging.WARNING)
     err.setFormatter(formatter)
+    handlers: list[logging.Handler] = [err]
+    if not stdout_is_protocol:
+        err.setLevel(logging.WARNING)
+        out = logging.StreamHandler(sys.stdout)
+        out.addFilter(_BelowWarning())
+        out.setFormatter(formatter)
+        handlers.insert(0, out)
     root = logging.getLogger()
-    root.handlers[:] = [out, err]
+    root.handlers[:] = handlers
     root.setLevel(level)
     # Third-party libraries log free text at INFO; keep their warnings only.
     for noisy in (

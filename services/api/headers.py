@@ -14,17 +14,13 @@ from multidict import MultiMapping
 
 from services.api.tools.spec import ToolContext
 from shared.errors import InvalidInputError
+from shared.model.ids import MAX_TENANT_CHARS, TENANT_PATTERN
 
 EXPLICIT_TENANT_HEADER: Final = "X-Memory-Tenant"
 STAMPED_TENANT_HEADER: Final = "X-Tenant-Id"
 CONVERSATION_HEADER: Final = "X-Conversation-Id"
 
-MAX_TENANT_CHARS: Final = 128
 MAX_CONVERSATION_CHARS: Final = 512
-
-# The tenant lands in an S3 key path and in an S3 Vectors filter value: this is the intersection
-# of what both accept. It also excludes "." and "..", which would walk the key path.
-_TENANT_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 # Printable ASCII without whitespace: the platform's ids (chat:…, slack:…:…) and percent-encodings.
 _CONVERSATION_PATTERN: Final = re.compile(r"[\x21-\x7e]+")
 
@@ -44,26 +40,31 @@ def conversation_of(headers: MultiMapping[str]) -> str | None:
     value = _single_value(headers, CONVERSATION_HEADER)
     if not value:
         return None
+    return validated_conversation(CONVERSATION_HEADER, value)
+
+
+def validated_conversation(source: str, value: str) -> str:
+    """A conversation id by the header's rules; ``source`` (a header, or the variable stdio
+    reads it from) names it in the refusal."""
     if len(value) > MAX_CONVERSATION_CHARS:
         raise InvalidInputError(
-            CONVERSATION_HEADER,
-            f"{CONVERSATION_HEADER} is too long (max {MAX_CONVERSATION_CHARS} characters)",
+            source, f"{source} is too long (max {MAX_CONVERSATION_CHARS} characters)"
         )
     if _CONVERSATION_PATTERN.fullmatch(value) is None:
         raise InvalidInputError(
-            CONVERSATION_HEADER,
-            f"{CONVERSATION_HEADER} may carry printable ASCII only, with no whitespace",
+            source, f"{source} may carry printable ASCII only, with no whitespace"
         )
     return value
 
 
-def _validated_tenant(header: str, value: str) -> str:
+def validated_tenant(source: str, value: str) -> str:
+    """A tenant by the header's rules; ``source`` names it in the refusal."""
     if len(value) > MAX_TENANT_CHARS:
-        raise InvalidInputError(header, f"{header} is too long (max {MAX_TENANT_CHARS} characters)")
-    if _TENANT_PATTERN.fullmatch(value) is None:
+        raise InvalidInputError(source, f"{source} is too long (max {MAX_TENANT_CHARS} characters)")
+    if TENANT_PATTERN.fullmatch(value) is None:
         raise InvalidInputError(
-            header,
-            f"{header} must start with a letter or digit and contain only letters, digits, "
+            source,
+            f"{source} must start with a letter or digit and contain only letters, digits, "
             "'.', '_' or '-'",
         )
     return value
@@ -78,7 +79,7 @@ def tenant_of(headers: MultiMapping[str]) -> str:
     for header in (EXPLICIT_TENANT_HEADER, STAMPED_TENANT_HEADER):
         value = _single_value(headers, header)
         if value:
-            return _validated_tenant(header, value)
+            return validated_tenant(header, value)
     raise InvalidInputError(
         EXPLICIT_TENANT_HEADER,
         f"{EXPLICIT_TENANT_HEADER} header is required — set it on the MCP server entry in the "
@@ -105,4 +106,6 @@ __all__ = [
     "conversation_of",
     "tenant_of",
     "tool_context_of",
+    "validated_conversation",
+    "validated_tenant",
 ]

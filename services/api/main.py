@@ -55,6 +55,12 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="listen here instead of PORT (0: any free port)",
     )
+    parser.add_argument(
+        "--stdio",
+        action="store_true",
+        help="serve one client over stdin/stdout instead of HTTP (desktop and IDE clients); "
+        "the tenant comes from MCP_MEMORY_TENANT",
+    )
     return parser
 
 
@@ -182,16 +188,31 @@ async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) ->
 def run(argv: Sequence[str] | None = None, *, open_runtime: RuntimeOpener | None = None) -> int:
     """Parse flags, validate the environment and serve; the exit code."""
     args = _parser().parse_args(argv)
-    configure_logging()
+    configure_logging(stdout_is_protocol=args.stdio)
     tune_allocator(os.environ)
     try:
         config = load_config(os.environ, local=args.local, data_dir=args.data_dir)
+        if args.stdio:
+            return _run_stdio(config, open_runtime=open_runtime)
     except ConfigError as error:
         print(f"configuration error: {error}", file=sys.stderr)
         return 1
     if args.port is not None:
         config = msgspec.structs.replace(config, port=args.port)
     return asyncio.run(serve(config, open_runtime=open_runtime))
+
+
+def _run_stdio(config: Config, *, open_runtime: RuntimeOpener | None) -> int:
+    """Raises ConfigError: MCP_MEMORY_TENANT is missing or malformed (before anything opens)."""
+    from services.api.runtime import open_runtime as real_runtime
+    from services.api.stdio import serve_stdio, stdio_context
+
+    context = stdio_context(os.environ)
+    try:
+        return asyncio.run(serve_stdio(config, context, open_runtime=open_runtime or real_runtime))
+    except (StorageError, ServiceError) as error:
+        print(f"startup error: {error}", file=sys.stderr)
+        return 1
 
 
 def main() -> None:

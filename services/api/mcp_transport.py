@@ -138,7 +138,7 @@ def _is_modern(request: web.Request, method: str, params: Mapping[str, Any] | No
     return header is not None and header not in HANDSHAKE_PROTOCOL_VERSIONS
 
 
-def _text_result(text: str, *, is_error: bool) -> types.CallToolResult:
+def text_result(text: str, *, is_error: bool) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], is_error=is_error
     )
@@ -170,7 +170,7 @@ class McpEndpoint:
     ) -> types.CallToolResult:
         spec = self._specs.get(params.name)
         if spec is None:
-            return _text_result(f'Error: unknown tool "{params.name}".', is_error=True)
+            return text_result(f'Error: unknown tool "{params.name}".', is_error=True)
         request = ctx.request
         if not isinstance(request, web.Request):
             raise TypeError("the MCP endpoint passes the aiohttp request to every handler")
@@ -179,9 +179,9 @@ class McpEndpoint:
             tool_context = tool_context_of(request.headers)
         except InvalidInputError as refusal:
             logger.info("tool_refused", extra={"tool": spec.name, "header": refusal.field})
-            return _text_result(f"Error: {refusal}", is_error=True)
+            return text_result(f"Error: {refusal}", is_error=True)
         result = await spec.handler(tool_context, params.arguments or {})
-        return _text_result(result.text, is_error=result.is_error)
+        return text_result(result.text, is_error=result.is_error)
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """Answer one POST: a JSON-RPC result or error, 202 for a notification."""

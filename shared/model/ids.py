@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
@@ -18,6 +19,15 @@ _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MS: Final = timedelta(milliseconds=1)
 CONVERSATION_DIGEST_CHARS: Final = 16
 DAY_MS: Final = 86_400_000
+MAX_TENANT_CHARS: Final = 128
+# A tenant lands in an S3 key path and in an S3 Vectors filter value: this is the intersection
+# of what both accept. It also excludes "." and "..", which would walk the key path.
+TENANT_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def is_tenant(value: str) -> bool:
+    """Whether ``value`` may name a tenant (the X-Memory-Tenant header's rule)."""
+    return len(value) <= MAX_TENANT_CHARS and TENANT_PATTERN.fullmatch(value) is not None
 
 
 def new_ulid(now_ms: int) -> str:

@@ -1,8 +1,10 @@
-"""A real third-party client: the MCP Inspector CLI (Node) against the API process, both eras.
+"""A real third-party client: the MCP Inspector CLI (Node) against the API process, both eras,
+and over stdio.
 
 It lists the tools, remembers a fact and recalls it, in the handshake era (``legacy``) and in
 the 2026-07-28 era (``auto`` probes ``server/discover``), against ``mcp-memory-api`` serving the
-real runtime on a fresh PostgreSQL database and the local model. See tests/thirdparty/README.
+real runtime on a fresh PostgreSQL database and the local model. Over stdio it launches
+``mcp-memory-api --stdio --local`` itself, as a desktop client does. See tests/thirdparty/README.
 """
 
 from __future__ import annotations
@@ -65,12 +67,21 @@ async def run_inspector(
     home: Path,
     tool: str | None = None,
     arguments: dict[str, str] | None = None,
+    stdio: list[str] | None = None,
 ) -> dict[str, Any]:
+    """One Inspector CLI call over HTTP to ``url``, or, with ``stdio`` (the server's command
+    line, then ``-e KEY=VALUE`` pairs in ``headers``' place), over stdio."""
     node, launcher = inspector
-    args = [str(node), str(launcher), "--cli", url, "--transport", "http"]
+    args = [str(node), str(launcher), "--cli"]
+    if stdio is None:
+        args += [url, "--transport", "http"]
+        for name, value in headers.items():
+            args += ["--header", f"{name}: {value}"]
+    else:
+        args += [*stdio, "--transport", "stdio"]
+        for name, value in headers.items():
+            args += ["-e", f"{name}={value}"]
     args += ["--protocol-era", era, "--format", "json", "-q", "--method", method]
-    for name, value in headers.items():
-        args += ["--header", f"{name}: {value}"]
     if tool is not None:
         args += ["--tool-name", tool]
     if arguments:
@@ -118,3 +129,34 @@ async def test_inspector_lists_remembers_and_recalls(
         await call("tools/call", tool="recall", arguments={"query": "how do we deploy to staging?"})
     )
     assert fact in recalled, (remembered, recalled)
+
+
+async def test_inspector_launches_the_server_over_stdio(
+    inspector: tuple[Path, Path], embedded_data_dir: Path, tmp_path: Path
+) -> None:
+    command = [str(CONSOLE_SCRIPT), "--stdio", "--local", "--data-dir", str(embedded_data_dir)]
+    env = {"MCP_MEMORY_TENANT": "inspector-stdio"}
+
+    async def call(method: str, **kwargs: Any) -> dict[str, Any]:
+        return await run_inspector(
+            inspector,
+            "",
+            era="legacy",
+            headers=env,
+            method=method,
+            home=tmp_path,
+            stdio=command,
+            **kwargs,
+        )
+
+    listed = await call("tools/list")
+    assert [tool["name"] for tool in listed["tools"]][:2] == ["recall", "remember"]
+    fact = "Release tags are cut from the release/stable branch"
+    text_of(await call("tools/call", tool="remember", arguments={"content": fact}))
+    # Each Inspector call starts its own server process: the fact outlived the first one.
+    recalled = text_of(
+        await call(
+            "tools/call", tool="recall", arguments={"query": "which branch are tags cut from?"}
+        )
+    )
+    assert fact in recalled

@@ -1,0 +1,138 @@
+"""``mcp-memory-api --stdio``: the same tools over MCP's stdio transport, for the desktop and IDE
+clients that start a server as a child process (Claude Desktop, Claude Code, Cursor, VS Code).
+
+stdout carries the protocol alone; every log line goes to stderr. There are no headers on stdio,
+so the tenant comes from the operator's configuration, ``MCP_MEMORY_TENANT``, and a conversation
+may come from ``MCP_MEMORY_CONVERSATION``; both by the headers' rules, never from a tool argument.
+The process serves one client until its stdin closes or a signal arrives, then leaves the runtime,
+which runs the final counter flush. Several such processes (one per editor window) may share one
+embedded data dir: they are processes on one PostgreSQL, as several pods are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.server.stdio import stdio_server
+
+from services.api.headers import validated_conversation, validated_tenant
+from services.api.mcp_transport import SERVER_NAME, server_version, text_result
+from services.api.tools.spec import ToolContext, ToolSpec
+from shared.errors import ConfigError, InvalidInputError
+
+if TYPE_CHECKING:
+    from services.api.app import RuntimeOpener
+    from shared.config import Config
+
+logger = logging.getLogger(__name__)
+
+TENANT_VARIABLE: Final = "MCP_MEMORY_TENANT"
+CONVERSATION_VARIABLE: Final = "MCP_MEMORY_CONVERSATION"
+
+
+def stdio_context(environ: Mapping[str, str]) -> ToolContext:
+    """Who every call of this process is from, read once at start.
+
+    Raises:
+        ConfigError: the tenant is missing or either value breaks the headers' rules.
+    """
+    tenant = environ.get(TENANT_VARIABLE, "").strip()
+    if not tenant:
+        raise ConfigError(
+            f"{TENANT_VARIABLE} is required with --stdio: the tenant comes from the operator's "
+            "configuration (the client's env block), never from a tool argument"
+        )
+    conversation = environ.get(CONVERSATION_VARIABLE, "").strip() or None
+    try:
+        return ToolContext(
+            tenant=validated_tenant(TENANT_VARIABLE, tenant),
+            conversation=(
+                validated_conversation(CONVERSATION_VARIABLE, conversation)
+                if conversation is not None
+                else None
+            ),
+        )
+    except InvalidInputError as error:
+        raise ConfigError(str(error)) from error
+
+
+class StdioEndpoint:
+    """The catalogue as an SDK server whose every call runs as one fixed ToolContext."""
+
+    def __init__(self, catalogue: Sequence[ToolSpec], *, context: ToolContext) -> None:
+        self._specs = {spec.name: spec for spec in catalogue}
+        self._context = context
+        self._tools = [
+            types.Tool(name=spec.name, description=spec.description, input_schema=spec.input_schema)
+            for spec in catalogue
+        ]
+        self.server: Server[Any] = Server(
+            SERVER_NAME,
+            version=server_version(),
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self._tools)
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        spec = self._specs.get(params.name)
+        if spec is None:
+            return text_result(f'Error: unknown tool "{params.name}".', is_error=True)
+        result = await spec.handler(self._context, params.arguments or {})
+        return text_result(result.text, is_error=result.is_error)
+
+    async def serve(self) -> None:
+        """Until the client closes stdin."""
+        async with stdio_server() as (read_stream, write_stream):
+            await self.server.run(
+                read_stream, write_stream, self.server.create_initialization_options()
+            )
+
+
+async def serve_stdio(config: Config, context: ToolContext, *, open_runtime: RuntimeOpener) -> int:
+    """Open the runtime, serve one stdio client, leave the runtime; the exit code."""
+    async with open_runtime(config) as runtime:
+        endpoint = StdioEndpoint(runtime.catalogue, context=context)
+        for line in runtime.boot_lines:
+            logger.info("boot", extra={"detail": line})
+        logger.info(
+            "serving_stdio",
+            extra={
+                "server": SERVER_NAME,
+                "version": server_version(),
+                "tenant": context.tenant,
+                "inConversation": context.conversation is not None,
+            },
+        )
+        serving = asyncio.create_task(endpoint.serve())
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, serving.cancel)
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving
+        # Leaving the block runs the runtime's exit: the final counter flush, then the stores.
+    logger.info("shutdown_complete")
+    return 0
+
+
+__all__ = [
+    "CONVERSATION_VARIABLE",
+    "TENANT_VARIABLE",
+    "StdioEndpoint",
+    "serve_stdio",
+    "stdio_context",
+]

@@ -1,0 +1,213 @@
+"""``mcp-memory-api --stdio``: the official MCP client launches the server as a child process,
+as desktop and IDE clients do, on an embedded data dir; three such processes share one."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from tests.api._process import CONSOLE_SCRIPT, clean_env
+
+BOOT_TIMEOUT_S = 120.0
+
+
+def parameters(data_dir: Path, **env: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=str(CONSOLE_SCRIPT),
+        args=["--stdio", "--local", "--data-dir", str(data_dir)],
+        env=clean_env(**env),
+    )
+
+
+def text_of(result: types.CallToolResult) -> str:
+    (content,) = result.content
+    assert isinstance(content, types.TextContent)
+    assert not result.is_error, content.text
+    return content.text
+
+
+async def refusal_of(data_dir: Path, **env: str) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        str(CONSOLE_SCRIPT),
+        "--stdio",
+        "--local",
+        "--data-dir",
+        str(data_dir),
+        env=clean_env(**env),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), BOOT_TIMEOUT_S)
+    return process.returncode or 0, out.decode(), err.decode()
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, "MCP_MEMORY_TENANT is required with --stdio"),
+        ({"MCP_MEMORY_TENANT": "   "}, "MCP_MEMORY_TENANT is required with --stdio"),
+        ({"MCP_MEMORY_TENANT": "../other"}, "MCP_MEMORY_TENANT must start with a letter or digit"),
+        ({"MCP_MEMORY_TENANT": "t" * 129}, "MCP_MEMORY_TENANT is too long (max 128 characters)"),
+        (
+            {"MCP_MEMORY_TENANT": "acme", "MCP_MEMORY_CONVERSATION": "has space"},
+            "MCP_MEMORY_CONVERSATION may carry printable ASCII only",
+        ),
+    ],
+)
+async def test_stdio_refuses_to_start_without_a_valid_tenant_naming_the_variable(
+    embedded_data_dir: Path, env: dict[str, str], expected: str
+) -> None:
+    code, out, err = await refusal_of(embedded_data_dir, **env)
+    assert code == 1
+    assert out == ""  # stdout is the protocol's: never a refusal or a log line
+    assert f"configuration error: {expected}" in err
+
+
+async def test_the_official_client_remembers_and_recalls_over_stdio(
+    embedded_data_dir: Path,
+) -> None:
+    # Opened in the test's own task: the SDK's stdio client holds an anyio cancel scope, which
+    # a fixture would enter and leave in two different tasks.
+    params = parameters(
+        embedded_data_dir, MCP_MEMORY_TENANT="laptop", MCP_MEMORY_CONVERSATION="window-1"
+    )
+    async with Client(params, read_timeout_seconds=BOOT_TIMEOUT_S) as stdio_client:
+        await _remember_and_recall(stdio_client)
+
+
+async def _remember_and_recall(stdio_client: Client) -> None:
+    listed = await stdio_client.list_tools()
+    assert [t.name for t in listed.tools][:2] == ["recall", "remember"]
+    fact = "The staging API listens on port 8443."
+    stored = text_of(await stdio_client.call_tool("remember", {"content": fact}))
+    assert stored.startswith("[MEMORY] Stored as ")
+    # The conversation came from MCP_MEMORY_CONVERSATION: a conversation note is accepted.
+    note = text_of(
+        await stdio_client.call_tool(
+            "remember",
+            {"content": "In this window we debug the login flow.", "scope": "conversation"},
+        )
+    )
+    assert "this conversation only" in note
+    recalled = text_of(
+        await stdio_client.call_tool("recall", {"query": "which port is staging on"})
+    )
+    assert fact in recalled
+    # The tenant is never an argument, on stdio as on HTTP.
+    refused = await stdio_client.call_tool("memory_stats", {"tenant": "other"})
+    assert refused.is_error and "request headers" in text_of_error(refused)
+
+
+def text_of_error(result: types.CallToolResult) -> str:
+    (content,) = result.content
+    assert isinstance(content, types.TextContent)
+    return content.text
+
+
+async def test_stdout_carries_only_the_protocol_and_logs_go_to_stderr(
+    embedded_data_dir: Path,
+) -> None:
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw-test", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "remember", "arguments": {"content": "Builds use Node 20."}},
+        },
+    ]
+    process = await asyncio.create_subprocess_exec(
+        str(CONSOLE_SCRIPT),
+        "--stdio",
+        "--local",
+        "--data-dir",
+        str(embedded_data_dir),
+        env=clean_env(MCP_MEMORY_TENANT="laptop"),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    for request in requests:
+        process.stdin.write(json.dumps(request).encode() + b"\n")
+    await process.stdin.drain()
+    answers: list[dict[str, Any]] = []
+    while len(answers) < 2:
+        line = await asyncio.wait_for(process.stdout.readline(), BOOT_TIMEOUT_S)
+        assert line, "stdout closed before both answers"
+        answers.append(json.loads(line))
+    process.stdin.close()  # the client leaves: the server flushes and exits 0
+    rest, err = await asyncio.wait_for(process.communicate(), BOOT_TIMEOUT_S)
+    assert process.returncode == 0, err.decode()[-2000:]
+    # Every stdout line is a JSON-RPC message answering a request; nothing else was written.
+    assert [a["id"] for a in answers] == [1, 2] and rest == b""
+    assert all(a["jsonrpc"] == "2.0" and "result" in a for a in answers)
+    assert "Stored as" in answers[1]["result"]["content"][0]["text"]
+    events = [json.loads(line)["event"] for line in err.decode().splitlines() if line.strip()]
+    assert "serving_stdio" in events and "tool_call" in events
+    assert events[-1] == "shutdown_complete"
+
+
+CODENAMES = (
+    "amber basil cedar dahlia elm fennel garnet hazel iris juniper kale lotus "
+    "maple nutmeg olive pepper quince rowan sage thyme umber violet willow yarrow"
+).split()
+
+
+def fact(window: int, rule: int) -> str:
+    codename = CODENAMES[8 * window + rule]
+    return f"Window {window} picked the codename {codename} for release {rule}."
+
+
+async def test_three_stdio_processes_share_one_embedded_data_dir(embedded_data_dir: Path) -> None:
+    params = parameters(embedded_data_dir, MCP_MEMORY_TENANT="shared-laptop")
+    per_window = 8
+
+    async def window(number: int) -> list[str]:
+        async with Client(params, read_timeout_seconds=BOOT_TIMEOUT_S) as client:
+            ids = []
+            for n in range(per_window):
+                text = text_of(
+                    await client.call_tool(
+                        "remember",
+                        {"content": fact(number, n)},
+                    )
+                )
+                assert text.startswith("[MEMORY] Stored as "), text
+                ids.append(text.split()[3].rstrip("."))
+                # Reads between the writes, while the other windows write too.
+                text_of(await client.call_tool("recall", {"query": f"release {n} codename"}))
+            return ids
+
+    written = await asyncio.gather(*(window(n) for n in range(3)))
+    every = {memory_id for ids in written for memory_id in ids}
+    assert len(every) == 3 * per_window
+    async with Client(params, read_timeout_seconds=BOOT_TIMEOUT_S) as client:
+        listed = text_of(await client.call_tool("list_memories", {"limit": 50}))
+        assert {
+            line.split("[id:")[1][:26] for line in listed.splitlines() if "[id:" in line
+        } == every
+        assert f"{3 * per_window} memories for this project" in text_of(
+            await client.call_tool("memory_stats", {})
+        )
+        # Written by the third window, found by the fourth process.
+        recalled = text_of(await client.call_tool("recall", {"query": "codename violet"}))
+        assert fact(2, 5) in recalled
