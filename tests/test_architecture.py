@@ -112,6 +112,7 @@ def test_only_config_reads_the_environment_for_settings() -> None:
         "shared/config.py",
         "services/api/main.py",
         "services/compactor/main.py",
+        "services/operator/main.py",
         "shared/cli.py",
     }
     assert set(readers) <= allowed, sorted(set(readers) - allowed)

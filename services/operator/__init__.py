@@ -1,0 +1,1 @@
+"""``mcp-memory``: the operator's command (export, import, migrate, reembed)."""

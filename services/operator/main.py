@@ -1,0 +1,266 @@
+"""``mcp-memory``: export, import, migrate and re-embed memories, on either backend.
+
+Same configuration as the services (the environment, ``--local``, ``--data-dir``). ``export``
+writes JSON Lines to stdout or ``--output``; ``import`` reads them from stdin or ``--input``;
+``migrate`` and ``reembed`` copy from one configuration to another (``--from-env`` and
+``--to-env`` name files of KEY=VALUE lines, or ``--from-local``/``--to-local``), embedding with the
+target's model. Data goes to stdout only when it is the output; every log, progress and
+summary line goes to stderr. The exit code is 0 on success and 1 on a refusal, which names the
+line, the field or the setting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Final, TextIO
+
+from services.operator.progress import Progress
+from shared.cli import process_id
+from shared.config import Config, load_config
+from shared.embedding import Embedder, open_embedder
+from shared.errors import ConfigError, InvalidInputError, ServiceError, StorageError
+from shared.logs import configure_logging
+from shared.model.ids import is_tenant
+from shared.storage import Stores, open_stores
+from shared.transfer import (
+    ExportedMemory,
+    Importer,
+    ImportLineError,
+    ImportReport,
+    ImportTargetError,
+    encode_line,
+    export_tenant,
+    tenants,
+)
+
+logger = logging.getLogger(__name__)
+
+PROG: Final = "mcp-memory"
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class CommandRefusedError(Exception):
+    """What the operator is told on stderr before exit 1."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def store_options(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--local", action="store_true", help="the embedded PostgreSQL")
+        sub.add_argument("--data-dir", type=Path, help="the embedded data dir (with --local)")
+
+    def pair_options(sub: argparse.ArgumentParser) -> None:
+        for side in ("from", "to"):
+            sub.add_argument(f"--{side}-env", type=Path, help=f"KEY=VALUE file: the {side} side")
+            sub.add_argument(f"--{side}-local", action="store_true", help="the embedded store")
+            sub.add_argument(f"--{side}-data-dir", type=Path, help="its data dir")
+        scope = sub.add_mutually_exclusive_group(required=True)
+        scope.add_argument("--tenant", help="one tenant")
+        scope.add_argument("--all", action="store_true", help="every tenant")
+
+    export = commands.add_parser("export", help="memories to JSON Lines, streamed")
+    store_options(export)
+    scope = export.add_mutually_exclusive_group(required=True)
+    scope.add_argument("--tenant", help="one tenant")
+    scope.add_argument("--all", action="store_true", help="every tenant")
+    export.add_argument("--output", type=Path, help="a file instead of stdout")
+
+    imported = commands.add_parser("import", help="JSON Lines into a store, idempotent by id")
+    store_options(imported)
+    imported.add_argument("--tenant", help="put every memory here (default: each line's)")
+    imported.add_argument("--input", type=Path, help="a file instead of stdin")
+
+    migrate = commands.add_parser("migrate", help="copy between stores (S3 <-> PostgreSQL)")
+    pair_options(migrate)
+    reembed = commands.add_parser("reembed", help="copy into a fresh store with its own model")
+    pair_options(reembed)
+    return parser
+
+
+def _env_file(path: Path) -> dict[str, str]:
+    """KEY=VALUE lines; blank lines and # comments skipped."""
+    values: dict[str, str] = {}
+    for number, raw in enumerate(path.read_text().splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, sep, value = line.partition("=")
+        if not sep or not key.strip():
+            raise CommandRefusedError(f"{path}: line {number} is not KEY=VALUE")
+        values[key.strip()] = value.strip()
+    return values
+
+
+def _side(args: argparse.Namespace, side: str) -> Config:
+    env_file: Path | None = getattr(args, f"{side}_env")
+    local: bool = getattr(args, f"{side}_local")
+    if env_file is None and not local:
+        raise CommandRefusedError(f"--{side}-env FILE or --{side}-local is required")
+    environ = _env_file(env_file) if env_file is not None else {}
+    return load_config(environ, local=local, data_dir=getattr(args, f"{side}_data_dir"))
+
+
+@contextlib.asynccontextmanager
+async def _with_model(config: Config) -> AsyncIterator[tuple[Stores, Embedder]]:
+    async with open_stores(config) as stores, open_embedder(config) as model:
+        yield stores, model
+
+
+async def _tenants(stores: Stores, tenant: str | None) -> list[str]:
+    if tenant is not None:
+        if not is_tenant(tenant):
+            raise CommandRefusedError(f"--tenant {tenant!r} is not a valid tenant name")
+        return [tenant]
+    return await tenants(stores.objects)
+
+
+async def _export(stores: Stores, names: list[str], sink: TextIO) -> int:
+    progress = Progress("export", total=None)
+    written = 0
+    try:
+        for tenant in names:
+            async for record in export_tenant(stores, tenant, now_ms=wall_clock_ms()):
+                sink.write(encode_line(record) + "\n")
+                written += 1
+                progress.advance(1)
+    finally:
+        progress.close()
+    sink.flush()
+    return written
+
+
+def _numbered(stream: TextIO) -> Iterator[tuple[int, str]]:
+    return enumerate(stream, start=1)
+
+
+def _count_lines(path: Path | None) -> int | None:
+    if path is None:
+        return None
+    with path.open() as counted:
+        return sum(1 for line in counted if line.strip())
+
+
+async def _import_stream(
+    importer: Importer,
+    numbered: Iterator[tuple[int, str]],
+    *,
+    tenant: str | None,
+    total: int | None,
+) -> ImportReport:
+    progress = Progress("import", total=total)
+    try:
+        return await importer.lines(numbered, tenant=tenant, progress=progress.advance)
+    finally:
+        progress.close()
+
+
+async def _copy(
+    source: Config, target: Config, *, tenant: str | None, require_empty: bool
+) -> ImportReport:
+    """migrate and reembed: every record of the source, imported into the target."""
+    async with (
+        open_stores(source) as source_stores,
+        _with_model(target) as (target_stores, model),
+    ):
+        importer = Importer(
+            target_stores,
+            model,
+            process_id=process_id(),
+            clock_ms=wall_clock_ms,
+            require_empty=require_empty,
+        )
+        report = ImportReport()
+        progress = Progress("copy", total=None)
+        try:
+            for name in await _tenants(source_stores, tenant):
+                batch: list[tuple[str, ExportedMemory]] = []
+                async for record in export_tenant(source_stores, name, now_ms=wall_clock_ms()):
+                    batch.append((name, record))
+                    if len(batch) == 64:
+                        report += await importer.records(batch)
+                        progress.advance(len(batch))
+                        batch = []
+                if batch:
+                    report += await importer.records(batch)
+                    progress.advance(len(batch))
+        finally:
+            progress.close()
+        return report
+
+
+async def _run(args: argparse.Namespace, environ: Mapping[str, str]) -> str:
+    """The command's summary line."""
+    started = time.monotonic()
+    if args.command == "export":
+        config = load_config(environ, local=args.local, data_dir=args.data_dir)
+        async with open_stores(config) as stores:
+            names = await _tenants(stores, args.tenant)
+            with (
+                args.output.open("w") if args.output else contextlib.nullcontext(sys.stdout)
+            ) as sink:
+                written = await _export(stores, names, sink)
+        return f"exported {written} memories of {len(names)} tenant(s)"
+    if args.command == "import":
+        config = load_config(environ, local=args.local, data_dir=args.data_dir)
+        if args.tenant is not None and not is_tenant(args.tenant):
+            raise CommandRefusedError(f"--tenant {args.tenant!r} is not a valid tenant name")
+        async with _with_model(config) as (stores, model):
+            importer = Importer(stores, model, process_id=process_id(), clock_ms=wall_clock_ms)
+            with args.input.open() if args.input else contextlib.nullcontext(sys.stdin) as source:
+                report = await _import_stream(
+                    importer, _numbered(source), tenant=args.tenant, total=_count_lines(args.input)
+                )
+    else:
+        report = await _copy(
+            _side(args, "from"),
+            _side(args, "to"),
+            tenant=args.tenant,
+            require_empty=args.command == "reembed",
+        )
+    seconds = time.monotonic() - started
+    rate = report.imported / seconds if seconds > 0 else 0.0
+    if report.imported == 0 and report.present:
+        return f"nothing to do: all {report.present} memories are already there"
+    return (
+        f"{args.command}: {report.imported} memories written, {report.present} already there, "
+        f"{seconds:.1f} s ({rate:.1f} memories/s)"
+    )
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    configure_logging(stdout_is_protocol=True)  # stdout is the export's
+    try:
+        summary = asyncio.run(_run(args, os.environ))
+    except ImportLineError as error:
+        print(f"import refused: {error}; nothing of that line was written", file=sys.stderr)
+        return 1
+    except (CommandRefusedError, ImportTargetError, ConfigError, InvalidInputError) as error:
+        print(f"{args.command} refused: {error}", file=sys.stderr)
+        return 1
+    except (StorageError, ServiceError) as error:
+        print(f"{args.command} failed: {error}", file=sys.stderr)
+        return 1
+    print(summary, file=sys.stderr)
+    return 0
+
+
+def main() -> None:
+    """The ``mcp-memory`` console script."""
+    sys.exit(run())
+
+
+__all__ = ["main", "run"]

@@ -1,0 +1,62 @@
+"""Export: every memory of a tenant, streamed as records, with its replacement records and its
+access counts. Expired memories are left out (they are gone for every reader already)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Final
+
+from shared.counters._reader import read_tenant
+from shared.counters.fold import total_counts
+from shared.errors import InvalidInputError
+from shared.model import index_prefix, iso_ms, parse_index_key
+from shared.model.keys import INDEX_ROOT
+from shared.revisions import read_replacements
+from shared.storage import ObjectStore, Stores
+from shared.transfer.records import ExportedMemory, exported
+
+PAGE_KEYS: Final = 1000
+
+
+async def tenants(objects: ObjectStore) -> list[str]:
+    """Every tenant with at least one index key, in byte order (one pass over ``index/``)."""
+    found: list[str] = []
+    async for keys in objects.pages(INDEX_ROOT, page_size=PAGE_KEYS):
+        for key in keys:
+            tenant = key[len(INDEX_ROOT) :].split("/", 1)[0]
+            if tenant and (not found or found[-1] != tenant):
+                found.append(tenant)
+    return found
+
+
+async def export_tenant(
+    stores: Stores, tenant: str, *, now_ms: int
+) -> AsyncIterator[ExportedMemory]:
+    """The tenant's memories, newest first, one page of index keys at a time.
+
+    Raises:
+        InvalidInputError: the tenant has no memories (``tenant``, naming it).
+    """
+    replacements = await read_replacements(stores.objects, tenant)
+    counters = await read_tenant(stores.objects, tenant)
+    counts = total_counts(counters.merged, counters.shards)
+    now_iso = iso_ms(now_ms)
+    seen = 0
+    async for keys in stores.objects.pages(index_prefix(tenant), page_size=PAGE_KEYS):
+        entries = [e for e in map(parse_index_key, keys) if e is not None]
+        found = {m.id: m for m in await stores.vectors.get(tenant, [e.memory_id for e in entries])}
+        for entry in entries:
+            memory = found.get(entry.memory_id)
+            seen += 1
+            if memory is None or memory.expired(now_iso):
+                continue  # a key a crash left without its body, or expired
+            yield exported(
+                memory,
+                replaced_by=replacements.replaced_by(memory.id),
+                counts=counts.get(memory.id),
+            )
+    if not seen:
+        raise InvalidInputError("tenant", f"unknown tenant {tenant!r}: it has no memories")
+
+
+__all__ = ["export_tenant", "tenants"]

@@ -1,0 +1,193 @@
+"""Import: records into a store, idempotent by id, embedded with the configured model.
+
+A record whose id is already stored is skipped, so a second run changes nothing and a stopped
+run is resumed by running it again. Each batch is checked whole before anything of it is
+written: a malformed line stops the import with its number, and nothing of that line (or of the
+rest of its batch) is written. A memory is written as ``remember`` writes one: its keys, its
+vector, then a lexicon shard for the batch; then its replacement records and, for memories new
+to the store, one counter shard holding their exported access counts (written after the vectors,
+so an interrupted batch may lose counts but never counts twice). The counts are visible at once
+to every reader and folded into merged.json by the usual fold.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from typing import Final
+
+import msgspec
+
+from shared.counters.codec import encode_shard
+from shared.embedding import Embedder
+from shared.errors import ConflictError, InvalidInputError, StorageError
+from shared.lexical.lexicon import write_lexicon_shard
+from shared.lexical.segments import LexiconShard, term_counts
+from shared.model import Memory, index_key, index_prefix, new_ulid
+from shared.model.ids import is_tenant
+from shared.model.keys import expiry_key_of, replaced_key, shard_key, shard_name
+from shared.storage import Stores
+from shared.transfer.records import ExportedMemory, decode_line
+
+BATCH: Final = 64
+PUT_CONCURRENCY: Final = 8
+
+
+class ImportLineError(Exception):
+    """A line that is not a record; nothing of it was written."""
+
+    def __init__(self, number: int, field: str, message: str) -> None:
+        super().__init__(f"line {number}: {message}")
+        self.number = number
+        self.field = field
+
+
+class ImportTargetError(Exception):
+    """The target cannot take these memories (a different embedding width); nothing written."""
+
+
+class ImportReport(msgspec.Struct, kw_only=True):
+    lines: int = 0
+    imported: int = 0
+    present: int = 0
+
+    def __iadd__(self, other: ImportReport) -> ImportReport:
+        self.lines += other.lines
+        self.imported += other.imported
+        self.present += other.present
+        return self
+
+
+class Importer:
+    """Writes records into one pair of stores, embedding with one embedder."""
+
+    def __init__(
+        self,
+        stores: Stores,
+        embedder: Embedder,
+        *,
+        process_id: str,
+        clock_ms: Callable[[], int],
+        require_empty: bool = False,
+    ) -> None:
+        self._stores = stores
+        self._embedder = embedder
+        self._process_id = process_id
+        self._clock_ms = clock_ms
+        self._require_empty = require_empty
+        self._checked: set[str] = set()
+
+    async def lines(
+        self,
+        numbered: Iterable[tuple[int, str]],
+        *,
+        tenant: str | None,
+        progress: Callable[[int], None] = lambda _: None,
+    ) -> ImportReport:
+        """Import JSON Lines; ``tenant`` puts every record there, else each keeps its own.
+
+        Raises:
+            ImportLineError: a malformed line (its batch and the rest are not written).
+            ImportTargetError: the target's vectors have another width, or it is not empty when
+                ``require_empty``.
+        """
+        report = ImportReport()
+        batch: list[tuple[str, ExportedMemory]] = []
+        for number, line in numbered:
+            if not line.strip():
+                continue
+            batch.append(_parsed(number, line, tenant))
+            if len(batch) == BATCH:
+                report += await self.records(batch)
+                progress(len(batch))
+                batch = []
+        if batch:
+            report += await self.records(batch)
+            progress(len(batch))
+        return report
+
+    async def records(self, batch: list[tuple[str, ExportedMemory]]) -> ImportReport:
+        """One checked batch of (target tenant, record)."""
+        report = ImportReport(lines=len(batch))
+        by_tenant: dict[str, list[ExportedMemory]] = {}
+        for target, record in batch:
+            by_tenant.setdefault(target, []).append(record)
+        for target, records in by_tenant.items():
+            imported = await self._tenant_batch(target, records)
+            report.imported += imported
+            report.present += len(records) - imported
+        return report
+
+    async def _tenant_batch(self, tenant: str, records: list[ExportedMemory]) -> int:
+        if self._require_empty and tenant not in self._checked:
+            if await self._stores.objects.list(index_prefix(tenant), limit=1):
+                raise ImportTargetError(
+                    f"tenant {tenant!r} already has memories in the target: reembed writes only "
+                    "into a fresh database or index"
+                )
+        stored = await self._stores.vectors.get(tenant, [r.id for r in records])
+        present = {m.id for m in stored}
+        new = [r for r in records if r.id not in present]
+        if new:
+            embeddings = await self._embedder.embed_many([r.content for r in new])
+            await self._check_target(tenant, embeddings[0])
+            memories = [r.memory(tenant) for r in new]
+            await self._write(memories, embeddings)
+            await write_lexicon_shard(
+                self._stores.objects,
+                tenant,
+                LexiconShard(add={m.id: term_counts(m.content) for m in memories}),
+                process_id=self._process_id,
+                now_ms=self._clock_ms(),
+            )
+        for record in records:
+            for new_id in record.replaced_by:
+                try:
+                    key = replaced_key(tenant, record.id, new_id)
+                    await self._stores.objects.put(key, "", if_none_match=True)
+                except ConflictError:
+                    pass  # written by an earlier run
+        counts = {r.id: c for r in new if (c := r.counts()) is not None}
+        if counts:
+            name = shard_name(new_ulid(self._clock_ms()), self._process_id)
+            await self._stores.objects.put(shard_key(tenant, name), encode_shard(counts))
+        return len(new)
+
+    async def _check_target(self, tenant: str, embedding: list[float]) -> None:
+        """Once per tenant, before its first write: the target takes vectors of this width."""
+        if tenant in self._checked:
+            return
+        try:
+            await self._stores.vectors.query(tenant, embedding, top_k=1)
+        except (StorageError, InvalidInputError) as error:
+            raise ImportTargetError(
+                f"tenant {tenant!r} holds vectors of another width than this model's "
+                f"({len(embedding)}): re-embed into a fresh database or index instead ({error})"
+            ) from error
+        self._checked.add(tenant)
+
+    async def _write(self, memories: list[Memory], embeddings: list[list[float]]) -> None:
+        gate = asyncio.Semaphore(PUT_CONCURRENCY)
+
+        async def one(memory: Memory, embedding: list[float]) -> None:
+            async with gate:
+                for key in (expiry_key_of(memory), index_key(memory)):
+                    if key is not None:
+                        await self._stores.objects.put(key, "")
+                await self._stores.vectors.put(memory, embedding)
+
+        await asyncio.gather(*(one(m, e) for m, e in zip(memories, embeddings, strict=True)))
+
+
+def _parsed(number: int, line: str, tenant: str | None) -> tuple[str, ExportedMemory]:
+    try:
+        record = decode_line(line)
+    except InvalidInputError as error:
+        raise ImportLineError(number, error.field, str(error)) from error
+    target = tenant if tenant is not None else record.tenant
+    if not is_tenant(target):
+        raise ImportLineError(number, "tenant", f"`tenant` {target!r} is not a valid tenant name")
+    return target, record
+
+
+__all__ = ["BATCH", "ImportLineError", "ImportReport", "ImportTargetError", "Importer"]

@@ -1,0 +1,164 @@
+"""One exported memory: a JSON Lines record with every field a memory and its events carry.
+
+The line is what ``export`` writes and ``import`` reads. No embedding travels: an import embeds
+with the configured model, which is what makes ``migrate`` and ``reembed`` the same operation.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import msgspec
+
+from shared.errors import InvalidInputError
+from shared.model import Memory, MemoryType, Scope, parse_iso_ms, ulid_time_ms
+from shared.model.counters import AccessCount
+from shared.storage.codec import MAX_CONTENT_BYTES
+
+FORMAT: Final = "mcp-memory/1"
+MAX_CATEGORY_BYTES: Final = 128
+MAX_TAGS: Final = 20
+MAX_TAG_BYTES: Final = 64
+
+
+class ExportedMemory(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """A memory as one line. ``replaced_by``: the memories that replaced it (its replacement
+    records); ``access`` and ``last_access_at``: its counters when it was exported."""
+
+    id: str
+    tenant: str
+    content: str
+    created_at: str
+    type: MemoryType = "project"
+    category: str | None = None
+    tags: list[str] = []
+    scope: Scope = "project"
+    conversation: str | None = None
+    trust_base: float = 1.0
+    expires_at: str | None = None
+    replaced_by: list[str] = []
+    access: int = 0
+    last_access_at: str | None = None
+    format: str = FORMAT
+
+    def memory(self, tenant: str) -> Memory:
+        return Memory(
+            id=self.id,
+            tenant=tenant,
+            content=self.content,
+            memory_type=self.type,
+            category=self.category,
+            tags=tuple(self.tags),
+            scope=self.scope,
+            conversation=self.conversation,
+            created_at=self.created_at,
+            trust_base=self.trust_base,
+            expires_at=self.expires_at,
+        )
+
+    def counts(self) -> AccessCount | None:
+        if not self.access:
+            return None
+        return AccessCount(access=self.access, last_at=self.last_access_at or self.created_at)
+
+
+def exported(
+    memory: Memory, *, replaced_by: tuple[str, ...], counts: AccessCount | None
+) -> ExportedMemory:
+    return ExportedMemory(
+        id=memory.id,
+        tenant=memory.tenant,
+        content=memory.content,
+        created_at=memory.created_at,
+        type=memory.memory_type,
+        category=memory.category,
+        tags=list(memory.tags),
+        scope=memory.scope,
+        conversation=memory.conversation,
+        trust_base=memory.trust_base,
+        expires_at=memory.expires_at,
+        replaced_by=list(replaced_by),
+        access=counts.access if counts is not None else 0,
+        last_access_at=counts.last_at if counts is not None and counts.access else None,
+    )
+
+
+_DECODER: Final = msgspec.json.Decoder(ExportedMemory)
+_ENCODER: Final = msgspec.json.Encoder()
+
+
+def encode_line(record: ExportedMemory) -> str:
+    return _ENCODER.encode(record).decode()
+
+
+def decode_line(line: str) -> ExportedMemory:
+    """The record a line holds, checked as ``remember`` checks its arguments.
+
+    Raises:
+        InvalidInputError: the line is not a valid record; the error names the field.
+    """
+    try:
+        record = _DECODER.decode(line)
+    except msgspec.ValidationError as error:
+        field = _field_of(str(error))
+        raise InvalidInputError(field, f"{error}") from error
+    except msgspec.DecodeError as error:
+        raise InvalidInputError("line", f"not a JSON object: {error}") from error
+    _check(record)
+    return record
+
+
+def _field_of(message: str) -> str:
+    # msgspec names the path as "at `$.field`" or "Object missing required field `field`".
+    for marker in ("`$.", "field `"):
+        if marker in message:
+            rest = message.split(marker, 1)[1]
+            return rest.split("`", 1)[0].split("[", 1)[0].split(".", 1)[0]
+    return "line"
+
+
+def _check(record: ExportedMemory) -> None:
+    if record.format != FORMAT:
+        raise InvalidInputError("format", f"`format` is {record.format!r}; this reads {FORMAT!r}")
+    if ulid_time_ms(record.id) is None:
+        raise InvalidInputError("id", "`id` must be a memory id: a 26-character ULID")
+    for field in ("created_at", "expires_at", "last_access_at"):
+        value = getattr(record, field)
+        if value is not None and parse_iso_ms(value) is None:
+            raise InvalidInputError(field, f"`{field}` must be an ISO-8601 time")
+    _check_sizes(record)
+    if record.scope == "conversation" and not record.conversation:
+        raise InvalidInputError(
+            "conversation", 'a `scope` "conversation" memory needs `conversation`'
+        )
+    if record.access < 0:
+        raise InvalidInputError("access", "`access` must be 0 or more")
+    for new_id in record.replaced_by:
+        if ulid_time_ms(new_id) is None:
+            raise InvalidInputError("replaced_by", "`replaced_by` must hold memory ids")
+
+
+def _check_sizes(record: ExportedMemory) -> None:
+    """The limits remember applies to its arguments."""
+    if not record.content.strip():
+        raise InvalidInputError("content", "`content` must be a non-empty string")
+    if len(record.content.encode()) > MAX_CONTENT_BYTES:
+        raise InvalidInputError("content", f"`content` may be at most {MAX_CONTENT_BYTES} bytes")
+    if record.category is not None and len(record.category.encode()) > MAX_CATEGORY_BYTES:
+        raise InvalidInputError("category", f"`category` may be at most {MAX_CATEGORY_BYTES} bytes")
+    if len(record.tags) > MAX_TAGS or any(len(t.encode()) > MAX_TAG_BYTES for t in record.tags):
+        raise InvalidInputError(
+            "tags", f"`tags` may hold at most {MAX_TAGS} entries of {MAX_TAG_BYTES} bytes"
+        )
+    if record.scope == "conversation" and not record.conversation:
+        raise InvalidInputError(
+            "conversation", 'a `scope` "conversation" memory needs `conversation`'
+        )
+    if record.access < 0:
+        raise InvalidInputError("access", "`access` must be 0 or more")
+    for new_id in record.replaced_by:
+        if ulid_time_ms(new_id) is None:
+            raise InvalidInputError("replaced_by", "`replaced_by` must hold memory ids")
+
+
+__all__ = ["FORMAT", "ExportedMemory", "decode_line", "encode_line", "exported"]
