@@ -9,15 +9,16 @@ deleted.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 import msgspec
 
 from shared.counters._reader import list_shard_names, read_merged, read_shards
 from shared.counters.codec import encode_merged
-from shared.counters.fold import absorbable_names, fold
+from shared.counters.fold import absorbable_names, fold, merge
 from shared.errors import ConflictError, StorageError
+from shared.model.counters import AccessCount, MergedCounters
 from shared.model.keys import merged_key, shard_key
 from shared.storage.interfaces import ObjectStore
 
@@ -77,6 +78,34 @@ async def fold_tenant(
         return FoldResult(conflict=True)
     deleted = await _delete_shards(objects, tenant, plan.absorbed)
     return FoldResult(shards_folded=len(plan.absorbed), shards_deleted=deleted)
+
+
+async def add_to_merged(
+    objects: ObjectStore, tenant: str, counts: Mapping[str, AccessCount], *, attempts: int = 8
+) -> None:
+    """Fold counts that come from outside this store (an import) into merged.json, by the same
+    compare-and-swap a fold uses; the watermark is kept, as no shard was absorbed.
+
+    Raises:
+        ConflictError: every attempt lost the compare-and-swap to another writer.
+        StorageError: reading or writing merged.json failed (nothing was changed).
+    """
+    for _ in range(attempts):
+        current = await read_merged(objects, tenant)
+        merged = MergedCounters(
+            counts=merge(current.merged.counts, counts), watermark=current.merged.watermark
+        )
+        try:
+            await objects.put(
+                merged_key(tenant),
+                encode_merged(merged),
+                if_match=current.etag,
+                if_none_match=current.etag is None,
+            )
+            return
+        except ConflictError:
+            continue  # a fold won meanwhile: read it again and add to what it wrote
+    raise ConflictError(f"merged counters of {tenant!r} kept changing; the counts were not added")
 
 
 async def collect_garbage(objects: ObjectStore, tenant: str) -> int:

@@ -4,10 +4,10 @@ A record whose id is already stored is skipped, so a second run changes nothing 
 run is resumed by running it again. Each batch is checked whole before anything of it is
 written: a malformed line stops the import with its number, and nothing of that line (or of the
 rest of its batch) is written. A memory is written as ``remember`` writes one: its keys, its
-vector, then a lexicon shard for the batch; then its replacement records and, for memories new
-to the store, one counter shard holding their exported access counts (written after the vectors,
-so an interrupted batch may lose counts but never counts twice). The counts are visible at once
-to every reader and folded into merged.json by the usual fold.
+vector, then a lexicon shard for the batch; then its replacement records, and the exported
+access counts of the memories new to the store are added to the tenant's merged.json by
+compare-and-swap, as a fold adds a shard's (after the vectors, so an interrupted batch may lose
+counts but never counts twice).
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ from typing import Final
 
 import msgspec
 
-from shared.counters.codec import encode_shard
+from shared.counters.compaction import add_to_merged
 from shared.embedding import Embedder
 from shared.errors import ConflictError, InvalidInputError, StorageError
 from shared.lexical.lexicon import write_lexicon_shard
 from shared.lexical.segments import LexiconShard, term_counts
-from shared.model import Memory, index_key, index_prefix, new_ulid
+from shared.model import Memory, index_key, index_prefix
 from shared.model.ids import is_tenant
-from shared.model.keys import expiry_key_of, replaced_key, shard_key, shard_name
+from shared.model.keys import expiry_key_of, replaced_key
 from shared.storage import Stores
 from shared.transfer.records import ExportedMemory, decode_line
 
@@ -149,8 +149,7 @@ class Importer:
                     pass  # written by an earlier run
         counts = {r.id: c for r in new if (c := r.counts()) is not None}
         if counts:
-            name = shard_name(new_ulid(self._clock_ms()), self._process_id)
-            await self._stores.objects.put(shard_key(tenant, name), encode_shard(counts))
+            await add_to_merged(self._stores.objects, tenant, counts)
         return len(new)
 
     async def _check_target(self, tenant: str, embedding: list[float]) -> None:

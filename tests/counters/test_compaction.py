@@ -11,6 +11,9 @@ import pytest
 from services.compactor.jobs import JobContext, fold_shards, gc_shards
 from shared.counters import CounterTracker, collect_garbage, fold_tenant
 from shared.counters._reader import read_merged
+from shared.counters.compaction import add_to_merged
+from shared.model.counters import AccessCount
+from shared.model.ids import iso_ms
 from shared.model.keys import shard_prefix
 from shared.storage.interfaces import ObjectStore
 from tests.counters._faults import Clock, FaultyStore, SimulatedCrashError
@@ -202,3 +205,20 @@ async def test_many_processes_two_compactors_and_crashes_fold_exactly_what_was_f
     crashes = simulation.compactor_crashes + sum(s.crashes for s in simulation.stores)
     assert crashes > 0
     assert simulation.conflicts > 0
+
+
+async def test_counts_from_an_import_are_added_to_merged_and_keep_the_watermark(
+    object_store: ObjectStore,
+) -> None:
+    await write_old_shards(object_store, "t", count=2, at_ms=START_MS - 2 * LAG_MS)
+    folded = await fold_tenant(object_store, "t", now_ms=START_MS, lag_ms=LAG_MS)
+    assert folded.shards_folded == 2
+    before = (await read_merged(object_store, "t")).merged
+    imported = {
+        "m": AccessCount(access=5, last_at=iso_ms(START_MS)),
+        "n": AccessCount(access=1, last_at=iso_ms(START_MS)),
+    }
+    await add_to_merged(object_store, "t", imported)
+    after = (await read_merged(object_store, "t")).merged
+    assert after.watermark == before.watermark
+    assert after.counts["m"].access == 2 + 5 and after.counts["n"].access == 1

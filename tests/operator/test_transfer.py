@@ -171,6 +171,8 @@ async def answers(env: dict[str, str], embedder: Embedder, monkeypatch: pytest.M
             recalled.append([r.memory.id for r in answer.outcome.results])
         pairs = sorted((await read_replacements(stores.objects, TENANT)).pairs())
         counters = await read_tenant(stores.objects, TENANT)
+        # Folded into merged.json itself: no shard carries them.
+        assert counters.shards == {}
         counts = {k: v.access for k, v in total_counts(counters.merged, counters.shards).items()}
         return recalled, pairs, counts
 
