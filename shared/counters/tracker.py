@@ -4,6 +4,8 @@ Recording touches memory only. A flush turns each tenant's pending deltas into o
 that only this process will ever write. A read sums merged.json and the shards above its
 watermark, cached per tenant for ``cache_ttl_ms``; when more than ``compact_threshold`` shards are
 old enough to absorb, the read starts a fold in the background rather than on the caller's time.
+A cold read of a tenant whose merged.json has not changed since the last one checks its etag and
+reuses the decoded counts (``MergedCache``).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Final
 
 import msgspec
 
-from shared.counters._reader import read_tenant
+from shared.counters._reader import MergedCache, read_tenant
 from shared.counters.codec import encode_shard
 from shared.counters.compaction import fold_tenant
 from shared.counters.events import CounterEvents, NoCounterEvents
@@ -39,6 +41,8 @@ from shared.tasks import shared_run
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_CACHED_TENANTS: Final = 4096
+# Decoded merged counts kept for the etag check of a cold read (~200 B each: ~40 MB at most).
+DEFAULT_MAX_MERGED_ENTRIES: Final = 200_000
 
 
 def wall_clock_ms() -> int:
@@ -79,6 +83,7 @@ class CounterTracker:
         cache_ttl_ms: int = 60_000,
         lag_ms: int = COMPACTION_LAG_MS,
         max_cached_tenants: int = DEFAULT_MAX_CACHED_TENANTS,
+        max_merged_entries: int = DEFAULT_MAX_MERGED_ENTRIES,
     ) -> None:
         self._objects = objects
         self._process_id = process_id
@@ -93,6 +98,7 @@ class CounterTracker:
         self._own: dict[str, list[_OwnShard]] = {}
         self._folds: dict[str, asyncio.Task[None]] = {}
         self._reading: dict[str, asyncio.Future[_Durable]] = {}
+        self._merged = MergedCache(max_entries=max_merged_entries)
         # Orders reads against completed writes without trusting the (injectable) clock.
         self._seq = itertools.count(1)
 
@@ -148,7 +154,7 @@ class CounterTracker:
 
     async def _read(self, tenant: str) -> _Durable:
         read_seq, read_at_ms = next(self._seq), self._clock_ms()
-        snapshot = await read_tenant(self._objects, tenant)
+        snapshot = await read_tenant(self._objects, tenant, merged_cache=self._merged)
         durable = _Durable(
             counts=total_counts(snapshot.merged, snapshot.shards),
             watermark=snapshot.merged.watermark,

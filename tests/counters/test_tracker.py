@@ -15,8 +15,9 @@ from shared.counters import (
     decode_shard,
     encode_merged,
     encode_shard,
+    fold_tenant,
 )
-from shared.counters._reader import read_merged
+from shared.counters._reader import MergedCache, MergedRead, read_merged
 from shared.model.counters import AccessCount, MergedCounters
 from shared.model.ids import iso_ms
 from shared.model.keys import merged_key, shard_key, shard_prefix
@@ -337,5 +338,54 @@ async def test_callers_that_find_the_cache_stale_together_share_one_read(
     assert [accesses(counts) for counts in loads] == [3] * 8
     assert store.gets.count(merged_key("t")) == 1
     clock.advance(60_000)  # the cache entry is stale: the next callers read again, once
-    await asyncio.gather(*(counters.load("t") for _ in range(8)))
+    await object_store.put(
+        merged_key("t"),
+        encode_merged(
+            MergedCounters(counts={"m": AccessCount(access=4, last_at=iso_ms(START_MS))})
+        ),
+    )
+    loads = await asyncio.gather(*(counters.load("t") for _ in range(8)))
+    assert [accesses(counts) for counts in loads] == [4] * 8
     assert store.gets.count(merged_key("t")) == 2
+
+
+async def test_a_cold_read_reuses_unchanged_merged_counts_after_one_etag_check(
+    object_store: ObjectStore,
+) -> None:
+    clock = Clock(START_MS)
+    counts = {f"m{n}": AccessCount(access=n + 1, last_at=iso_ms(START_MS)) for n in range(50)}
+    await object_store.put(merged_key("t"), encode_merged(MergedCounters(counts=counts)))
+    store = FaultyStore(object_store)
+    counters = tracker(store, clock)
+    assert accesses(await counters.load("t"), "m9") == 10
+    for _ in range(3):
+        clock.advance(60_000)  # stale every time: a cold read, but merged.json is unchanged
+        assert accesses(await counters.load("t"), "m9") == 10
+    assert store.gets.count(merged_key("t")) == 1
+    # A fold lands (new etag): the next cold read decodes the new body, and shards still count.
+    await write_old_shards(object_store, "t", count=2, at_ms=START_MS)
+    await fold_tenant(object_store, "t", now_ms=START_MS + 2 * LAG_MS, lag_ms=LAG_MS)
+    clock.advance(60_000)
+    assert accesses(await counters.load("t"), "m") == 2
+    assert store.gets.count(merged_key("t")) == 2
+
+
+def test_the_merged_cache_is_bounded_by_entries_not_tenants() -> None:
+    cache = MergedCache(max_entries=5)
+    two = MergedRead(
+        merged=MergedCounters(
+            counts={m: AccessCount(access=1, last_at=iso_ms(START_MS)) for m in ("a", "b")}
+        ),
+        etag="e1",
+    )
+    for tenant in ("t1", "t2", "t3"):
+        cache._keep(tenant, two)
+    assert cache.entries == 4  # t1 dropped: 6 entries would be over 5
+    six = MergedRead(
+        merged=MergedCounters(
+            counts={str(n): AccessCount(access=1, last_at=iso_ms(START_MS)) for n in range(6)}
+        ),
+        etag="e2",
+    )
+    cache._keep("big", six)
+    assert cache.entries == 4  # larger than the whole bound: not kept
