@@ -178,26 +178,33 @@ def fact(window: int, rule: int) -> str:
 
 
 async def test_three_stdio_processes_share_one_embedded_data_dir(embedded_data_dir: Path) -> None:
+    """Window 0 stays open throughout; windows 1 and 2 write and read beside it, then close.
+    The embedded server outlives them for window 0 (the last user stops it), and a fourth
+    process started afterwards sees everything."""
     params = parameters(embedded_data_dir, MCP_MEMORY_TENANT="shared-laptop")
     per_window = 8
 
+    async def write(client: Client, number: int, rules: range) -> list[str]:
+        ids = []
+        for n in rules:
+            text = text_of(await client.call_tool("remember", {"content": fact(number, n)}))
+            assert text.startswith("[MEMORY] Stored as "), text
+            ids.append(text.split()[3].rstrip("."))
+            # Reads between the writes, while the other windows write too.
+            text_of(await client.call_tool("recall", {"query": f"release {n} codename"}))
+        return ids
+
     async def window(number: int) -> list[str]:
         async with Client(params, read_timeout_seconds=BOOT_TIMEOUT_S) as client:
-            ids = []
-            for n in range(per_window):
-                text = text_of(
-                    await client.call_tool(
-                        "remember",
-                        {"content": fact(number, n)},
-                    )
-                )
-                assert text.startswith("[MEMORY] Stored as "), text
-                ids.append(text.split()[3].rstrip("."))
-                # Reads between the writes, while the other windows write too.
-                text_of(await client.call_tool("recall", {"query": f"release {n} codename"}))
-            return ids
+            return await write(client, number, range(per_window))
 
-    written = await asyncio.gather(*(window(n) for n in range(3)))
+    async with Client(params, read_timeout_seconds=BOOT_TIMEOUT_S) as first:
+        written = list(
+            await asyncio.gather(write(first, 0, range(per_window // 2)), window(1), window(2))
+        )
+        # The other two have exited: this one goes on writing and reading.
+        written.append(await write(first, 0, range(per_window // 2, per_window)))
+        assert "24 memories for this project" in text_of(await first.call_tool("memory_stats", {}))
     every = {memory_id for ids in written for memory_id in ids}
     assert len(every) == 3 * per_window
     async with Client(params, read_timeout_seconds=BOOT_TIMEOUT_S) as client:
