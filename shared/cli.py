@@ -1,17 +1,22 @@
-"""What both processes share at their edge: the embedded-database flags, a port flag, the watch
-on the embedded server under ``--local``, and the process's identity in the keys it writes."""
+"""What both processes share at their edge: the embedded-database flags, a port flag, signal
+handling, the watch on the embedded server under ``--local``, and the process's identity in the
+keys it writes."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
+import signal
 import socket
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 from shared.config import Config
+
+logger = logging.getLogger(__name__)
 
 
 def process_id() -> str:
@@ -42,6 +47,23 @@ def port_type(flag: str) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def stop_on_signals(stop: asyncio.Event) -> None:
+    """SIGTERM or SIGINT sets ``stop`` once; later ones are logged and ignored, so a second
+    Ctrl-C cannot cut the shutdown (and the final counter flush) short."""
+    loop = asyncio.get_running_loop()
+
+    def on_signal(signum: int) -> None:
+        name = signal.Signals(signum).name
+        if stop.is_set():
+            logger.info("shutdown_signal_ignored", extra={"signal": name})
+            return
+        logger.info("shutdown_started", extra={"signal": name})
+        stop.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, on_signal, signum)
 
 
 def watch_embedded_server(config: Config, stop: asyncio.Event) -> Callable[[], bool]:

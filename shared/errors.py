@@ -4,6 +4,7 @@ Every error the project raises descends from :class:`ServiceError`, and the bran
 the caller does next::
 
     ServiceError
+    ├── BootError                   a refusal to start, already worded for the operator
     ├── ConfigError                 bad environment or flags: stop before the port is bound
     ├── InvalidInputError           a caller's argument or header broke a rule: tell them which
     ├── NotFoundError               the thing named does not exist (for this tenant)
@@ -13,7 +14,9 @@ the caller does next::
     │   ├── SchemaError                 the PostgreSQL schema could not be created
     │   └── BudgetError                 a record exceeds the vector metadata budget
     ├── EmbeddingError              the embedder failed or returned something unusable
-    └── DocsError                   the documentation knowledge base could not be searched
+    │   └── GraphPatternError           the model graph is not the export the rewrite knows
+    ├── DocsError                   the documentation knowledge base could not be searched
+    └── InvariantError              a value broke one of the code's own rules: a bug, not input
 
 Driver exceptions (asyncpg, botocore) are translated into these in one place per backend and
 raised ``from`` the original, so callers never see a driver type.
@@ -24,6 +27,10 @@ from __future__ import annotations
 
 class ServiceError(Exception):
     """Root of every error mcp-memory raises on purpose."""
+
+
+class BootError(ServiceError):
+    """A process refuses to start; the message is already worded for the operator."""
 
 
 class ConfigError(ServiceError):
@@ -70,17 +77,30 @@ class EmbeddingError(ServiceError):
     """The embedding provider failed, or returned a vector that cannot be stored."""
 
 
+class GraphPatternError(EmbeddingError):
+    """The model is not the dynamo export of a BERT encoder the graph rewrite knows (it is then
+    loaded as it is)."""
+
+
 class DocsError(ServiceError):
     """The documentation knowledge base could not be searched."""
 
 
+class InvariantError(ServiceError):
+    """A value broke a rule of the code itself (a ULID out of range, vectors of the wrong shape):
+    a bug to report, never something a caller sent."""
+
+
 __all__ = [
+    "BootError",
     "BudgetError",
     "ConfigError",
     "ConflictError",
     "DocsError",
     "EmbeddingError",
+    "GraphPatternError",
     "InvalidInputError",
+    "InvariantError",
     "NotFoundError",
     "SchemaError",
     "ServiceError",

@@ -14,7 +14,6 @@ import asyncio
 import gc
 import logging
 import os
-import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -25,9 +24,9 @@ from aiohttp import web
 
 from services.api.connections import KEEPALIVE_TIMEOUT_S, ConnectionGuard, GuardedSite
 from shared.allocator import tune_allocator
-from shared.cli import add_local_arguments, port_type, watch_embedded_server
+from shared.cli import add_local_arguments, port_type, stop_on_signals, watch_embedded_server
 from shared.config import Config, load_config
-from shared.errors import ConfigError, ServiceError, StorageError
+from shared.errors import BootError, ConfigError, ServiceError, StorageError
 from shared.logs import configure_logging
 
 if TYPE_CHECKING:
@@ -98,21 +97,6 @@ def _log_boot(*, runner: web.AppRunner, app: web.Application, config: Config) ->
         )
 
 
-def _stop_on_signals(stop: asyncio.Event) -> None:
-    loop = asyncio.get_running_loop()
-
-    def on_signal(signum: int) -> None:
-        name = signal.Signals(signum).name
-        if stop.is_set():
-            logger.info("shutdown_signal_ignored", extra={"signal": name})
-            return
-        logger.info("shutdown_started", extra={"signal": name})
-        stop.set()
-
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, on_signal, signum)
-
-
 def _freeze_boot_objects() -> int:
     """Move everything alive after boot out of the garbage collector's sight; how many objects.
 
@@ -128,26 +112,22 @@ def _freeze_boot_objects() -> int:
     return gc.get_freeze_count()
 
 
-class _BootError(Exception):
-    """A refusal to start, already worded for the operator."""
-
-
 async def _start(runner: web.AppRunner, *, port: int, guard: ConnectionGuard) -> None:
     """Open the runtime (in ``setup``) and bind the port, refusing by name if either fails."""
     try:
         await runner.setup()
     except StorageError as error:
-        raise _BootError(f"storage error: {error}") from error
+        raise BootError(f"storage error: {error}") from error
     except ConfigError as error:
-        raise _BootError(f"configuration error: {error}") from error
+        raise BootError(f"configuration error: {error}") from error
     except ServiceError as error:
-        raise _BootError(f"startup error: {error}") from error
+        raise BootError(f"startup error: {error}") from error
     site = GuardedSite(runner, guard, port=port)
     try:
         await site.start()
     except OSError as error:
         await runner.cleanup()
-        raise _BootError(f"startup error: cannot listen on port {port}: {error}") from error
+        raise BootError(f"startup error: cannot listen on port {port}: {error}") from error
 
 
 async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) -> int:
@@ -158,7 +138,7 @@ async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) ->
     from services.api.runtime import open_runtime as real_runtime
 
     stop = asyncio.Event()
-    _stop_on_signals(stop)
+    stop_on_signals(stop)
     guard = ConnectionGuard()
     app = build_app(config, open_runtime=open_runtime or real_runtime, guard=guard)
     runner = web.AppRunner(
@@ -169,7 +149,7 @@ async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) ->
     )
     try:
         await _start(runner, port=config.port, guard=guard)
-    except _BootError as error:
+    except BootError as error:
         print(error, file=sys.stderr)
         return 1
     logger.info("boot_objects_frozen", extra={"objects": _freeze_boot_objects()})

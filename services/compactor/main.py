@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import signal
 import sys
 from collections.abc import Sequence
 from typing import Final
@@ -25,10 +24,16 @@ from services.compactor.jobs import JobContext, JobRunner
 from services.compactor.metrics import CompactorMetrics
 from services.compactor.schedule import build_scheduler
 from shared.allocator import tune_allocator
-from shared.cli import add_local_arguments, port_type, process_id, watch_embedded_server
+from shared.cli import (
+    add_local_arguments,
+    port_type,
+    process_id,
+    stop_on_signals,
+    watch_embedded_server,
+)
 from shared.config import Config, load_config
 from shared.counters import COMPACTION_LAG_MS, wall_clock_ms
-from shared.errors import ConfigError, StorageError
+from shared.errors import BootError, ConfigError, StorageError
 from shared.expiry import Expirer
 from shared.logs import configure_logging
 from shared.reconcile import Reconciler
@@ -58,21 +63,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-class _BootError(Exception):
-    """A refusal to start, already worded for the operator."""
-
-
-def _stop_on_signals(stop: asyncio.Event) -> None:
-    loop = asyncio.get_running_loop()
-
-    def on_signal(signum: int) -> None:
-        logger.info("shutdown_started", extra={"signal": signal.Signals(signum).name})
-        stop.set()
-
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, on_signal, signum)
-
-
 async def _serve_metrics(
     stack: contextlib.AsyncExitStack, metrics: CompactorMetrics, *, port: int
 ) -> int:
@@ -82,7 +72,7 @@ async def _serve_metrics(
     try:
         await web.TCPSite(runner, port=port).start()
     except OSError as error:
-        raise _BootError(f"startup error: cannot listen on port {port}: {error}") from error
+        raise BootError(f"startup error: cannot listen on port {port}: {error}") from error
     # With port 0 each listening socket (IPv4, IPv6) gets its own port: report the IPv4 one.
     ipv4 = [address for address in runner.addresses if len(address) == 2]
     addresses = ipv4 or runner.addresses
@@ -94,7 +84,7 @@ async def _run(config: Config, *, metrics_port: int, stop: asyncio.Event) -> Non
         try:
             stores = await stack.enter_async_context(open_stores(config))
         except StorageError as error:
-            raise _BootError(f"storage error: {error}") from error
+            raise BootError(f"storage error: {error}") from error
         metrics = CompactorMetrics()
         port = await _serve_metrics(stack, metrics, port=metrics_port)
         pid = process_id()
@@ -149,7 +139,7 @@ async def _run(config: Config, *, metrics_port: int, stop: asyncio.Event) -> Non
 async def serve(config: Config, *, metrics_port: int | None = None) -> int:
     """Run until SIGTERM/SIGINT; the process's exit code."""
     stop = asyncio.Event()
-    _stop_on_signals(stop)
+    stop_on_signals(stop)
     embedded_died = watch_embedded_server(config, stop)
     try:
         await _run(
@@ -157,7 +147,7 @@ async def serve(config: Config, *, metrics_port: int | None = None) -> int:
             metrics_port=config.metrics_port if metrics_port is None else metrics_port,
             stop=stop,
         )
-    except _BootError as error:
+    except BootError as error:
         embedded_died()
         print(error, file=sys.stderr)
         return 1

@@ -27,15 +27,13 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from shared.errors import GraphPatternError
+
 MS_DOMAIN = "com.microsoft"
 # The raw 0/1 attention mask as int32, which is what Attention's mask_index input takes.
 MASK_INT32 = "attention_mask_int32"
 # sqrt(2) as the exported float32 constant, compared exactly.
 _SQRT2 = float(np.float32(np.sqrt(2)))
-
-
-class GraphPatternError(ValueError):
-    """The model is not the dynamo export of a BERT encoder this module knows how to rewrite."""
 
 
 class _Graph:

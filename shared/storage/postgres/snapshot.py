@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from shared.cpus import usable_cpus
+from shared.errors import InvariantError
 from shared.model import Hit, Memory
 
 # pgvector's binary format (vector_send): int16 width, int16 unused, then big-endian float32s.
@@ -73,7 +74,7 @@ class ScanWorkers:
 
     def submit(self, work: Callable[[], None]) -> Future[None]:
         if self._pool is None:
-            raise RuntimeError("a one-thread ScanWorkers has no helpers to submit to")
+            raise InvariantError("a one-thread ScanWorkers has no helpers to submit to")
         return self._pool.submit(work)
 
     def close(self) -> None:
@@ -219,7 +220,9 @@ class TenantSnapshot:
         """A snapshot of ``rows`` whose raw vectors are the rows of ``vectors`` (n × width).
         ``owned``: the caller gives ``vectors`` up, and the snapshot scales it in place."""
         if vectors.shape != (len(rows), width):
-            raise ValueError(f"expected {len(rows)} vectors of width {width}, got {vectors.shape}")
+            raise InvariantError(
+                f"expected {len(rows)} vectors of width {width}, got {vectors.shape}"
+            )
         unit, has_direction = unit_rows(vectors, in_place=owned)
         rows = tuple(rows)
         store = _RowStore(unit, has_direction, [row.id for row in rows])
@@ -280,14 +283,14 @@ class TenantSnapshot:
         if not self.rows and added:
             # An empty tenant's snapshot has no width yet: its first rows set it.
             if added_vectors is None:
-                raise ValueError(f"expected {len(added)} vectors")
+                raise InvariantError(f"expected {len(added)} vectors")
             return TenantSnapshot.build(
                 generation, added_vectors.shape[1], added, added_vectors, owned=owned
             )
         if added_vectors is None:
             added_vectors = np.zeros((0, self.width), dtype=np.float32)
         if added_vectors.shape != (len(added), self.width):
-            raise ValueError(f"expected {len(added)} vectors of width {self.width}")
+            raise InvariantError(f"expected {len(added)} vectors of width {self.width}")
         added_unit, added_direction = unit_rows(added_vectors, in_place=owned)
         added = tuple(added)
         seen = len(self.rows)
@@ -338,7 +341,7 @@ class TenantSnapshot:
         ``workers`` split a large scan across threads; the answer is the same either way."""
         norm = float(np.linalg.norm(query))
         if norm == 0 or query.shape != (self.width,):
-            raise ValueError("the query must be a non-zero vector of the snapshot's width")
+            raise InvariantError("the query must be a non-zero vector of the snapshot's width")
         unit_query = (query / norm).astype(np.float32)
         count = len(self.rows)
         similarity = np.empty(count, dtype=np.float32)

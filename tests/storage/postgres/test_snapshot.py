@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
+from shared.errors import InvariantError
 from shared.model import Memory
 from shared.storage.postgres.snapshot import (
     ScanWorkers,
@@ -86,9 +87,9 @@ def test_changed_keeps_the_rows_still_there_and_appends_the_new() -> None:
 
 def test_a_query_of_another_width_or_no_direction_is_refused() -> None:
     snap = snapshot({"a": [1, 0]})
-    with pytest.raises(ValueError, match="width"):
+    with pytest.raises(InvariantError, match="width"):
         snap.nearest(np.array([1, 0, 0], dtype=np.float32), 1)
-    with pytest.raises(ValueError, match="non-zero"):
+    with pytest.raises(InvariantError, match="non-zero"):
         snap.nearest(np.array([0, 0], dtype=np.float32), 1)
 
 
@@ -239,6 +240,6 @@ def test_a_split_scan_answers_exactly_what_one_thread_answers() -> None:
 def test_a_one_thread_scan_has_no_helpers() -> None:
     workers = ScanWorkers(1)
     assert workers.parts(50_000) == [(0, 50_000)]
-    with pytest.raises(RuntimeError, match="no helpers"):
+    with pytest.raises(InvariantError, match="no helpers"):
         workers.submit(lambda: None)
     workers.close()
