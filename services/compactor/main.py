@@ -89,7 +89,12 @@ async def _run(config: Config, *, metrics_port: int, stop: asyncio.Event) -> Non
         port = await _serve_metrics(stack, metrics, port=metrics_port)
         pid = process_id()
         runner = JobRunner(
-            JobContext(objects=stores.objects, clock_ms=wall_clock_ms, lag_ms=COMPACTION_LAG_MS),
+            JobContext(
+                objects=stores.objects,
+                clock_ms=wall_clock_ms,
+                lag_ms=COMPACTION_LAG_MS,
+                vectors=stores.vectors,
+            ),
             metrics,
             reconciler=Reconciler(
                 stores.vectors,

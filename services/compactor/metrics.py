@@ -65,6 +65,11 @@ class CompactorMetrics:
             "Expired memories deleted by the expiry job (they were invisible already).",
             registry=r,
         )
+        self.store_rows_pruned = Counter(
+            f"{PREFIX}store_rows_pruned_total",
+            "Rows the vector store's upkeep removed (PostgreSQL: change-log rows past an hour).",
+            registry=r,
+        )
         self.backlog = Gauge(
             f"{PREFIX}backlog_shards",
             "Shard objects present, all tenants, after the last fold.",

@@ -102,6 +102,11 @@ class VectorStore(abc.ABC):
     async def delete(self, tenant: str, ids: Sequence[str]) -> None:
         """Delete these ids in ``tenant``; ids that do not exist are ignored."""
 
+    async def housekeeping(self) -> int:
+        """The store's own upkeep, run by the compactor's gc job; what it removed. The
+        PostgreSQL store prunes its change log; a store with nothing to keep up does nothing."""
+        return 0
+
     @abc.abstractmethod
     def scan_ids(self) -> AsyncIterator[list[MemoryRef]]:
         """Every memory in the store, all tenants, as pages of (tenant, id); order not promised.

@@ -1,4 +1,5 @@
-"""The GC job: delete shards at or below a tenant's watermark.
+"""The GC job: delete shards at or below a tenant's watermark, then the vector store's own upkeep
+(PostgreSQL prunes change-log rows older than an hour).
 
 A fold deletes what it absorbed right after its compare-and-swap; a fold that died in between
 leaves those shards behind. They are never counted again (the watermark excludes them), so this
@@ -25,6 +26,8 @@ class GcJobResult(msgspec.Struct, frozen=True, kw_only=True):
     tenants: int = 0
     tenants_failed: int = 0
     shards_deleted: int = 0
+    # Rows the vector store's upkeep removed (PostgreSQL: change-log rows past retention).
+    store_rows_pruned: int = 0
     duration_s: float = 0.0
 
 
@@ -47,9 +50,11 @@ async def gc_shards(ctx: JobContext) -> GcJobResult:
         except Exception:
             failed += 1
             logger.exception("compactor_gc_failed", extra={"tenant": entry.tenant})
+    pruned = await ctx.vectors.housekeeping() if ctx.vectors is not None else 0
     return GcJobResult(
         tenants=tenants,
         tenants_failed=failed,
         shards_deleted=deleted,
+        store_rows_pruned=pruned,
         duration_s=time.perf_counter() - started,
     )

@@ -120,6 +120,7 @@ class JobRunner:
         if result is None:
             return None
         self._metrics.shards_deleted.labels(job="gc").inc(result.shards_deleted)
+        self._metrics.store_rows_pruned.inc(result.store_rows_pruned)
         self._metrics.tenant_failures.labels(job="gc").inc(result.tenants_failed)
         self._finished("gc", result.tenants_failed, result.duration_s)
         logger.info(
@@ -129,6 +130,7 @@ class JobRunner:
                 "tenants": result.tenants,
                 "tenantsFailed": result.tenants_failed,
                 "shardsDeleted": result.shards_deleted,
+                "storeRowsPruned": result.store_rows_pruned,
                 "ms": round(result.duration_s * 1000),
             },
         )

@@ -53,6 +53,16 @@ _ROWS_SQL: Final = """
 SELECT id, vector_send(embedding) AS vector, metadata, pg_column_size(metadata) AS stored_bytes
 FROM memories WHERE tenant_id = $1 AND id = ANY($2::text[])
 """
+# The ids changed in (from, to]: a generation with no row here is a gap in the log.
+_CHANGES_SQL: Final = """
+SELECT generation, id FROM memory_changes
+WHERE tenant_id = $1 AND generation > $2 AND generation <= $3
+"""
+# A query that finds the snapshot at most this many generations behind (writes of other
+# processes, in a deployment of several) waits up to _REFRESH_WAIT_S for the refresh, which
+# then reads only those rows, instead of scanning the whole tenant in SQL.
+_SMALL_GAP: Final = 64
+_REFRESH_WAIT_S: Final = 0.25
 # What a row costs at least beside its vector; lets a refresh skip a tenant that cannot fit
 # before reading any of its rows.
 _MIN_ROW_BYTES: Final = 400
@@ -88,6 +98,10 @@ class ScanCacheStats:
     refreshes: int = 0
     # Times a tenant was left to SQL at a generation (too large, or mixed widths).
     skips: int = 0
+    # Refreshes that read only the rows the change log named (no id list, no full read).
+    incremental: int = 0
+    # Rows read by refreshes, all told.
+    rows_read: int = 0
 
 
 class _AddedRows:
@@ -208,7 +222,23 @@ class ScanCache:
                     self._writing.get(tenant, ())
                 ):
                     await self._change_of(tenant).wait()
+        await self._catch_up(tenant, generation)
         return self.fresh(tenant, generation)
+
+    async def _catch_up(self, tenant: str, generation: int) -> None:
+        """Wait (at most ``_REFRESH_WAIT_S``) for a refresh when the snapshot is only a few
+        generations behind: other processes' writes, which the change log lets a refresh read
+        alone. With several API processes writing, each such write used to send the next query
+        of every other process to a full scan in SQL."""
+        held = self._snapshots.get(tenant)
+        if held is None or not 0 < generation - held.generation <= _SMALL_GAP:
+            return
+        self._start_refresh(tenant, generation)
+        task = self._refreshing.get(tenant)
+        if task is None:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(task), _REFRESH_WAIT_S)
 
     @contextlib.contextmanager
     def own_write(self, tenant: str) -> Iterator[None]:
@@ -267,20 +297,22 @@ class ScanCache:
         current = self._snapshots.get(tenant)
         async with self._datastore.session() as session:
             async with session.transaction(isolation="repeatable_read", readonly=True):
-                (head,) = await session.fetch(_HEAD_SQL, tenant)
-                generation, ids = int(head["generation"]), frozenset(head["ids"])
-                if current is not None and current.generation == generation:
+                step: tuple[int, frozenset[str], _AddedRows | None] | None = None
+                if current is not None:
+                    generation = int(await session.fetchval(GENERATION_SQL, tenant) or 0)
+                    if generation == current.generation:
+                        return current
+                    step = await self._read_changes(session, tenant, current, generation)
+                if step is None:
+                    step = await self._read_all(session, tenant, current)
+                if step is None:
                     return current
-                if len(ids) * _MIN_ROW_BYTES > self._budget_bytes:
-                    self._skip(tenant, generation)
-                    return None
-                known = current.ids() if current is not None else frozenset()
-                added_ids = sorted(ids - known)
-                added = _AddedRows(len(added_ids))
-                for start in range(0, len(added_ids), _READ_BATCH_ROWS):
-                    batch = added_ids[start : start + _READ_BATCH_ROWS]
-                    added.take(await session.fetch(_ROWS_SQL, tenant, batch))
-        snapshot = await asyncio.to_thread(self._build, tenant, generation, current, ids, added)
+                generation, removed, added = step
+        if added is None:  # too large for the budget before anything was read
+            self._skip(tenant, generation)
+            return None
+        self.stats.rows_read += added.count
+        snapshot = await asyncio.to_thread(self._build, tenant, generation, current, removed, added)
         if snapshot is None or snapshot.nbytes > self._budget_bytes:
             self._skip(tenant, generation)
             return None
@@ -299,12 +331,54 @@ class ScanCache:
         await self._carry_in_waiting(tenant)
         return self._snapshots.get(tenant, snapshot)
 
+    async def _read_changes(
+        self, session: Any, tenant: str, current: TenantSnapshot, generation: int
+    ) -> tuple[int, frozenset[str], _AddedRows] | None:
+        """The rows changed since ``current`` up to ``generation``, from the change log; None
+        when the log has a gap (a full read then)."""
+        if generation < current.generation:
+            return None
+        changes = await session.fetch(_CHANGES_SQL, tenant, current.generation, generation)
+        if len({row["generation"] for row in changes}) != generation - current.generation:
+            return None  # a truncate, pruned rows, or writes under 0.9.0's trigger
+        changed = sorted({row["id"] for row in changes})
+        held = current.ids()
+        if (len(held) + len(changed)) * _MIN_ROW_BYTES > self._budget_bytes:
+            return None
+        added = await self._read_rows(session, tenant, changed)
+        self.stats.incremental += 1
+        # An id changed and still there was rewritten: its old row goes, its new one comes.
+        return generation, held & frozenset(changed), added
+
+    async def _read_all(
+        self, session: Any, tenant: str, current: TenantSnapshot | None
+    ) -> tuple[int, frozenset[str], _AddedRows | None] | None:
+        """Every id of the tenant and the rows the snapshot lacks; None when it is current, and
+        no rows (None in their place) when the tenant cannot fit the budget."""
+        (head,) = await session.fetch(_HEAD_SQL, tenant)
+        generation, ids = int(head["generation"]), frozenset(head["ids"])
+        if current is not None and current.generation == generation:
+            return None
+        if len(ids) * _MIN_ROW_BYTES > self._budget_bytes:
+            return generation, frozenset(), None
+        known = current.ids() if current is not None else frozenset()
+        added = await self._read_rows(session, tenant, sorted(ids - known))
+        return generation, known - ids, added
+
+    async def _read_rows(self, session: Any, tenant: str, ids: Sequence[str]) -> _AddedRows:
+        added = _AddedRows(len(ids))
+        for start in range(0, len(ids), _READ_BATCH_ROWS):
+            added.take(
+                await session.fetch(_ROWS_SQL, tenant, ids[start : start + _READ_BATCH_ROWS])
+            )
+        return added
+
     def _build(
         self,
         tenant: str,
         generation: int,
         current: TenantSnapshot | None,
-        ids: frozenset[str],
+        removed_ids: frozenset[str],
         added: _AddedRows,
     ) -> TenantSnapshot | None:
         rows = [
@@ -321,7 +395,7 @@ class ScanCache:
             return TenantSnapshot.build(generation, width, rows, matrix, owned=True)
         return current.changed(
             generation,
-            removed_ids=current.ids() - ids,
+            removed_ids=removed_ids,
             added=rows,
             added_vectors=matrix,
             owned=True,

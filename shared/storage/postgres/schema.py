@@ -10,12 +10,17 @@ and a model swap needs no migration); there is no vector index (recall is an exa
 tenant, and an approximate index can miss the nearest neighbour dedup asks for); ``key`` is
 collated "C" (the recency index sorts newest-first only in byte order, which is what S3 lists in).
 
-One addition to the design's tables: ``memory_generations``, a counter per tenant that triggers
+Two additions to the design's tables: ``memory_generations``, a counter per tenant that triggers
 on ``memories`` bump in the same transaction as any insert, update or delete (and every counter
-on a truncate). It lets a process prove with one key read that its in-memory snapshot of a
-tenant still holds exactly the rows an exact scan would read (see ``scan_cache``). Triggers
-rather than the store's own statements, so that writes from any source — an older release
-during a rolling update, a hand-run DELETE — move it too.
+on a truncate), and ``memory_changes``, the ids each of those statements touched, under the
+generation it produced. The first lets a process prove with one key read that its in-memory
+snapshot of a tenant still holds exactly the rows an exact scan would read; the second lets it
+bring a snapshot forward by reading only the rows changed since (see ``scan_cache``). Every
+generation of a complete log has at least one row, so a generation without one is a gap — a
+truncate, pruned rows, or writes made under 0.9.0's trigger — and the reader falls back to a
+full read. Triggers rather than the store's own statements, so that writes from any source — an
+older release during a rolling update, a hand-run DELETE — move both. A database made by 0.9.0
+is upgraded in place at boot, under the same lock.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ SELECT to_regclass('memories') IS NOT NULL
    AND to_regclass('objects_version') IS NOT NULL
    AND to_regclass('objects') IS NOT NULL
    AND to_regclass('memory_generations') IS NOT NULL
+   AND to_regclass('memory_changes') IS NOT NULL
    AND (SELECT count(*) FROM pg_trigger
         WHERE tgrelid = to_regclass('memories') AND tgname LIKE 'memories_generation_%')
        = {len(GENERATION_TRIGGERS) + 1}
@@ -74,15 +80,32 @@ TABLE_STATEMENTS: Final = (
       generation bigint NOT NULL
     )
     """,
+    """
+    CREATE TABLE IF NOT EXISTS memory_changes (
+      tenant_id  text        NOT NULL,
+      generation bigint      NOT NULL,
+      id         text        NOT NULL,
+      changed_at timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (tenant_id, generation, id)
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS memory_changes_changed_at ON memory_changes (changed_at)",
     # Statement-level, over the transition table: one bump per tenant per statement, taken in
-    # tenant order so two statements spanning the same tenants cannot deadlock.
+    # tenant order so two statements spanning the same tenants cannot deadlock, and the ids the
+    # statement touched logged under the generation it produced.
     """
     CREATE OR REPLACE FUNCTION memories_bump_generation() RETURNS trigger
     LANGUAGE plpgsql AS $$
     BEGIN
-      INSERT INTO memory_generations AS g (tenant_id, generation)
-        SELECT DISTINCT tenant_id, 1 FROM changed ORDER BY tenant_id
-      ON CONFLICT (tenant_id) DO UPDATE SET generation = g.generation + 1;
+      WITH bumped AS (
+        INSERT INTO memory_generations AS g (tenant_id, generation)
+          SELECT DISTINCT tenant_id, 1 FROM changed ORDER BY tenant_id
+        ON CONFLICT (tenant_id) DO UPDATE SET generation = g.generation + 1
+        RETURNING g.tenant_id, g.generation
+      )
+      INSERT INTO memory_changes (tenant_id, generation, id)
+        SELECT DISTINCT c.tenant_id, b.generation, c.id
+        FROM changed c JOIN bumped b ON b.tenant_id = c.tenant_id;
       RETURN NULL;
     END
     $$

@@ -181,6 +181,12 @@ class PostgresVectorStore(VectorStore):
             if len(rows) < SCAN_PAGE_ROWS:
                 return
 
+    async def housekeeping(self) -> int:
+        """Prune the change log's rows older than ``CHANGE_LOG_RETENTION_S``; how many. A
+        snapshot older than that is brought forward by a full read (the log then has a gap)."""
+        status = await self._datastore.execute(_PRUNE_CHANGES_SQL, CHANGE_LOG_RETENTION_S)
+        return int(status.rsplit(" ", 1)[-1]) if status and status.startswith("DELETE") else 0
+
     async def _write_then_read_generation(self, tenant: str, sql: str, *args: object) -> int:
         """Run one write and read the tenant's generation in the same transaction: the trigger
         holds the generation row's lock until commit, so the value read is this write's."""
@@ -193,6 +199,12 @@ class PostgresVectorStore(VectorStore):
         """Stop background snapshot reads; call before the pool closes."""
         if self.scan_cache is not None:
             await self.scan_cache.close()
+
+
+CHANGE_LOG_RETENTION_S: Final = 3600.0
+_PRUNE_CHANGES_SQL: Final = (
+    "DELETE FROM memory_changes WHERE changed_at < now() - make_interval(secs => $1)"
+)
 
 
 def _checked_top_k(top_k: int) -> int:

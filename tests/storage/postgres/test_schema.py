@@ -51,10 +51,13 @@ async def _catalog(url: str) -> dict[str, object]:
 
 EXPECTED_CATALOG = {
     "extensions": 1,
-    # The two primary keys are the only indexes: no vector index, by design.
+    # No vector index, by design: the primary keys and the change log's time index (pruning).
     "relations": [
         "memories",
         "memories_pkey",
+        "memory_changes",
+        "memory_changes_changed_at",
+        "memory_changes_pkey",
         "memory_generations",
         "memory_generations_pkey",
         "objects",

@@ -1,0 +1,135 @@
+"""The change log: another process's writes reach a snapshot by reading only the rows they
+changed; a gap in the log (a truncate, pruning, an upgrade from 0.9.0's trigger) falls back to
+a full read; a query a few generations behind waits for that refresh instead of scanning SQL."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from shared.storage.codec import to_metadata
+from tests.conftest import run_admin
+from tests.storage.postgres.test_scan_cache import (
+    WIDTH,
+    assert_same_ranking,
+    cache_of,
+    fill,
+    memory,
+    pod,
+)
+
+# 0.9.0's trigger function: it bumped the generation and logged nothing.
+OLD_BUMP = """
+CREATE OR REPLACE FUNCTION memories_bump_generation() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO memory_generations AS g (tenant_id, generation)
+    SELECT DISTINCT tenant_id, 1 FROM changed ORDER BY tenant_id
+  ON CONFLICT (tenant_id) DO UPDATE SET generation = g.generation + 1;
+  RETURN NULL;
+END
+$$
+"""
+
+
+def probe() -> list[float]:
+    return list(np.random.default_rng(99).standard_normal(WIDTH).astype(float))
+
+
+def old_insert(n: int) -> str:
+    """A row written as 0.9.0 wrote one, in plain SQL (no new code runs)."""
+    written = memory("acme", f"acme old fact {n}")
+    vector = np.random.default_rng(100 + n).standard_normal(WIDTH).tolist()
+    metadata = json.dumps(to_metadata(written)).replace("'", "''")
+    return (
+        "INSERT INTO memories (tenant_id, id, embedding, metadata) VALUES "
+        f"('acme', '{written.id}', '{vector}', '{metadata}'::jsonb)"
+    )
+
+
+async def test_another_process_writes_reach_the_snapshot_by_their_rows_alone(pg_url: str) -> None:
+    async with pod(pg_url) as mine, pod(pg_url) as other, pod(pg_url, cache_mb=0) as uncached:
+        await fill(mine, "acme", 40, seed=1)
+        cache = cache_of(mine)
+        assert await cache.refresh("acme") is not None
+        read_before, incremental_before = cache.stats.rows_read, cache.stats.incremental
+        added = await fill(other, "acme", 3, seed=2)
+        gone = added[0]
+        await other.delete("acme", [gone.id])
+        held = await cache.refresh("acme")
+        assert held is not None
+        assert cache.stats.incremental == incremental_before + 1
+        assert cache.stats.rows_read - read_before == 2  # the two still there; no id list read
+        ids = held.ids()
+        assert {m.id for m in added[1:]} <= ids and gone.id not in ids and len(ids) == 42
+        cached = await mine.query("acme", probe(), top_k=100)
+        scanned = await uncached.query("acme", probe(), top_k=100)
+        assert_same_ranking(
+            sorted(cached, key=lambda h: -h.similarity),
+            sorted(scanned, key=lambda h: -h.similarity),
+        )
+
+
+async def test_a_query_a_few_generations_behind_waits_for_the_refresh_not_sql(
+    pg_url: str,
+) -> None:
+    async with pod(pg_url) as mine, pod(pg_url) as other:
+        await fill(mine, "acme", 30, seed=3)
+        cache = cache_of(mine)
+        await mine.query("acme", probe(), top_k=10)  # a miss; the refresh runs
+        await cache.refresh("acme")
+        for round_number in range(5):
+            await fill(other, "acme", 1, seed=10 + round_number)
+            misses = cache.stats.misses
+            hits = await mine.query("acme", probe(), top_k=100)
+            assert cache.stats.misses == misses, round_number  # answered from the snapshot
+            assert len(hits) == 31 + round_number
+
+
+@pytest.mark.parametrize("gap", ["truncate", "pruned"])
+async def test_a_gap_in_the_log_falls_back_to_a_full_read(pg_url: str, gap: str) -> None:
+    async with pod(pg_url) as mine, pod(pg_url) as other:
+        await fill(mine, "acme", 10, seed=4)
+        cache = cache_of(mine)
+        assert await cache.refresh("acme") is not None
+        if gap == "truncate":
+            run_admin(pg_url, "TRUNCATE memories")
+        await fill(other, "acme", 2, seed=5)
+        if gap == "pruned":
+            run_admin(pg_url, "DELETE FROM memory_changes")
+        incremental = cache.stats.incremental
+        held = await cache.refresh("acme")
+        assert held is not None and cache.stats.incremental == incremental
+        assert len(held.ids()) == (2 if gap == "truncate" else 12)
+
+
+async def test_the_compactors_upkeep_prunes_rows_past_the_retention(pg_url: str) -> None:
+    async with pod(pg_url) as store:
+        await fill(store, "acme", 4, seed=6)
+        run_admin(pg_url, "UPDATE memory_changes SET changed_at = now() - interval '2 hours'")
+        await fill(store, "acme", 1, seed=7)
+        assert await store.housekeeping() == 4
+        assert await store.housekeeping() == 0
+
+
+async def test_a_database_made_by_0_9_0_is_upgraded_in_place_with_nothing_lost(
+    pg_url: str,
+) -> None:
+    # What 0.9.0 made: its tables and trigger function, and rows written under it.
+    async with pod(pg_url) as store:
+        await fill(store, "acme", 5, seed=8)
+    run_admin(pg_url, "DROP TABLE memory_changes", OLD_BUMP, old_insert(1), old_insert(2))
+    # The new code boots on it: the schema is completed under the advisory lock.
+    async with pod(pg_url) as store:
+        assert len(await store.query("acme", probe(), top_k=100)) == 7
+        cache = cache_of(store)
+        held = await cache.refresh("acme")
+        assert held is not None and len(held.ids()) == 7
+        async with pod(pg_url) as other:
+            await fill(other, "acme", 1, seed=10)
+        incremental = cache.stats.incremental
+        held = await cache.refresh("acme")
+        assert held is not None and len(held.ids()) == 8
+        assert cache.stats.incremental == incremental + 1  # the new trigger logs
