@@ -15,7 +15,7 @@ on ``memories`` bump in the same transaction as any insert, update or delete (an
 on a truncate), and ``memory_changes``, the ids each of those statements touched, under the
 generation it produced. The first lets a process prove with one key read that its in-memory
 snapshot of a tenant still holds exactly the rows an exact scan would read; the second lets it
-bring a snapshot forward by reading only the rows changed since (see ``scan_cache``). Every
+bring a snapshot forward by reading only the rows changed since (see ``scan``). Every
 generation of a complete log has at least one row, so a generation without one is a gap — a
 truncate, pruned rows, or writes made under 0.9.0's trigger — and the reader falls back to a
 full read. Triggers rather than the store's own statements, so that writes from any source — an

@@ -1,7 +1,7 @@
 """Memories and their embeddings in the ``memories`` table (what S3 Vectors holds).
 
 A query is an exact scan of the tenant's rows either way: from a snapshot of them in this
-process when one is at the tenant's current generation (see ``scan_cache``), otherwise in SQL.
+process when one is at the tenant's current generation (see ``scan``), otherwise in SQL.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from shared.model import Hit, Memory
 from shared.storage.codec import check_budget, from_metadata, to_metadata, vector_key
 from shared.storage.interfaces import MemoryRef, VectorStore
 from shared.storage.postgres._datastore import PostgresDatastore
-from shared.storage.postgres.scan_cache import GENERATION_SQL, ScanCache
+from shared.storage.postgres.scan import GENERATION_SQL, ScanCache
 from shared.tasks import abandon
 
 # The same page cap S3 Vectors' QueryVectors has, so both backends answer the same question.

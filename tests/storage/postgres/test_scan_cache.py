@@ -21,8 +21,7 @@ from shared.model import Hit, Memory, new_ulid
 from shared.storage import open_stores
 from shared.storage.codec import to_metadata
 from shared.storage.postgres import PostgresVectorStore
-from shared.storage.postgres.scan_cache import AddedRow, ScanCache
-from shared.storage.postgres.snapshot import TenantSnapshot
+from shared.storage.postgres.scan import AddedRow, ScanCache, TenantSnapshot
 
 NOW_MS = 1_767_225_600_000
 WIDTH = 384

@@ -11,13 +11,13 @@ import pytest
 
 from shared.errors import InvariantError
 from shared.model import Memory
-from shared.storage.postgres.snapshot import (
-    ScanWorkers,
+from shared.storage.postgres.scan.snapshot import (
     SnapshotRow,
     TenantSnapshot,
     decode_vector,
     vector_width,
 )
+from shared.storage.postgres.scan.workers import ScanWorkers
 
 
 def row(name: str, readable: bool = True) -> SnapshotRow:

@@ -5,15 +5,14 @@ a 2-core EPYC: 13 ms of a recall at 10,000 memories. The same exact scan as matr
 products takes under 3 ms, bound by reading the 15 MB matrix once per query. A snapshot answers
 exactly what the SQL scan answers — every row compared, similarity 1 − cosine distance, a zero
 vector last with similarity 0 — for the table as it was at ``generation`` (see
-``scan_cache``), so nothing approximate enters recall.
+``scan.cache``), so nothing approximate enters recall.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -21,65 +20,18 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from shared.cpus import usable_cpus
 from shared.errors import InvariantError
 from shared.model import Hit, Memory
+from shared.storage.postgres.scan.workers import SCAN_BLOCK_ROWS, ScanWorkers
 
 # pgvector's binary format (vector_send): int16 width, int16 unused, then big-endian float32s.
 _HEADER_BYTES: Final = 4
 # A rough per-row cost of the Python objects beside the matrix (the id, the Memory, its dict,
 # and the row's entry in its store's positions: ~50 bytes, measured with tracemalloc).
 _ROW_OVERHEAD_BYTES: Final = 450
-# Rows per matrix-vector product. OpenBLAS runs a product this size on the calling thread;
-# from ~4,000 rows it splits one over its own workers, which spin while they wait: under load
-# they took the cores from the embedding model (a 10,000-row scan went from 2.7 to 7.7 ms and
-# the model lost a fifth of its throughput). Scans are split by ScanWorkers instead.
-_SCAN_BLOCK_ROWS: Final = 1024
 # Spare room a store gets when its rows are copied: an eighth more rows, at least this many.
 _SPARE_FRACTION: Final = 8
 _MIN_SPARE_ROWS: Final = 64
-# A scan smaller than this is not split: handing a part to a thread costs ~0.05 ms.
-_MIN_ROWS_PER_PART: Final = 4096
-# Beyond this many threads a scan is bound by memory bandwidth, not by threads.
-_MAX_SCAN_THREADS: Final = 4
-
-
-class ScanWorkers:
-    """Threads a large scan is split across; the calling thread scans one part itself.
-
-    On the 2-core reference machine, 10,000 × 384 took 2.0-2.5 ms on one thread and 0.3-0.9 ms
-    on two (more than twice as fast: one core alone does not reach the memory bandwidth). These
-    are plain threads that block when idle, so under load a split scan only shares the cores:
-    p50 2.7 → 3.0 ms beside a busy model, whose throughput did not drop.
-    """
-
-    def __init__(self, threads: int | None = None) -> None:
-        """``threads`` in all, the caller's included; default: the CPUs this process can use
-        (its container's limit included), at most four."""
-        self.threads = max(
-            1, threads if threads is not None else min(_MAX_SCAN_THREADS, usable_cpus())
-        )
-        self._pool = (
-            ThreadPoolExecutor(max_workers=self.threads - 1, thread_name_prefix="scan")
-            if self.threads > 1
-            else None
-        )
-
-    def parts(self, rows: int) -> list[tuple[int, int]]:
-        """Contiguous row ranges, one per thread that is worth using, block-aligned."""
-        count = max(1, min(self.threads, rows // _MIN_ROWS_PER_PART))
-        blocks = -(-rows // _SCAN_BLOCK_ROWS)
-        bounds = [min(rows, (blocks * i // count) * _SCAN_BLOCK_ROWS) for i in range(count + 1)]
-        return [(bounds[i], bounds[i + 1]) for i in range(count)]
-
-    def submit(self, work: Callable[[], None]) -> Future[None]:
-        if self._pool is None:
-            raise InvariantError("a one-thread ScanWorkers has no helpers to submit to")
-        return self._pool.submit(work)
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
 
 
 def vector_width(raw: bytes) -> int:
@@ -329,8 +281,8 @@ class TenantSnapshot:
         stop: int,
     ) -> None:
         """Similarities of rows [start, stop) into the same slice of ``similarity``."""
-        for block in range(start, stop, _SCAN_BLOCK_ROWS):
-            end = min(stop, block + _SCAN_BLOCK_ROWS)
+        for block in range(start, stop, SCAN_BLOCK_ROWS):
+            end = min(stop, block + SCAN_BLOCK_ROWS)
             np.dot(self.unit_matrix[block:end], unit_query, out=similarity[block:end])
 
     def nearest(
