@@ -13,6 +13,8 @@ Stages (``--only``, comma-separated; all by default):
   devbench   hit rates on exact/semantic/cross-type queries, confident answers to negatives
   technotes  R@1/5/10 on long technical notes (bench/data/) against plain cosine
   probe      identifiers planted among 10,000 technical memories, found by name alone
+  multiproc  three API processes and the compactor on one PostgreSQL, 80 % recall and 20 %
+             remember each, against the same load on one process
   revisions  50 corrected facts among 2,000 memories, with and without replaces; recall p50
              at 10k with 1,000 replacement records and 1,000 expiring memories
   sweep      every fusion method on recall's own candidates (bench/sweep_fusion.py), offline
@@ -40,6 +42,7 @@ from typing import Any, Final
 
 from bench._data import Conversation, MemoryTexts, load_devbench, load_locomo, load_tech_notes
 from bench._inproc import Local, open_local
+from bench._multiproc import run_multiproc
 from bench._probe import run_probe
 from bench._quality import run_devbench, run_locomo, run_tech_notes
 from bench._report import git_commit, machine, plot, speed_run, summary
@@ -59,6 +62,7 @@ STAGES: Final = (
     "devbench",
     "technotes",
     "probe",
+    "multiproc",
     "revisions",
     "sweep",
     "soak",
@@ -71,6 +75,7 @@ STAGE_KEYS: Final = {
     "devbench": "devbench",
     "technotes": "technotes",
     "probe": "probe",
+    "multiproc": "multiproc",
     "revisions": "revisions",
     "sweep": "sweep",
     "soak": "soak",
@@ -145,6 +150,7 @@ SERVER_STAGES: Final = {
     "devbench",
     "technotes",
     "probe",
+    "multiproc",
     "revisions",
     "soak",
 }
@@ -177,6 +183,16 @@ async def _served_stages(
         )
     if "probe" in stages:
         results["probe"] = await run_probe(local, server, plan, _log)
+    if "multiproc" in stages:
+        results["multiproc"] = await run_multiproc(
+            local,
+            server,
+            MemoryTexts(load_locomo(args.data)),
+            [q.text for c in load_locomo(args.data) for q in c.questions],
+            memories=plan.multiproc_memories,
+            recalls_each=plan.multiproc_recalls,
+            log=_log,
+        )
     if "revisions" in stages:
         results["revisions"] = await run_revisions(
             local,

@@ -106,6 +106,8 @@ class LoadResult:
     throughput_per_s: float
     client_cpu_s: float
     answers: list[str]
+    # Every call's seconds, in call order: what pooled percentiles over several loads need.
+    seconds: list[float]
 
 
 async def run_load(
@@ -168,6 +170,7 @@ async def run_load(
         throughput_per_s=round(len(calls) / wall, 2),
         client_cpu_s=cpu,
         answers=answers,
+        seconds=latencies,
     )
 
 

@@ -659,6 +659,53 @@ def _revision_lines(revisions: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _multiproc_lines(multi: dict[str, Any]) -> list[str]:
+    """Issue 19: three writing API processes on one PostgreSQL against one process alone."""
+    one, three = multi["one_process"], multi["three_processes"]
+    share = three["sql_scan_share"]
+    rows = [
+        (
+            "recall p95 with 3 writing processes ≤ 1.3 × one process",
+            f"{three['recall_p95_ms']} vs {one['recall_p95_ms']} ms (× {multi['p95_ratio']})",
+            multi["p95_ratio"] <= 1.3,
+        ),
+        (
+            "recall mean with 3 writing processes ≤ 1.3 × one process",
+            f"{three['recall_mean_ms']} vs {one['recall_mean_ms']} ms (× {multi['mean_ratio']})",
+            multi["mean_ratio"] <= 1.3,
+        ),
+        (
+            "share of recalls scanned in SQL < 5 %",
+            "—"
+            if share is None
+            else f"{100 * share:.2f} % ({three['sql_scans']} of "
+            f"{three['sql_scans'] + three['snapshot_answers']})",
+            share is not None and share < 0.05,
+        ),
+    ]
+    lines = [
+        "## Several API processes on one PostgreSQL (issue 19)",
+        "",
+        f"Three API processes and the compactor on one embedded PostgreSQL, "
+        f"{multi['memories']:,} memories in one tenant; each process recalls (concurrency 2) "
+        "and remembers (concurrency 1, a quarter as many calls) on it at once. Beside it, the "
+        "same load on one process alone (concurrency 6 and 3). `bench/_multiproc.py`.",
+        "",
+        "| target | measured | |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {name} | {value} | {_verdict(met)} |" for name, value, met in rows]
+    lines += [
+        "",
+        f"Recall p50: {three['recall_p50_ms']} ms with three processes, {one['recall_p50_ms']} "
+        f"ms with one. One process alone scanned {one['sql_scans']} recalls in SQL of "
+        f"{one['sql_scans'] + one['snapshot_answers']}. The compactor's shard backlog at the "
+        f"end: {multi['compactor_backlog_shards']}.",
+        "",
+    ]
+    return lines
+
+
 # Each stage's section, in page order; the retrieval targets go after the first two.
 _SECTIONS: list[tuple[str, Callable[[Any], list[str]]]] = [
     ("cold_start", _cold_lines),
@@ -668,6 +715,7 @@ _SECTIONS: list[tuple[str, Callable[[Any], list[str]]]] = [
     ("technotes", _tech_lines),
     ("devbench", _devbench_lines),
     ("probe", _probe_lines),
+    ("multiproc", _multiproc_lines),
     ("revisions", _revision_lines),
     ("soak", _soak_lines),
 ]

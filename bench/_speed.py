@@ -39,6 +39,8 @@ class SpeedPlan:
     probe_memories: int  # distractors in the keyword probe
     soak_memories: int
     soak_s: float
+    multiproc_memories: int
+    multiproc_recalls: int  # per process, with a quarter as many remembers beside
 
 
 FULL = SpeedPlan(
@@ -57,6 +59,8 @@ FULL = SpeedPlan(
     probe_memories=10_000,
     soak_memories=10_000,
     soak_s=1800.0,
+    multiproc_memories=10_000,
+    multiproc_recalls=400,
 )
 SMOKE = SpeedPlan(
     sizes=(30, 60),
@@ -74,6 +78,8 @@ SMOKE = SpeedPlan(
     probe_memories=300,
     soak_memories=60,
     soak_s=10.0,
+    multiproc_memories=60,
+    multiproc_recalls=8,
 )
 
 

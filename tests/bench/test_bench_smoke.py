@@ -108,10 +108,14 @@ def test_smoke_run_writes_every_stage(tmp_path: Path) -> None:
         "devbench",
         "technotes",
         "probe",
+        "multiproc",
         "revisions",
         "sweep",
         "soak",
     ]
+    multi = results["multiproc"]
+    assert multi["three_processes"]["processes"] == 3
+    assert multi["one_process"]["recall_p95_ms"] > 0 and multi["p95_ratio"] > 0
     revisions = results["revisions"]
     assert revisions["with_replaces"]["pairs"] == 5
     assert revisions["with_replaces"]["old_returned"] == 0
