@@ -675,7 +675,7 @@ def _multiproc_lines(multi: dict[str, Any]) -> list[str]:
             multi["mean_ratio"] <= 1.3,
         ),
         (
-            "share of recalls scanned in SQL < 5 %",
+            "share of vector queries (recalls and remember's dedup) scanned in SQL < 5 %",
             "—"
             if share is None
             else f"{100 * share:.2f} % ({three['sql_scans']} of "
@@ -698,7 +698,7 @@ def _multiproc_lines(multi: dict[str, Any]) -> list[str]:
     lines += [
         "",
         f"Recall p50: {three['recall_p50_ms']} ms with three processes, {one['recall_p50_ms']} "
-        f"ms with one. One process alone scanned {one['sql_scans']} recalls in SQL of "
+        f"ms with one. One process alone scanned {one['sql_scans']} vector queries in SQL of "
         f"{one['sql_scans'] + one['snapshot_answers']}. The compactor's shard backlog at the "
         f"end: {multi['compactor_backlog_shards']}.",
         "",
