@@ -24,7 +24,6 @@ from typing import Any, Final
 import anyio
 import mcp_types as types
 from aiohttp import web
-from mcp.server import Server
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.runner import modern_error_data, serve_one
@@ -42,13 +41,12 @@ from mcp.shared.transport_context import TransportContext
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from services.api.catalogue_server import SERVER_NAME, CatalogueServer
 from services.api.headers import tool_context_of
-from services.api.tools.spec import ToolSpec
-from shared.errors import InvalidInputError
+from services.api.tools.spec import ToolContext, ToolSpec
 
 logger = logging.getLogger(__name__)
 
-SERVER_NAME: Final = "mcp-memory"
 DISTRIBUTION: Final = "mcp-memory"
 MAX_BODY_BYTES: Final = 4 * 1024 * 1024
 # The most a body may take to arrive once its headers have (4 MiB at 0.8 MB/s).
@@ -138,50 +136,20 @@ def _is_modern(request: web.Request, method: str, params: Mapping[str, Any] | No
     return header is not None and header not in HANDSHAKE_PROTOCOL_VERSIONS
 
 
-def text_result(text: str, *, is_error: bool) -> types.CallToolResult:
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)], is_error=is_error
-    )
+def _context_of_request(ctx: ServerRequestContext[Any]) -> ToolContext:
+    request = ctx.request
+    if not isinstance(request, web.Request):
+        raise TypeError("the MCP endpoint passes the aiohttp request to every handler")
+    return tool_context_of(request.headers)
 
 
 class McpEndpoint:
     """The ``POST /mcp`` handler over a catalogue fixed for the process's lifetime."""
 
     def __init__(self, catalogue: Sequence[ToolSpec], *, version: str) -> None:
-        self._specs = {spec.name: spec for spec in catalogue}
-        self._tools = [
-            types.Tool(name=spec.name, description=spec.description, input_schema=spec.input_schema)
-            for spec in catalogue
-        ]
-        self.server: Server[Any] = Server(
-            SERVER_NAME,
-            version=version,
-            on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
-        )
-
-    async def _list_tools(
-        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=self._tools)
-
-    async def _call_tool(
-        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        spec = self._specs.get(params.name)
-        if spec is None:
-            return text_result(f'Error: unknown tool "{params.name}".', is_error=True)
-        request = ctx.request
-        if not isinstance(request, web.Request):
-            raise TypeError("the MCP endpoint passes the aiohttp request to every handler")
-        try:
-            # Resolved when a tool runs, never at the handshake: discovery needs no tenant.
-            tool_context = tool_context_of(request.headers)
-        except InvalidInputError as refusal:
-            logger.info("tool_refused", extra={"tool": spec.name, "header": refusal.field})
-            return text_result(f"Error: {refusal}", is_error=True)
-        result = await spec.handler(tool_context, params.arguments or {})
-        return text_result(result.text, is_error=result.is_error)
+        self.server = CatalogueServer(
+            catalogue, version=version, context_of=_context_of_request
+        ).server
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """Answer one POST: a JSON-RPC result or error, 202 for a notification."""

@@ -16,15 +16,13 @@ import contextlib
 import logging
 import signal
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
-import mcp_types as types
-from mcp.server import Server
-from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
+from services.api.catalogue_server import SERVER_NAME, CatalogueServer
 from services.api.headers import validated_conversation, validated_tenant
-from services.api.mcp_transport import SERVER_NAME, server_version, text_result
+from services.api.mcp_transport import server_version
 from services.api.tools.spec import ToolContext, ToolSpec
 from shared.errors import ConfigError, InvalidInputError
 
@@ -65,35 +63,12 @@ def stdio_context(environ: Mapping[str, str]) -> ToolContext:
 
 
 class StdioEndpoint:
-    """The catalogue as an SDK server whose every call runs as one fixed ToolContext."""
+    """The catalogue served to one stdio client, every call as one fixed ToolContext."""
 
     def __init__(self, catalogue: Sequence[ToolSpec], *, context: ToolContext) -> None:
-        self._specs = {spec.name: spec for spec in catalogue}
-        self._context = context
-        self._tools = [
-            types.Tool(name=spec.name, description=spec.description, input_schema=spec.input_schema)
-            for spec in catalogue
-        ]
-        self.server: Server[Any] = Server(
-            SERVER_NAME,
-            version=server_version(),
-            on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
-        )
-
-    async def _list_tools(
-        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=self._tools)
-
-    async def _call_tool(
-        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        spec = self._specs.get(params.name)
-        if spec is None:
-            return text_result(f'Error: unknown tool "{params.name}".', is_error=True)
-        result = await spec.handler(self._context, params.arguments or {})
-        return text_result(result.text, is_error=result.is_error)
+        self.server = CatalogueServer(
+            catalogue, version=server_version(), context_of=lambda _: context
+        ).server
 
     async def serve(self) -> None:
         """Until the client closes stdin."""
