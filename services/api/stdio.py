@@ -12,8 +12,8 @@ embedded data dir: they are processes on one PostgreSQL, as several pods are.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
+import os
 import signal
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Final
@@ -24,6 +24,7 @@ from services.api.catalogue_server import SERVER_NAME, CatalogueServer
 from services.api.headers import validated_conversation, validated_tenant
 from services.api.mcp_transport import server_version
 from services.api.tools.spec import ToolContext, ToolSpec
+from shared.cli import watch_embedded_server
 from shared.errors import ConfigError, InvalidInputError
 
 if TYPE_CHECKING:
@@ -79,7 +80,12 @@ class StdioEndpoint:
 
 
 async def serve_stdio(config: Config, context: ToolContext, *, open_runtime: RuntimeOpener) -> int:
-    """Open the runtime, serve one stdio client, leave the runtime; the exit code."""
+    """Open the runtime, serve one stdio client until it closes stdin (or a signal, or the
+    embedded PostgreSQL's death under ``--local``), leave the runtime; the exit code: 1 when the
+    database died (the client then starts the server again, which starts the database
+    again), else 0."""
+    stopping = asyncio.Event()
+    embedded_died = watch_embedded_server(config, stopping)
     async with open_runtime(config) as runtime:
         endpoint = StdioEndpoint(runtime.catalogue, context=context)
         for line in runtime.boot_lines:
@@ -93,15 +99,28 @@ async def serve_stdio(config: Config, context: ToolContext, *, open_runtime: Run
                 "inConversation": context.conversation is not None,
             },
         )
-        serving = asyncio.create_task(endpoint.serve())
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, serving.cancel)
-        with contextlib.suppress(asyncio.CancelledError):
-            await serving
+            loop.add_signal_handler(signum, stopping.set)
+        serving = asyncio.create_task(endpoint.serve())
+        stop_wait = asyncio.create_task(stopping.wait())
+        await asyncio.wait({serving, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+        stop_wait.cancel()
+        # Stopped with stdin still open: the SDK reads stdin on a thread that no cancellation
+        # interrupts, so the serving task is cancelled but not waited for.
+        abandoned = not serving.done()
+        if abandoned:
+            serving.cancel()
         # Leaving the block runs the runtime's exit: the final counter flush, then the stores.
     logger.info("shutdown_complete")
-    return 0
+    code = 1 if embedded_died() else 0
+    if abandoned:
+        # That thread would also hold the interpreter's exit (asyncio joins its executor):
+        # everything is flushed and closed, so the process ends here.
+        logging.shutdown()
+        os._exit(code)
+    serving.result()  # a failure of the transport itself is not swallowed
+    return code
 
 
 __all__ = [

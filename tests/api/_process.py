@@ -64,11 +64,13 @@ class ApiProcess:
         return code
 
 
-async def start(args: list[str], env: Mapping[str, str]) -> ApiProcess:
+async def start(args: list[str], env: Mapping[str, str], *, stdin: bool = False) -> ApiProcess:
+    """``stdin``: give the process a pipe it may keep open (a stdio server reads it)."""
     process = await asyncio.create_subprocess_exec(
         *args,
         env=dict(env),
         cwd=REPO,
+        stdin=asyncio.subprocess.PIPE if stdin else None,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )

@@ -67,3 +67,22 @@ async def test_the_compactor_exits_1_when_its_embedded_postgres_is_killed(
         assert "embedded_postgres_died" in compactor.names()
     finally:
         await stop(compactor)
+
+
+async def test_a_stdio_server_exits_1_when_its_embedded_postgres_is_killed(
+    embedded_data_dir: Path,
+) -> None:
+    # stdin stays open (a client that says nothing): only the database's death ends it.
+    api = await start(
+        [str(CONSOLE_SCRIPT), "--stdio", "--local", "--data-dir", str(embedded_data_dir)],
+        clean_env(MCP_MEMORY_TENANT="laptop"),
+        stdin=True,
+    )
+    try:
+        await api.wait_for("serving_stdio")
+        pid = int((pgdata_path(embedded_data_dir) / "postmaster.pid").read_text().split()[0])
+        os.kill(pid, signal.SIGKILL)
+        assert await api.exit_code(timeout_s=30) == 1
+        assert "embedded_postgres_died" in api.names()
+    finally:
+        await stop(api)

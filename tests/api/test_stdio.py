@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from tests.api._process import CONSOLE_SCRIPT, clean_env
+from tests.api._process import CONSOLE_SCRIPT, clean_env, start, stop
 
 BOOT_TIMEOUT_S = 120.0
 
@@ -218,3 +219,22 @@ async def test_three_stdio_processes_share_one_embedded_data_dir(embedded_data_d
         # Written by the third window, found by the fourth process.
         recalled = text_of(await client.call_tool("recall", {"query": "codename violet"}))
         assert fact(2, 5) in recalled
+
+
+async def test_a_signal_stops_the_server_even_while_its_client_keeps_stdin_open(
+    embedded_data_dir: Path,
+) -> None:
+    """A client that signals without closing stdin: the SDK's stdin reader cannot be
+    interrupted, so the server must not wait for it, and still leaves its runtime cleanly."""
+    api = await start(
+        [str(CONSOLE_SCRIPT), "--stdio", "--local", "--data-dir", str(embedded_data_dir)],
+        clean_env(MCP_MEMORY_TENANT="laptop"),
+        stdin=True,
+    )
+    try:
+        await api.wait_for("serving_stdio", timeout_s=BOOT_TIMEOUT_S)
+        api.process.send_signal(signal.SIGTERM)
+        assert await api.exit_code(timeout_s=30) == 0
+        assert api.names()[-1] == "shutdown_complete"
+    finally:
+        await stop(api)
