@@ -20,6 +20,10 @@ from shared.model import MEMORY_TYPES, Memory
 from shared.model.ids import parse_iso_ms
 
 MAX_CONTENT_BYTES: Final = 32_000
+# What one memory may carry beside its content: remember refuses more, and so does an import.
+MAX_CATEGORY_BYTES: Final = 128
+MAX_TAGS: Final = 20
+MAX_TAG_BYTES: Final = 64
 MAX_FILTERABLE_BYTES: Final = 2_000
 MAX_METADATA_BYTES: Final = 40_000
 NON_FILTERABLE_KEYS: Final = ("content", "createdAt", "tags", "trustBase")

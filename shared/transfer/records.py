@@ -13,12 +13,9 @@ import msgspec
 from shared.errors import InvalidInputError
 from shared.model import Memory, MemoryType, Scope, parse_iso_ms, ulid_time_ms
 from shared.model.counters import AccessCount
-from shared.storage.codec import MAX_CONTENT_BYTES
+from shared.storage.codec import MAX_CATEGORY_BYTES, MAX_CONTENT_BYTES, MAX_TAG_BYTES, MAX_TAGS
 
 FORMAT: Final = "mcp-memory/1"
-MAX_CATEGORY_BYTES: Final = 128
-MAX_TAGS: Final = 20
-MAX_TAG_BYTES: Final = 64
 
 
 class ExportedMemory(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):

@@ -6,9 +6,14 @@ from __future__ import annotations
 import pytest
 
 from services.api.headers import MAX_CONVERSATION_CHARS, MAX_TENANT_CHARS
-from services.api.tools.remember import MAX_CATEGORY_BYTES
 from shared.model import Memory, iso_ms, new_ulid
-from shared.storage.codec import check_budget, from_metadata, to_metadata, vector_key
+from shared.storage.codec import (
+    MAX_CATEGORY_BYTES,
+    check_budget,
+    from_metadata,
+    to_metadata,
+    vector_key,
+)
 
 NOW_MS = 1_800_000_000_000
 

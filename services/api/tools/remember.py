@@ -18,11 +18,8 @@ from services.api.tools.arguments import (
 from services.api.tools.spec import ToolContext
 from shared.errors import InvalidInputError
 from shared.model import MEMORY_TYPES, SCOPES
-from shared.storage.codec import MAX_CONTENT_BYTES
+from shared.storage.codec import MAX_CATEGORY_BYTES, MAX_CONTENT_BYTES, MAX_TAG_BYTES, MAX_TAGS
 
-MAX_CATEGORY_BYTES: Final = 128
-MAX_TAGS: Final = 20
-MAX_TAG_BYTES: Final = 64
 MIN_EXPIRY_DAYS: Final = 1
 MAX_EXPIRY_DAYS: Final = 3650
 
