@@ -182,23 +182,18 @@ async def _copy(
             clock_ms=wall_clock_ms,
             require_empty=require_empty,
         )
-        report = ImportReport()
+        names = await _tenants(source_stores, tenant)
+
+        async def exported() -> AsyncIterator[tuple[str, ExportedMemory]]:
+            for name in names:
+                async for record in export_tenant(source_stores, name, now_ms=wall_clock_ms()):
+                    yield name, record
+
         progress = Progress("copy", total=None)
         try:
-            for name in await _tenants(source_stores, tenant):
-                batch: list[tuple[str, ExportedMemory]] = []
-                async for record in export_tenant(source_stores, name, now_ms=wall_clock_ms()):
-                    batch.append((name, record))
-                    if len(batch) == 64:
-                        report += await importer.records(batch)
-                        progress.advance(len(batch))
-                        batch = []
-                if batch:
-                    report += await importer.records(batch)
-                    progress.advance(len(batch))
+            return await importer.feed(exported(), progress=progress.advance)
         finally:
             progress.close()
-        return report
 
 
 async def _run(args: argparse.Namespace, environ: Mapping[str, str]) -> str:

@@ -13,7 +13,7 @@ counts but never counts twice).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from typing import Final
 
 import msgspec
@@ -91,12 +91,26 @@ class Importer:
             ImportTargetError: the target's vectors have another width, or it is not empty when
                 ``require_empty``.
         """
+
+        async def parsed() -> AsyncIterator[tuple[str, ExportedMemory]]:
+            for number, line in numbered:
+                if line.strip():
+                    yield _parsed(number, line, tenant)
+
+        return await self.feed(parsed(), progress=progress)
+
+    async def feed(
+        self,
+        pairs: AsyncIterable[tuple[str, ExportedMemory]],
+        *,
+        progress: Callable[[int], None] = lambda _: None,
+    ) -> ImportReport:
+        """Import (target tenant, record) pairs in batches of ``BATCH``: what ``lines`` reads,
+        or what migrate and reembed export from another store."""
         report = ImportReport()
         batch: list[tuple[str, ExportedMemory]] = []
-        for number, line in numbered:
-            if not line.strip():
-                continue
-            batch.append(_parsed(number, line, tenant))
+        async for pair in pairs:
+            batch.append(pair)
             if len(batch) == BATCH:
                 report += await self.records(batch)
                 progress(len(batch))
