@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Final
 
 from services.api.answers import ForgetFilter
-from shared.model import DAY_MS, IndexEntry, index_prefix, parse_index_key, ulid_time_ms
+from shared.model import DAY_MS, IndexEntry, ulid_time_ms
 from shared.revisions import Visibility
-from shared.storage import ObjectStore, VectorStore
+from shared.storage import ObjectStore, VectorStore, index_entries
 
 LIST_PAGE_SIZE: Final = 1000
 # Bodies read per request when a bulk filter needs them (category, tag).
@@ -28,10 +28,9 @@ async def matching_entries(
         sight.now_ms - match.older_than_days * DAY_MS if match.older_than_days is not None else None
     )
     entries: list[IndexEntry] = []
-    async for keys in objects.pages(index_prefix(tenant), page_size=LIST_PAGE_SIZE):
-        for key in keys:
-            entry = parse_index_key(key)
-            if entry is None or not entry.visible_to(sight.conversation):
+    async for page in index_entries(objects, tenant, page_size=LIST_PAGE_SIZE):
+        for entry in page:
+            if not entry.visible_to(sight.conversation):
                 continue
             if entry.expired(sight.now_ms):
                 continue

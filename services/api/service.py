@@ -53,7 +53,7 @@ from shared.ranking import (
 )
 from shared.reconcile import settled
 from shared.revisions import ReplacementLog, Visibility
-from shared.storage import ObjectStore, VectorStore
+from shared.storage import ObjectStore, VectorStore, index_entries
 from shared.tasks import abandon
 
 logger = logging.getLogger(__name__)
@@ -435,10 +435,9 @@ class MemoryService:
         thinning = memory_type is not None or sight.conversation is not None
         page_size = LIST_PAGE_SIZE if thinning else limit
         kept: list[IndexEntry] = []
-        async for keys in self._objects.pages(index_prefix(tenant), page_size=page_size):
-            for key in keys:
-                entry = parse_index_key(key)
-                if entry is None or not sight.sees_entry(entry):
+        async for entries in index_entries(self._objects, tenant, page_size=page_size):
+            for entry in entries:
+                if not sight.sees_entry(entry):
                     continue
                 if memory_type is None or entry.memory_type == memory_type:
                     kept.append(entry)

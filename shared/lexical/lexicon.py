@@ -53,8 +53,9 @@ from shared.lexical.segments import (
     term_counts,
 )
 from shared.lexical.tokens import terms
-from shared.model import Memory, index_prefix, new_ulid, parse_index_key
+from shared.model import Memory, new_ulid
 from shared.model.keys import shard_name
+from shared.storage.index import index_entries
 from shared.storage.interfaces import ObjectStore, VectorStore
 from shared.tasks import abandon, shared_run
 
@@ -328,8 +329,8 @@ class Lexicon:
         """merged.json built from the memories themselves, written unless another process
         wrote one first (then that one is used)."""
         ids: list[str] = []
-        async for keys in self._objects.pages(index_prefix(tenant), page_size=LIST_PAGE_KEYS):
-            ids.extend(e.memory_id for e in map(parse_index_key, keys) if e is not None)
+        async for entries in index_entries(self._objects, tenant, page_size=LIST_PAGE_KEYS):
+            ids.extend(entry.memory_id for entry in entries)
         docs: dict[str, dict[str, int]] = {}
         for start in range(0, len(ids), BACKFILL_BATCH):
             for memory in await self._vectors.get(tenant, ids[start : start + BACKFILL_BATCH]):

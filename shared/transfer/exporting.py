@@ -9,10 +9,10 @@ from typing import Final
 from shared.counters._reader import read_tenant
 from shared.counters.fold import total_counts
 from shared.errors import InvalidInputError
-from shared.model import index_prefix, iso_ms, parse_index_key
+from shared.model import iso_ms
 from shared.model.keys import INDEX_ROOT
 from shared.revisions import read_replacements
-from shared.storage import ObjectStore, Stores
+from shared.storage import ObjectStore, Stores, index_entries
 from shared.transfer.records import ExportedMemory, exported
 
 PAGE_KEYS: Final = 1000
@@ -42,8 +42,7 @@ async def export_tenant(
     counts = total_counts(counters.merged, counters.shards)
     now_iso = iso_ms(now_ms)
     seen = 0
-    async for keys in stores.objects.pages(index_prefix(tenant), page_size=PAGE_KEYS):
-        entries = [e for e in map(parse_index_key, keys) if e is not None]
+    async for entries in index_entries(stores.objects, tenant, page_size=PAGE_KEYS):
         found = {m.id: m for m in await stores.vectors.get(tenant, [e.memory_id for e in entries])}
         for entry in entries:
             memory = found.get(entry.memory_id)
