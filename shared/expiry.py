@@ -23,7 +23,7 @@ from shared.lexical.lexicon import write_lexicon_shard
 from shared.lexical.segments import LexiconShard
 from shared.model import index_key
 from shared.model.keys import EXPIRY_ROOT, ExpiryEntry, parse_expiry_key, replaced_key
-from shared.revisions import read_replacements
+from shared.revisions import Replacements, read_replacements
 from shared.storage.interfaces import ObjectStore, VectorStore
 
 logger = logging.getLogger(__name__)
@@ -84,8 +84,10 @@ class Expirer:
         deleted = failed = 0
         for tenant, entries in sorted(by_tenant.items()):
             try:
+                replacements = await read_replacements(self._objects, tenant)
                 for start in range(0, len(entries), DELETE_BATCH):
-                    deleted += await self._expire(tenant, entries[start : start + DELETE_BATCH])
+                    batch = entries[start : start + DELETE_BATCH]
+                    deleted += await self._expire(tenant, batch, replacements)
             except Exception:
                 # One tenant's broken object or a transient error must not starve the others.
                 failed += 1
@@ -94,8 +96,11 @@ class Expirer:
             tenants=len(by_tenant), tenants_failed=failed, deleted=deleted, due=len(due)
         )
 
-    async def _expire(self, tenant: str, entries: list[ExpiryEntry]) -> int:
-        """Delete one batch of a tenant's due memories; how many vectors were deleted."""
+    async def _expire(
+        self, tenant: str, entries: list[ExpiryEntry], replacements: Replacements
+    ) -> int:
+        """Delete one batch of a tenant's due memories; how many vectors were deleted.
+        ``replacements``: the tenant's records, listed once for all its batches."""
         now_ms = self._clock_ms()
         ids = [entry.memory_id for entry in entries]
         found = {m.id: m for m in await self._vectors.get(tenant, ids)}
@@ -109,7 +114,6 @@ class Expirer:
             await write_lexicon_shard(
                 self._objects, tenant, shard, process_id=self._process_id, now_ms=now_ms
             )
-        replacements = await read_replacements(self._objects, tenant)
         records = [
             replaced_key(tenant, memory_id, new_id)
             for memory_id in ids
