@@ -143,17 +143,8 @@ async def _workspace(data_dir: Path) -> AsyncIterator[tuple[Local, ApiServer]]:
                 _log(f"the API exited with {code}: " + " | ".join(server.stderr_lines[-5:]))
 
 
-SERVER_STAGES: Final = {
-    "speed",
-    "counters",
-    "locomo",
-    "devbench",
-    "technotes",
-    "probe",
-    "multiproc",
-    "revisions",
-    "soak",
-}
+# Every stage but these needs the API process and the in-process stores.
+SERVER_STAGES: Final = frozenset(STAGES) - {"coldstart", "sweep"}
 
 
 async def _served_stages(

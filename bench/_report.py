@@ -511,9 +511,13 @@ def _quality_targets(results: dict[str, Any]) -> list[str]:
             )
     if not rows:
         return []
-    lines = ["## Retrieval targets (issue 15)", "", "| target | measured | |", "|---|---|---|"]
-    lines += [f"| {name} | {value} | {_verdict(met)} |" for name, value, met in rows]
-    return [*lines, ""]
+    return ["## Retrieval targets (issue 15)", "", *_targets_table(rows), ""]
+
+
+def _targets_table(rows: list[tuple[str, str, bool]]) -> list[str]:
+    """Each target, what this page measured, and whether it was met."""
+    lines = ["| target | measured | |", "|---|---|---|"]
+    return lines + [f"| {name} | {value} | {_verdict(met)} |" for name, value, met in rows]
 
 
 def _sweep_lines(sweep: dict[str, Any]) -> list[str]:
@@ -632,10 +636,8 @@ def _revision_lines(revisions: dict[str, Any]) -> list[str]:
         "remembered over MCP, old first, then each pair's question asked in a default recall "
         "(`bench/_revisions.py`).",
         "",
-        "| target | measured | |",
-        "|---|---|---|",
+        *_targets_table(rows),
     ]
-    lines += [f"| {name} | {value} | {_verdict(met)} |" for name, value, met in rows]
     lines += [
         "",
         f'Without replaces, remember\'s "may update" hint named the old memory for '
@@ -691,10 +693,8 @@ def _multiproc_lines(multi: dict[str, Any]) -> list[str]:
         "and remembers (concurrency 1, a quarter as many calls) on it at once. Beside it, the "
         "same load on one process alone (concurrency 6 and 3). `bench/_multiproc.py`.",
         "",
-        "| target | measured | |",
-        "|---|---|---|",
+        *_targets_table(rows),
     ]
-    lines += [f"| {name} | {value} | {_verdict(met)} |" for name, value, met in rows]
     lines += [
         "",
         f"Recall p50: {three['recall_p50_ms']} ms with three processes, {one['recall_p50_ms']} "

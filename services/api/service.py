@@ -429,9 +429,9 @@ class MemoryService:
         memory_type: MemoryType | None,
         limit: int,
     ) -> list[IndexEntry]:
-        # Without a filter nearly every key is kept, so a page a little over `limit` is enough;
-        # a type filter or another thread's notes can thin a page, so then page on until enough
-        # are found (as retired and expired memories do).
+        # Without a filter nearly every key is kept, so pages of `limit` keys are read; a type
+        # filter or another thread's notes can thin a page a lot, so then pages of 1,000. Either
+        # way paging goes on until enough are kept (retired and expired memories thin pages too).
         thinning = memory_type is not None or sight.conversation is not None
         page_size = LIST_PAGE_SIZE if thinning else limit
         kept: list[IndexEntry] = []
