@@ -41,6 +41,9 @@ from shared.tasks import shared_run
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_CACHED_TENANTS: Final = 4096
+# How stale a read of another process's writes may be: the counters' window, which the
+# replacement records (shared.revisions) share.
+DEFAULT_CACHE_TTL_MS: Final = 60_000
 # Decoded merged counts kept for the etag check of a cold read (~200 B each: ~40 MB at most).
 DEFAULT_MAX_MERGED_ENTRIES: Final = 200_000
 
@@ -80,7 +83,7 @@ class CounterTracker:
         compact_threshold: int,
         events: CounterEvents | None = None,
         clock_ms: Callable[[], int] = wall_clock_ms,
-        cache_ttl_ms: int = 60_000,
+        cache_ttl_ms: int = DEFAULT_CACHE_TTL_MS,
         lag_ms: int = COMPACTION_LAG_MS,
         max_cached_tenants: int = DEFAULT_MAX_CACHED_TENANTS,
         max_merged_entries: int = DEFAULT_MAX_MERGED_ENTRIES,

@@ -18,13 +18,13 @@ from typing import Final
 
 import msgspec
 
+from shared.counters.tracker import DEFAULT_CACHE_TTL_MS
 from shared.errors import ConflictError
 from shared.model.keys import parse_replaced_key, replaced_key, replaced_prefix
 from shared.revisions.chain import Replacements
 from shared.storage.interfaces import ObjectStore
 from shared.tasks import shared_run
 
-DEFAULT_CACHE_TTL_MS: Final = 60_000
 DEFAULT_MAX_CACHED_TENANTS: Final = 4096
 LIST_PAGE_KEYS: Final = 1000
 
