@@ -7,12 +7,17 @@ For the long technical notes of bench/data/, this compares plain cosine over one
 (as stored today) with the best of several vectors per note, one per window of words (overlapping
 by half), on the ordinary and the hard questions: R@5. Windows would change the key layout
 (several vectors per memory), so this only measures.
+
+Each is also shown fused with the keyword leg as recall fuses it (``shared.ranking.fusion``: the
+cosine plus KEYWORD_WEIGHT × floor × BM25 / spread, BM25 over all notes), without recall's gates
+and tie-break: whether windows still help once the keyword leg is there.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +25,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._data import load_tech_notes
+from shared.config import PROVIDER_DEFAULTS
 from shared.embedding.local import LocalEmbedder
+from shared.lexical.index import LexicalIndex
+from shared.lexical.tokens import terms
+from shared.ranking.fusion import KEYWORD_WEIGHT
 
 WINDOWS = ((120, 60), (180, 90))  # (words per window, step)
 BATCH = 32
@@ -34,6 +43,27 @@ def windows(text: str, size: int, step: int) -> list[str]:
     return found or [text]
 
 
+FLOOR = PROVIDER_DEFAULTS["local"].min_similarity
+
+
+def keyword_scores(texts: list[str], question: str) -> np.ndarray:
+    """Each note's BM25 for the question, scaled as fusion scales it (0 where nothing matched)."""
+    index = LexicalIndex()
+    for i, text in enumerate(texts):
+        index.add(str(i), Counter(terms(text)))
+    scored = index.query(terms(question)).result(top_k=len(texts))
+    out = np.zeros(len(texts))
+    if scored.spread:
+        for hit in scored.hits:
+            out[int(hit.memory_id)] = KEYWORD_WEIGHT * FLOOR * hit.score / scored.spread
+    return out
+
+
+def recall_at_5(scores: np.ndarray, ids: list[str], want: set[str]) -> float:
+    top = {ids[j] for j in np.argsort(-scores)[:5]}
+    return len(top & want) / len(want)
+
+
 async def main() -> None:
     tech = load_tech_notes()
     ids = list(tech.notes)
@@ -44,6 +74,7 @@ async def main() -> None:
         questions = np.array(
             await embedder.embed_many([q.text for q in tech.questions]), np.float32
         )
+        keyword = [keyword_scores(texts, q.text) for q in tech.questions]
         for size, step in WINDOWS:
             owner: list[int] = []
             pieces: list[str] = []
@@ -58,19 +89,29 @@ async def main() -> None:
             owners = np.array(owner)
             for hard in (False, True):
                 chosen = [k for k, q in enumerate(tech.questions) if q.hard is hard]
-                plain: list[float] = []
-                windowed: list[float] = []
+                figures: dict[str, list[float]] = {
+                    "one vector": [],
+                    "best window": [],
+                    "one vector + keyword": [],
+                    "best window + keyword": [],
+                }
                 for k in chosen:
                     want = set(tech.questions[k].answers)
                     best = np.full(len(texts), -1.0)
                     np.maximum.at(best, owners, matrix @ questions[k])
-                    for scores, into in ((whole @ questions[k], plain), (best, windowed)):
-                        top = {ids[j] for j in np.argsort(-scores)[:5]}
-                        into.append(len(top & want) / len(want))
+                    plain = (whole @ questions[k]).astype(np.float64)
+                    for name, scores in (
+                        ("one vector", plain),
+                        ("best window", best),
+                        ("one vector + keyword", plain + keyword[k]),
+                        ("best window + keyword", best + keyword[k]),
+                    ):
+                        figures[name].append(recall_at_5(scores, ids, want))
+                shown = ", ".join(f"{name} {np.mean(v):.3f}" for name, v in figures.items())
                 print(
                     f"{size}-word windows, step {step}, {'hard' if hard else 'ordinary'} "
-                    f"questions: R@5 one vector {np.mean(plain):.3f}, best window "
-                    f"{np.mean(windowed):.3f}; {len(pieces) / len(texts):.1f} vectors per note"
+                    f"questions ({len(chosen)}): R@5 {shown}; "
+                    f"{len(pieces) / len(texts):.1f} vectors per note"
                 )
     finally:
         await embedder.close()
