@@ -13,6 +13,7 @@ from services.api.answers import (
     StatsAnswer,
     Version,
 )
+from shared.lexical.tokens import shown
 from shared.model import MEMORY_TYPES, Memory
 
 PREFIX: Final = "[MEMORY]"
@@ -53,8 +54,8 @@ def render_memory(
 
 
 def _distinct_words(matched: Sequence[str]) -> list[str]:
-    """The matched terms without the parts and plain forms of a longer one also listed
-    (``e1042`` rather than ``e1042, 1042``; ``caches`` rather than ``caches, cache``)."""
+    """The matched words once each, without the parts of a longer one also listed (``e1042``
+    rather than ``e1042, 1042``)."""
     kept: list[str] = []
     for term in sorted(set(matched), key=lambda t: (-len(t), t)):
         if not any(term in longer for longer in kept):
@@ -106,12 +107,14 @@ def render_recall(query: str, answer: RecallAnswer) -> str:
         f"{PREFIX} {plural(len(outcome.results), 'memory', 'memories')} matched "
         f'"{query}" (mode: {answer.mode}).'
     )
+    # A stem is shown as the query's word it came from ("cities", not "citi").
+    words = shown(query)
     blocks = [
         render_memory(
             i,
             ranked.memory,
             standing=percent(ranked.score, outcome.top_score),
-            matched=ranked.matched,
+            matched=[words.get(term, term) for term in ranked.matched],
         )
         for i, ranked in enumerate(outcome.results, start=1)
     ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from shared.lexical import terms
+from shared.lexical.tokens import shown
 
 
 @pytest.mark.parametrize(
@@ -36,12 +37,34 @@ def test_stop_words_are_dropped_but_never_an_identifier() -> None:
     assert "is-12" in found and "fix" in found
 
 
-def test_plain_words_are_indexed_in_both_forms_identifiers_in_one() -> None:
-    assert {"pipelines", "pipeline", "painting", "paint", "caches", "cache"} <= set(
-        terms("pipelines painting caches")
-    )
-    # An identifier is never inflected: "ios" must not also be "io".
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("embedding", "embeddings"),
+        ("changed", "change"),
+        ("caches", "cache"),
+        ("running", "runs"),
+        ("stories", "story"),
+        ("painting", "paints"),
+    ],
+)
+def test_inflections_of_a_plain_word_share_a_term(one: str, other: str) -> None:
+    assert one in set(terms(one)) and other in set(terms(other))
+    assert set(terms(one)) & set(terms(other))
+
+
+def test_identifiers_and_short_words_are_never_stemmed() -> None:
+    # "ios" must not also be "io"; nor may a CamelCase word or a snake_case name's parts lose
+    # their endings.
     assert "io" not in set(terms("the iOS build of app_ios"))
+    assert set(terms("HttpClients")) == {"httpclients", "http", "clients"}
+    assert set(terms("cached_pages")) == {"cached_pages", "cached", "pages"}
+
+
+def test_shown_names_the_word_a_stem_came_from() -> None:
+    words = shown("Which cities use embeddings? JIRA-1234")
+    assert words["citi"] == "cities" and words["embed"] == "embeddings"
+    assert words["jira-1234"] == "jira-1234" and words["1234"] == "1234"
 
 
 def test_punctuation_around_words_is_not_part_of_them() -> None:
