@@ -92,6 +92,23 @@ async def test_a_keyword_hit_is_returned_when_its_cosine_alone_would_be_gated(
     assert "matched words: answers" in text
 
 
+async def test_an_inflected_query_meets_its_memory_and_names_its_own_words(
+    memory_url: str,
+) -> None:
+    memories = harbor()["memories"]
+    assert isinstance(memories, dict)
+    for text in list(memories.values())[:14]:
+        await remember(memory_url, str(text))
+    fact_id = await remember(
+        memory_url, "The nightly jobs were rescheduled to 02:00 after the backups collided."
+    )
+    text = await recall(memory_url, "reschedule the nightly job", mode="exploratory")
+    assert ids_in(text)[0] == fact_id, text
+    shown = next(line for line in text.splitlines() if "matched words: " in line)
+    # "reschedule" meets "rescheduled" only by their stem; the answer names the query's word.
+    assert shown.split("matched words: ")[1].split(", ") == ["reschedule", "nightly", "job"]
+
+
 async def test_a_tenant_written_by_0_9_0_is_found_by_keyword(
     memory_url: str,
     monkeypatch: pytest.MonkeyPatch,
