@@ -11,10 +11,8 @@ reuses the decoded counts (``MergedCache``).
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Final
 
@@ -36,7 +34,7 @@ from shared.model.counters import AccessCount
 from shared.model.ids import iso_ms, new_ulid
 from shared.model.keys import shard_key, shard_name
 from shared.storage.interfaces import ObjectStore
-from shared.tasks import shared_run
+from shared.tenant_reads import TenantReads
 
 logger = logging.getLogger(__name__)
 
@@ -58,18 +56,14 @@ class _Durable(msgspec.Struct, frozen=True, kw_only=True):
     counts: dict[str, AccessCount]
     watermark: str
     seen: frozenset[str]
-    read_at_ms: int
-    read_seq: int
 
 
-class _OwnShard(msgspec.Struct, kw_only=True):
+class _OwnShard(msgspec.Struct, frozen=True, kw_only=True):
     """A shard this process wrote (or is writing), kept visible to its own reads until a read
-    that started after the write completed has picked it up."""
+    that started after the write completed has picked it up (``TenantReads``)."""
 
     name: str
     deltas: dict[str, AccessCount]
-    done_seq: int | None = None
-    done_at_ms: int = 0
 
 
 class CounterTracker:
@@ -93,17 +87,19 @@ class CounterTracker:
         self._compact_threshold = compact_threshold
         self._events: CounterEvents = events or NoCounterEvents()
         self._clock_ms = clock_ms
-        self._cache_ttl_ms = cache_ttl_ms
         self._lag_ms = lag_ms
-        self._max_cached_tenants = max_cached_tenants
         self._pending: dict[str, dict[str, AccessCount]] = {}
-        self._durable: OrderedDict[str, _Durable] = OrderedDict()
-        self._own: dict[str, list[_OwnShard]] = {}
+        # One read per tenant at a time, shared by every caller that finds the cache stale:
+        # when the TTL ran out under load, each concurrent caller read and decoded the whole
+        # tenant (12 reads at each expiry among the soak's 16 clients).
+        self._reads: TenantReads[_Durable, _OwnShard] = TenantReads(
+            self._read,
+            clock_ms=clock_ms,
+            ttl_ms=cache_ttl_ms,
+            max_tenants=max_cached_tenants,
+        )
         self._folds: dict[str, asyncio.Task[None]] = {}
-        self._reading: dict[str, asyncio.Future[_Durable]] = {}
         self._merged = MergedCache(max_entries=max_merged_entries)
-        # Orders reads against completed writes without trusting the (injectable) clock.
-        self._seq = itertools.count(1)
 
     def record(self, tenant: str, memory_id: str, *, at_ms: int) -> None:
         """Count one access in memory; this process's next ``load`` sees it at once."""
@@ -115,10 +111,10 @@ class CounterTracker:
     async def load(self, tenant: str) -> Mapping[str, AccessCount]:
         """Durable counts (re-read at most every ``cache_ttl_ms``) plus this process's own
         shards not yet in them and its pending deltas."""
-        durable = self._cached(tenant) or await self._read_once(tenant)
+        durable = (await self._reads.get(tenant)).value
         own = [
             shard.deltas
-            for shard in self._own.get(tenant, ())
+            for shard in self._reads.own(tenant)
             if shard.name not in durable.seen and shard.name > durable.watermark
         ]
         # Pending deltas keep changing as accesses are recorded: the view gets them as of now.
@@ -132,7 +128,9 @@ class CounterTracker:
         replaying them into a shard that might, after all, have landed.
         """
         pending, self._pending = self._pending, {}
-        self._forget_old_own_shards()
+        # A shard written more than a TTL ago is in every cache entry still valid (each was read
+        # after it landed), so keeping it would only grow memory for tenants nobody reads.
+        self._reads.forget_old_writes()
         await asyncio.gather(
             *(self._write(tenant, deltas, final=final) for tenant, deltas in pending.items())
         )
@@ -142,30 +140,13 @@ class CounterTracker:
         while self._folds:
             await asyncio.wait(list(self._folds.values()))
 
-    def _cached(self, tenant: str) -> _Durable | None:
-        durable = self._durable.get(tenant)
-        if durable is None or self._clock_ms() - durable.read_at_ms >= self._cache_ttl_ms:
-            return None
-        self._durable.move_to_end(tenant)
-        return durable
-
-    async def _read_once(self, tenant: str) -> _Durable:
-        """One read per tenant at a time, shared by every caller that finds the cache stale:
-        when the TTL ran out under load, each concurrent caller read and decoded the whole
-        tenant (12 reads at each expiry among the soak's 16 clients)."""
-        return await shared_run(self._reading, tenant, lambda: self._read(tenant))
-
     async def _read(self, tenant: str) -> _Durable:
-        read_seq, read_at_ms = next(self._seq), self._clock_ms()
         snapshot = await read_tenant(self._objects, tenant, merged_cache=self._merged)
         durable = _Durable(
             counts=total_counts(snapshot.merged, snapshot.shards),
             watermark=snapshot.merged.watermark,
             seen=frozenset(snapshot.shards),
-            read_at_ms=read_at_ms,
-            read_seq=read_seq,
         )
-        self._store(tenant, durable)
         self._events.shard_backlog(len(snapshot.shards))
         absorbable = absorbable_names(
             snapshot.shards,
@@ -177,37 +158,13 @@ class CounterTracker:
             self._start_fold(tenant)
         return durable
 
-    def _store(self, tenant: str, durable: _Durable) -> None:
-        self._durable[tenant] = durable
-        self._durable.move_to_end(tenant)
-        now_ms = self._clock_ms()
-        stale = [t for t, d in self._durable.items() if now_ms - d.read_at_ms >= self._cache_ttl_ms]
-        for name in stale:
-            del self._durable[name]
-        while len(self._durable) > self._max_cached_tenants:
-            self._durable.popitem(last=False)
-        # An own shard is no longer needed once a read that started after its write completed
-        # exists (that read saw it), or once it is older than any cache entry can be.
-        own = self._own.get(tenant, [])
-        own[:] = [
-            shard
-            for shard in own
-            if shard.done_seq is None
-            or (
-                shard.done_seq > durable.read_seq and now_ms - shard.done_at_ms < self._cache_ttl_ms
-            )
-        ]
-        if not own:
-            self._own.pop(tenant, None)
-
     async def _write(self, tenant: str, deltas: dict[str, AccessCount], *, final: bool) -> None:
         name = shard_name(new_ulid(self._clock_ms()), self._process_id)
-        shard = _OwnShard(name=name, deltas=deltas)
-        self._own.setdefault(tenant, []).append(shard)
+        own = self._reads.writing(tenant, _OwnShard(name=name, deltas=deltas))
         try:
             await self._objects.put(shard_key(tenant, name), encode_shard(deltas))
         except StorageError:
-            self._own[tenant].remove(shard)
+            self._reads.failed(tenant, own)
             self._events.flush_failed()
             logger.warning(
                 "stats_final_flush_failed" if final else "stats_flush_failed",
@@ -215,22 +172,7 @@ class CounterTracker:
                 exc_info=True,
             )
             return
-        shard.done_seq, shard.done_at_ms = next(self._seq), self._clock_ms()
-
-    def _forget_old_own_shards(self) -> None:
-        # A shard written more than a TTL ago is in every cache entry still valid (each was read
-        # after it landed), so keeping it would only grow memory for tenants nobody reads.
-        now_ms = self._clock_ms()
-        for tenant in list(self._own):
-            own = [
-                shard
-                for shard in self._own[tenant]
-                if shard.done_seq is None or now_ms - shard.done_at_ms < self._cache_ttl_ms
-            ]
-            if own:
-                self._own[tenant] = own
-            else:
-                del self._own[tenant]
+        self._reads.done(own)
 
     def _start_fold(self, tenant: str) -> None:
         if tenant in self._folds:
