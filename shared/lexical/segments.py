@@ -27,7 +27,7 @@ from shared.lexical.tokens import terms
 LEXICON_ROOT: Final = "lexicon/"
 # Bumped whenever ``tokens`` changes what it yields: a merged.json of another version is rebuilt
 # from the memories themselves (see lexicon.backfill), and shards of another version are ignored.
-LEXICON_VERSION: Final = 2
+LEXICON_VERSION: Final = 3
 
 Documents = dict[str, dict[str, int]]
 D = TypeVar("D")

@@ -48,9 +48,8 @@ def test_stop_words_are_dropped_but_never_an_identifier() -> None:
         ("painting", "paints"),
     ],
 )
-def test_inflections_of_a_plain_word_share_a_term(one: str, other: str) -> None:
-    assert one in set(terms(one)) and other in set(terms(other))
-    assert set(terms(one)) & set(terms(other))
+def test_inflections_of_a_plain_word_are_one_term(one: str, other: str) -> None:
+    assert list(terms(one)) == list(terms(other))
 
 
 def test_identifiers_and_short_words_are_never_stemmed() -> None:
@@ -69,5 +68,5 @@ def test_shown_names_the_word_a_stem_came_from() -> None:
 
 def test_punctuation_around_words_is_not_part_of_them() -> None:
     found = set(terms('("quoted"), [bracketed]; done.'))
-    assert {"quoted", "bracketed", "done"} <= found
+    assert found == set(terms("quoted bracketed done")) == {"quot", "bracket", "done"}
     assert not any(ch in term for term in found for ch in '()[];."')
