@@ -59,6 +59,14 @@ def harbor() -> dict[str, object]:
     return loaded
 
 
+async def remember_project_facts(memory_url: str, count: int) -> None:
+    """The first ``count`` Harbor facts: an ordinary project's memories to compete with."""
+    memories = harbor()["memories"]
+    assert isinstance(memories, dict)
+    for text in list(memories.values())[:count]:
+        await remember(memory_url, str(text))
+
+
 async def test_identifiers_are_found_by_name_among_look_alikes(memory_url: str) -> None:
     """The keyword probe, small: planted identifiers of every kind among memories of the same
     shapes (other E codes, paths of the same folders, flags of the same words)."""
@@ -76,10 +84,7 @@ async def test_identifiers_are_found_by_name_among_look_alikes(memory_url: str) 
 async def test_a_keyword_hit_is_returned_when_its_cosine_alone_would_be_gated(
     memory_url: str,
 ) -> None:
-    memories = harbor()["memories"]
-    assert isinstance(memories, dict)
-    for text in list(memories.values())[:14]:
-        await remember(memory_url, str(text))
+    await remember_project_facts(memory_url, 14)
     code_id = await remember(memory_url, E1042_FACT)
     bullets_id = await remember(memory_url, BULLETS_FACT)
 
@@ -95,10 +100,7 @@ async def test_a_keyword_hit_is_returned_when_its_cosine_alone_would_be_gated(
 async def test_an_inflected_query_meets_its_memory_and_names_its_own_words(
     memory_url: str,
 ) -> None:
-    memories = harbor()["memories"]
-    assert isinstance(memories, dict)
-    for text in list(memories.values())[:14]:
-        await remember(memory_url, str(text))
+    await remember_project_facts(memory_url, 14)
     fact_id = await remember(
         memory_url, "The nightly jobs were rescheduled to 02:00 after the backups collided."
     )
