@@ -9,7 +9,11 @@ may name an identifier either way. Common English words are dropped, but never a
 that carries a digit or an identifier character. A plain word of four letters or more (all
 letters, no inner capital) is indexed and queried as its Snowball (Porter2) English stem
 (``embeddings``, ``embedding`` → ``embed``; ``changed``, ``change`` → ``chang``); identifiers,
-CamelCase words and short words never are (``ios`` → ``io`` would mangle one).
+CamelCase words and short words never are (``ios`` → ``io`` would mangle one), nor the parts
+and humps of an identifier. Stemming those as words was measured too: long notes full of paths
+(``apps/web``) then outranked a short answer, and one of the 50 corrected facts below was not
+returned; the price of not doing it is that the query word "package" does not meet
+``package-lock.json`` (docs/calibration.md).
 
 Measured (``bench/sweep_fusion.py``, recall's fusion; LoCoMo R@5/R@10, hard technical questions
 R@5/R@10): the hand-written rule this replaced (index the word and, for a plural ``s`` or
