@@ -156,15 +156,19 @@ class ScanCache:
         return self.fresh(tenant, generation)
 
     async def _catch_up(self, tenant: str, generation: int) -> None:
-        held = self._held.get(tenant)
-        if held is None or not 0 < generation - held.generation <= _SMALL_GAP:
-            return
-        self._start_refresh(tenant, generation)
-        task = self._refreshing.get(tenant)
-        if task is None:
-            return
+        # Twice at most: a refresh already under way may have read the generation before the
+        # one this query needs (it started before that write); then one more, of its own.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(task), _REFRESH_WAIT_S)
+            async with asyncio.timeout(_REFRESH_WAIT_S):
+                for _ in range(2):
+                    held = self._held.get(tenant)
+                    if held is None or not 0 < generation - held.generation <= _SMALL_GAP:
+                        return
+                    self._start_refresh(tenant, generation)
+                    task = self._refreshing.get(tenant)
+                    if task is None:
+                        return
+                    await asyncio.shield(task)
 
     @contextlib.contextmanager
     def own_write(self, tenant: str) -> Iterator[None]:
