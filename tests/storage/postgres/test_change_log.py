@@ -13,6 +13,7 @@ import pytest
 
 from shared.storage.codec import to_metadata
 from shared.storage.postgres.scan import cache as scan_cache
+from shared.storage.postgres.scan import reads as scan_reads
 from tests.conftest import run_admin
 from tests.storage.postgres.test_scan_cache import (
     WIDTH,
@@ -104,7 +105,7 @@ async def test_a_refresh_that_read_too_early_is_followed_by_one_of_the_querys_ow
     The refresh under way is held between its read and its install to make the order certain."""
     monkeypatch.setattr(scan_cache, "_REFRESH_WAIT_S", 10.0)
     read_done, release = asyncio.Event(), asyncio.Event()
-    original = scan_cache.read_changes
+    original = scan_reads.read_changes
     calls = 0
 
     async def held_first(*args: Any, **kwargs: Any) -> Any:
@@ -116,6 +117,7 @@ async def test_a_refresh_that_read_too_early_is_followed_by_one_of_the_querys_ow
             await release.wait()
         return step
 
+    # The name the cache calls it by.
     monkeypatch.setattr(scan_cache, "read_changes", held_first)
     async with pod(pg_url) as mine, pod(pg_url) as other:
         await fill(mine, "acme", 30, seed=3)
