@@ -147,15 +147,6 @@ def _check_sizes(record: ExportedMemory) -> None:
         raise InvalidInputError(
             "tags", f"`tags` may hold at most {MAX_TAGS} entries of {MAX_TAG_BYTES} bytes"
         )
-    if record.scope == "conversation" and not record.conversation:
-        raise InvalidInputError(
-            "conversation", 'a `scope` "conversation" memory needs `conversation`'
-        )
-    if record.access < 0:
-        raise InvalidInputError("access", "`access` must be 0 or more")
-    for new_id in record.replaced_by:
-        if ulid_time_ms(new_id) is None:
-            raise InvalidInputError("replaced_by", "`replaced_by` must hold memory ids")
 
 
 __all__ = ["FORMAT", "ExportedMemory", "decode_line", "encode_line", "exported"]
