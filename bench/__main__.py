@@ -157,18 +157,22 @@ async def _served_stages(
     results: dict[str, Any],
 ) -> None:
     """The stages that need the API process and the in-process stores, in STAGES order."""
+    # Speed, multiproc, revisions and soak draw texts and questions from all of LoCoMo, smoke
+    # or not (the locomo stage asks ``conversations``); each data file is parsed once.
+    every_conversation = load_locomo(args.data)
+    texts = MemoryTexts(every_conversation)
+    questions = [q.text for c in every_conversation for q in c.questions]
+    devbench = load_devbench(args.data)
+    tech = load_tech_notes()
     if "speed" in stages:
-        texts = MemoryTexts(load_locomo(args.data))
-        questions = [q.text for c in load_locomo(args.data) for q in c.questions]
         results["speed"] = await run_speed(local, server, texts, questions, plan, _log)
     if "counters" in stages:
         results["counters"] = await run_counters(local, plan)
     if "locomo" in stages:
         results["locomo"] = await run_locomo(local, server, conversations, _log)
     if "devbench" in stages:
-        results["devbench"] = await run_devbench(local, server, load_devbench(args.data), _log)
+        results["devbench"] = await run_devbench(local, server, devbench, _log)
     if "technotes" in stages:
-        tech = load_tech_notes()
         results["technotes"] = await run_tech_notes(
             local, server, tech.first(SMOKE_NOTES) if args.smoke else tech, _log
         )
@@ -178,8 +182,8 @@ async def _served_stages(
         results["multiproc"] = await run_multiproc(
             local,
             server,
-            MemoryTexts(load_locomo(args.data)),
-            [q.text for c in load_locomo(args.data) for q in c.questions],
+            texts,
+            questions,
             memories=plan.multiproc_memories,
             recalls_each=plan.multiproc_recalls,
             log=_log,
@@ -188,10 +192,10 @@ async def _served_stages(
         results["revisions"] = await run_revisions(
             local,
             server,
-            tech=load_tech_notes(),
-            devbench=load_devbench(args.data),
-            conversations=load_locomo(args.data),
-            questions=[q.text for c in load_locomo(args.data) for q in c.questions],
+            tech=tech,
+            devbench=devbench,
+            conversations=every_conversation,
+            questions=questions,
             smoke=args.smoke,
             log=_log,
         )
@@ -199,8 +203,8 @@ async def _served_stages(
         results["soak"] = await run_soak(
             local,
             server,
-            MemoryTexts(load_locomo(args.data)),
-            [q.text for c in load_locomo(args.data) for q in c.questions],
+            texts,
+            questions,
             memories=plan.soak_memories,
             duration_s=plan.soak_s,
             sample_every_s=plan.soak_s / (30 * SOAK_SHOWN_EVERY),
