@@ -166,16 +166,8 @@ async def test_compactor_process_deletes_expired_memories_and_counts_them(
 
 
 async def test_compactor_refuses_a_bad_configuration() -> None:
-    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-    env["COMPACTOR_FOLD_INTERVAL_S"] = "0"
-    env["DATABASE_URL"] = "postgres://nowhere/x"
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-c",
-        "from services.compactor.main import main; main()",
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+    process = await start_compactor(
+        "postgres://nowhere/x", free_port(), COMPACTOR_FOLD_INTERVAL_S="0"
     )
     _, stderr = await asyncio.wait_for(process.communicate(), timeout=30)
     assert process.returncode == 1
