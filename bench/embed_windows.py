@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +27,7 @@ from bench._data import load_tech_notes
 from shared.config import PROVIDER_DEFAULTS
 from shared.embedding.local import LocalEmbedder
 from shared.lexical.index import LexicalIndex
+from shared.lexical.segments import passage_counts
 from shared.lexical.tokens import terms
 from shared.ranking.fusion import KEYWORD_WEIGHT
 
@@ -50,7 +50,7 @@ def keyword_scores(texts: list[str], question: str) -> np.ndarray:
     """Each note's BM25 for the question, scaled as fusion scales it (0 where nothing matched)."""
     index = LexicalIndex()
     for i, text in enumerate(texts):
-        index.add(str(i), Counter(terms(text)))
+        index.add(str(i), passage_counts(text))
     scored = index.query(terms(question)).result(top_k=len(texts))
     out = np.zeros(len(texts))
     if scored.spread:

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._data import load_devbench, load_locomo, load_tech_notes
 from shared.embedding.local import LocalEmbedder
 from shared.lexical import KeywordResult, LexicalIndex, terms
-from shared.lexical.segments import term_counts
+from shared.lexical.segments import passage_counts
 from shared.ranking.fusion import KEYWORD_WEIGHT
 
 CANDIDATES = 100
@@ -199,7 +199,7 @@ async def measure(
             questions = await embedded(embedder, [q.text for q in corpus.questions])
             index = LexicalIndex()
             for position, text in enumerate(corpus.documents):
-                index.add(str(position), term_counts(text))
+                index.add(str(position), passage_counts(text))
             ks = (1, 5) if corpus.metric == "hit" else (5, 10)
             rows = results.setdefault(family, {name: [] for name in METHODS})
             for question, vector in zip(corpus.questions, questions, strict=True):

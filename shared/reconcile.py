@@ -30,7 +30,7 @@ import msgspec
 
 from shared.errors import ConflictError
 from shared.lexical.lexicon import lexicon_documents, write_lexicon_shard
-from shared.lexical.segments import LexiconShard, term_counts
+from shared.lexical.segments import LexiconShard, passage_counts
 from shared.model import Memory, index_key, parse_index_key
 from shared.model.ids import ulid_time_ms
 from shared.model.keys import INDEX_ROOT
@@ -210,7 +210,7 @@ class Reconciler:
         if not added and not removed:
             return 0, 0
         shard = LexiconShard(
-            add={memory_id: term_counts(m.content) for memory_id, m in added.items()},
+            add={memory_id: passage_counts(m.content) for memory_id, m in added.items()},
             remove=removed,
         )
         await write_lexicon_shard(

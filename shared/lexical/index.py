@@ -1,28 +1,45 @@
 """One tenant's BM25 index, in memory: pure data and arithmetic, no I/O.
 
-Documents are memory ids with their term counts (see ``tokens``); the index holds every memory
-of the tenant, so a keyword hit is found whether or not the vector leg saw it. Scores are Okapi
-BM25. The parameters were chosen on LoCoMo turns (``docs/benchmarks.md``): a length
-normalisation of 0.3 instead of the textbook 0.75, because a longer memory usually says more
-rather than repeating itself, and k1 0.9.
+A memory is indexed as its passages: runs of ``PASSAGE_TERMS`` terms in order (see
+``segments.passage_counts``), each a BM25 document of its own. A memory scores as its best
+passage, and holds every query term any of its passages holds. Scoring passages rather than
+whole memories is what keeps a long memory from winning on volume: a 4,000-character answer
+holds most words of any question about its chat, while the message that answers it holds them
+close together (on the long technical chats, R@5 0.285 -> 0.323 at the same fusion; LoCoMo's
+one-sentence turns are one passage each and score as before; bench/ablation.py). The index
+holds every memory of the tenant, so a keyword hit is found whether or not the vector leg saw
+it. Scores are Okapi BM25, with a length normalisation of 0.3 instead of the textbook 0.75 and
+k1 0.9, chosen on LoCoMo turns (``docs/benchmarks.md``).
 """
 
 from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Final
 
 import msgspec
 
 K1: Final = 0.9
 B: Final = 0.3
-# A term in at least this share of the tenant's memories says little about any one of them: it
-# is never what makes a keyword hit "strong" (see KeywordHit.rare_matched).
+# A term held by at most this share of the tenant's memories is rare: it says something about
+# the few that hold it (see KeywordHit.all_rare and KeywordResult.names).
 RARE_SHARE: Final = 0.05
+# Joins a memory id and a passage's position in a passage's key; a ULID never holds it.
+_PASSAGE_MARK: Final = "#"
 
 TermCounts = Mapping[str, int]
+
+
+def passage_key(memory_id: str, position: int) -> str:
+    """The first passage is keyed by the memory id itself: a short memory costs no more than
+    it did before passages."""
+    return memory_id if position == 0 else f"{memory_id}{_PASSAGE_MARK}{position}"
+
+
+def memory_of(key: str) -> str:
+    return key.partition(_PASSAGE_MARK)[0]
 
 
 class KeywordHit(msgspec.Struct, frozen=True, kw_only=True):
@@ -36,6 +53,11 @@ class KeywordHit(msgspec.Struct, frozen=True, kw_only=True):
     # The share of the query's weight (its terms' IDF, a term no memory holds weighing most)
     # that this memory holds: 1.0 when it holds every term of the query.
     coverage: float
+    # How many of the query's selective names (KeywordResult.names) this memory holds whole.
+    names: int = 0
+    # It holds every one of the query's names, and no other memory of the tenant holds any:
+    # the one memory an exact-name query can mean.
+    sole: bool = False
 
 
 class KeywordResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -45,6 +67,9 @@ class KeywordResult(msgspec.Struct, frozen=True, kw_only=True):
     hits: tuple[KeywordHit, ...]
     spread: float
     documents: int
+    # The query's names (``tokens.names``: e1042, snake_case, a/b.py, --flag) that some memory of
+    # the tenant holds whole and at most a rare share of them do: the names that pick a memory.
+    names: int = 0
 
 
 def _idf(documents: int, frequency: int) -> float:
@@ -52,72 +77,95 @@ def _idf(documents: int, frequency: int) -> float:
 
 
 class LexicalIndex:
-    """Postings per term; add and remove are O(terms of the memory)."""
+    """Postings per term over passages; add and remove are O(terms of the memory)."""
 
-    __slots__ = ("_entries", "_lengths", "_postings", "_terms", "_total_length")
+    __slots__ = ("_entries", "_lengths", "_passages", "_postings", "_terms", "_total_length")
 
     def __init__(self) -> None:
+        # term -> {passage key: count}
         self._postings: dict[str, dict[str, int]] = {}
         self._lengths: dict[str, int] = {}
-        # Each memory's terms (the same string objects the postings are keyed by), so that a
-        # removal, which arrives as an id alone (a lexicon shard's "remove"), touches only that
-        # memory's posting lists: walking the whole vocabulary made every forget cost
-        # O(distinct terms of the tenant). About 8 bytes per entry, plus a tuple per memory.
+        # Each memory's passage keys, and each passage's terms (the same string objects the
+        # postings are keyed by), so that a removal, which arrives as an id alone (a lexicon
+        # shard's "remove"), touches only that memory's posting lists: walking the whole
+        # vocabulary made every forget cost O(distinct terms of the tenant).
+        self._passages: dict[str, tuple[str, ...]] = {}
         self._terms: dict[str, tuple[str, ...]] = {}
         self._total_length = 0
         self._entries = 0
 
     def __len__(self) -> int:
+        """Memories held."""
+        return len(self._passages)
+
+    @property
+    def passages(self) -> int:
         return len(self._lengths)
 
     @property
     def entries(self) -> int:
-        """(memory, term) pairs held: what the index's memory grows with, ~60 bytes each
-        (tracemalloc: 3.9 MiB for 5,882 LoCoMo turns, 69,607 entries, with plain words indexed
-        by their stem; 5.9 MiB and 89,871 entries before). About 6.6 MiB per 10,000
-        one-sentence memories."""
+        """(passage, term) pairs held: what the index's memory grows with, ~60 bytes each
+        (tracemalloc: 3.9 MiB for 5,882 LoCoMo turns, 69,607 entries, each turn one passage).
+        About 6.6 MiB per 10,000 one-sentence memories; a long memory costs about one entry
+        per distinct term of each passage."""
         return self._entries
 
     def __contains__(self, memory_id: object) -> bool:
-        return memory_id in self._lengths
+        return memory_id in self._passages
 
-    def add(self, memory_id: str, counts: TermCounts) -> None:
-        """Index a memory; adding one that is already there changes nothing (memories are
-        immutable, so the same id always carries the same terms)."""
-        if memory_id in self._lengths:
+    def add(self, memory_id: str, passages: Sequence[TermCounts]) -> None:
+        """Index a memory by its passages' term counts; adding one that is already there
+        changes nothing (memories are immutable, so the same id always carries the same terms).
+        A memory with no terms is held as one empty passage, so it still counts."""
+        if memory_id in self._passages:
             return
-        length = sum(counts.values())
-        self._lengths[memory_id] = length
-        self._total_length += length
-        self._entries += len(counts)
-        # Interned, so the postings' keys and every memory's term tuple share one string each.
-        held = tuple(sys.intern(term) for term in counts)
-        for term, count in zip(held, counts.values(), strict=True):
-            self._postings.setdefault(term, {})[memory_id] = count
-        self._terms[memory_id] = held
+        keys = []
+        for position, counts in enumerate(passages or ({},)):
+            key = sys.intern(passage_key(memory_id, position))
+            length = sum(counts.values())
+            self._lengths[key] = length
+            self._total_length += length
+            self._entries += len(counts)
+            # Interned, so the postings' keys and every passage's term tuple share one string.
+            held = tuple(sys.intern(term) for term in counts)
+            for term, count in zip(held, counts.values(), strict=True):
+                self._postings.setdefault(term, {})[key] = count
+            self._terms[key] = held
+            keys.append(key)
+        self._passages[memory_id] = tuple(keys)
 
     def remove(self, memory_id: str) -> None:
         """Drop a memory: O(its terms)."""
-        length = self._lengths.pop(memory_id, None)
-        if length is None:
-            return
-        self._total_length -= length
-        for term in self._terms.pop(memory_id, ()):
-            posting = self._postings.get(term)
-            if posting is not None and posting.pop(memory_id, None) is not None:
-                self._entries -= 1
-                if not posting:
-                    del self._postings[term]
+        for key in self._passages.pop(memory_id, ()):
+            self._total_length -= self._lengths.pop(key)
+            for term in self._terms.pop(key, ()):
+                posting = self._postings.get(term)
+                if posting is not None and posting.pop(key, None) is not None:
+                    self._entries -= 1
+                    if not posting:
+                        del self._postings[term]
 
-    def query(self, query_terms: Iterable[str], *, skip: Collection[str] = ()) -> KeywordQuery:
+    def query(
+        self,
+        query_terms: Iterable[str],
+        *,
+        names: Collection[str] = (),
+        skip: Collection[str] = (),
+    ) -> KeywordQuery:
         """Score every memory holding a term of the query (each term counted once); memories
-        in ``skip`` are left out as if they were not indexed."""
-        return KeywordQuery(self, list(dict.fromkeys(query_terms)), skip)
+        in ``skip`` are left out as if they were not indexed. ``names`` are the query's whole
+        names (``tokens.names``), which must be among its terms."""
+        return KeywordQuery(self, list(dict.fromkeys(query_terms)), names, skip)
 
     def search(
-        self, query_terms: Iterable[str], *, top_k: int, include: Collection[str] = ()
+        self,
+        query_terms: Iterable[str],
+        *,
+        top_k: int,
+        names: Collection[str] = (),
+        include: Collection[str] = (),
     ) -> KeywordResult:
-        return self.query(query_terms).result(top_k=top_k, include=include)
+        return self.query(query_terms, names=names).result(top_k=top_k, include=include)
 
 
 class KeywordQuery:
@@ -125,28 +173,56 @@ class KeywordQuery:
     runs when it is built, so a caller can build it while something else is awaited and pick
     the hits it needs afterwards."""
 
-    __slots__ = ("_matched", "_rare", "_scores", "_weights", "_whole_weight", "documents", "spread")
+    __slots__ = (
+        "_matched",
+        "_names",
+        "_rare",
+        "_sole",
+        "_scores",
+        "_weights",
+        "_whole_weight",
+        "absent_names",
+        "documents",
+        "spread",
+    )
 
-    def __init__(self, index: LexicalIndex, unique: list[str], skip: Collection[str]) -> None:
+    def __init__(
+        self,
+        index: LexicalIndex,
+        unique: list[str],
+        names: Collection[str],
+        skip: Collection[str],
+    ) -> None:
         postings, lengths = index._postings, index._lengths
-        documents = len(lengths)
+        passages = len(lengths)
+        documents = len(index)
         self.documents = documents
-        self._weights = {t: _idf(documents, len(postings.get(t, ()))) for t in unique}
+        self._weights = {t: _idf(passages, len(postings.get(t, ()))) for t in unique}
         self._whole_weight = sum(self._weights.values())
-        self._scores: dict[str, float] = {}
+        # Per passage first; a memory keeps its best passage's score.
+        by_passage: dict[str, float] = {}
         self._matched: dict[str, list[str]] = {}
+        holders: dict[str, int] = {}
         present = [t for t in unique if t in postings]
-        average = index._total_length / documents if documents else 0.0
+        average = index._total_length / passages if passages else 0.0
         for term in present:
             idf = self._weights[term]
-            for memory_id, count in postings[term].items():
+            held_by: set[str] = set()
+            for key, count in postings[term].items():
+                memory_id = memory_of(key)
                 if memory_id in skip:
                     continue
-                norm = K1 * (1 - B + B * lengths[memory_id] / average)
-                self._scores[memory_id] = self._scores.get(memory_id, 0.0) + idf * count * (
-                    K1 + 1
-                ) / (count + norm)
-                self._matched.setdefault(memory_id, []).append(term)
+                norm = K1 * (1 - B + B * lengths[key] / average)
+                by_passage[key] = by_passage.get(key, 0.0) + idf * count * (K1 + 1) / (count + norm)
+                if memory_id not in held_by:
+                    held_by.add(memory_id)
+                    self._matched.setdefault(memory_id, []).append(term)
+            holders[term] = len(held_by)
+        self._scores: dict[str, float] = {}
+        for key, value in by_passage.items():
+            memory_id = memory_of(key)
+            if value > self._scores.get(memory_id, 0.0):
+                self._scores[memory_id] = value
         # Memories without a match score 0: the spread over all of them needs only the matches.
         if documents and self._scores:
             mean = sum(self._scores.values()) / documents
@@ -155,7 +231,13 @@ class KeywordQuery:
         else:
             self.spread = 0.0
         rare_at_most = max(1.0, RARE_SHARE * documents)
-        self._rare = {t for t in present if len(postings[t]) <= rare_at_most}
+        self._rare = {t for t in present if 0 < holders[t] <= rare_at_most}
+        # A name most memories hold (``node.js`` in a Node project) picks none of them out.
+        self._names = self._rare.intersection(names)
+        self._sole = bool(self._names) and all(holders[t] == 1 for t in self._names)
+        # Names of the query that no memory holds (``E1042`` where only E1024 is stored): what
+        # the query asks for by name is not stored, whatever else resembles it.
+        self.absent_names = sum(1 for t in set(names) if holders.get(t, 0) == 0)
 
     def _hit(self, memory_id: str) -> KeywordHit:
         matched = self._matched[memory_id]
@@ -165,6 +247,8 @@ class KeywordQuery:
             matched=tuple(matched),
             all_rare=bool(self._rare) and self._rare.issubset(matched),
             coverage=sum(self._weights[t] for t in matched) / self._whole_weight,
+            names=len(self._names.intersection(matched)),
+            sole=self._sole and self._names.issubset(matched),
         )
 
     def result(self, *, top_k: int, include: Collection[str] = ()) -> KeywordResult:
@@ -174,7 +258,10 @@ class KeywordQuery:
         chosen = set(best)
         best += [m for m in dict.fromkeys(include) if m in self._scores and m not in chosen]
         return KeywordResult(
-            hits=tuple(self._hit(m) for m in best), spread=self.spread, documents=self.documents
+            hits=tuple(self._hit(m) for m in best),
+            spread=self.spread,
+            documents=self.documents,
+            names=len(self._names),
         )
 
 
@@ -187,4 +274,6 @@ __all__ = [
     "KeywordResult",
     "LexicalIndex",
     "TermCounts",
+    "memory_of",
+    "passage_key",
 ]

@@ -36,6 +36,7 @@ from shared.counters.fold import COMPACTION_LAG_MS, absorbable_names
 from shared.errors import ConflictError, StorageError
 from shared.lexical.index import KeywordQuery, KeywordResult, LexicalIndex
 from shared.lexical.segments import (
+    Documents,
     LexiconShard,
     MergedHeader,
     MergedLexicon,
@@ -50,9 +51,9 @@ from shared.lexical.segments import (
     lexicon_merged_key,
     lexicon_shard_key,
     lexicon_shard_prefix,
-    term_counts,
+    passage_counts,
 )
-from shared.lexical.tokens import terms
+from shared.lexical.tokens import names, terms
 from shared.model import Memory, new_ulid
 from shared.model.keys import shard_name
 from shared.storage.index import index_entries
@@ -91,9 +92,9 @@ class _TenantLexicon:
         self.note(name, shard)
         for memory_id in shard.remove:
             self.index.remove(memory_id)
-        for memory_id, counts in shard.add.items():
+        for memory_id, passages in shard.add.items():
             if memory_id not in self.removed:
-                self.index.add(memory_id, counts)
+                self.index.add(memory_id, passages)
 
     def note(self, name: str, shard: LexiconShard) -> None:
         """Record a shard as applied (``take``, or read into the index it was built from)."""
@@ -173,7 +174,7 @@ class Lexicon:
         state = await self._state(tenant)
         if time.monotonic() - state.checked_at >= self._refresh_s:
             self._in_background(tenant, lambda: self._refresh(tenant, state))
-        return state.index.query(terms(query))
+        return state.index.query(terms(query), names=names(query))
 
     async def search(
         self, tenant: str, query: str, *, top_k: int, include: Collection[str] = ()
@@ -187,7 +188,7 @@ class Lexicon:
         Raises:
             StorageError: the shard could not be written.
         """
-        shard = LexiconShard(add={memory.id: term_counts(memory.content)})
+        shard = LexiconShard(add={memory.id: passage_counts(memory.content)})
         await self._write_own(memory.tenant, shard)
 
     async def removed(self, tenant: str, ids: Sequence[str]) -> None:
@@ -331,10 +332,10 @@ class Lexicon:
         ids: list[str] = []
         async for entries in index_entries(self._objects, tenant, page_size=LIST_PAGE_KEYS):
             ids.extend(entry.memory_id for entry in entries)
-        docs: dict[str, dict[str, int]] = {}
+        docs: Documents = {}
         for start in range(0, len(ids), BACKFILL_BATCH):
             for memory in await self._vectors.get(tenant, ids[start : start + BACKFILL_BATCH]):
-                docs[memory.id] = term_counts(memory.content)
+                docs[memory.id] = passage_counts(memory.content)
         merged = MergedLexicon(docs=docs)
         try:
             written = await self._objects.put(
@@ -362,10 +363,10 @@ class Lexicon:
         return await read_lexicon_shards(self._objects, tenant, names)
 
 
-def _build(docs: dict[str, dict[str, int]], watermark: str, etag: str | None) -> _TenantLexicon:
+def _build(docs: Documents, watermark: str, etag: str | None) -> _TenantLexicon:
     index = LexicalIndex()
-    for memory_id, counts in docs.items():
-        index.add(memory_id, counts)
+    for memory_id, passages in docs.items():
+        index.add(memory_id, passages)
     return _TenantLexicon(index=index, watermark=watermark, merged_etag=etag, applied=set())
 
 

@@ -109,6 +109,40 @@ def identifiers(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+# What makes a whole term a name rather than a word or a quantity. A term that starts with a
+# letter is a name when it carries a digit (``e1042``, ``pay-4821``, ``v2``, ``yolov5s``) or an
+# identifier character other than a hyphen (``snake_case``, ``node.js``, ``ci/cd``,
+# ``cs:go``); a flag is one (``--local``); a term that starts with a digit is one only with
+# several separators (``1.2.3``, ``2024-03-01``, ``10.0.0.1``). Not names: numbers, quantities
+# and ordinals (``2024``, ``3.12``, ``200mb``, ``5k``, ``18th``, ``3/5``), hyphenated words
+# (``real-time``), abbreviations (``e.g``) and CamelCase words (``JavaScript``): prose is full
+# of those.
+_NAME_MARK: Final = re.compile(r"[_.\/:#@+~]")
+_DIGIT: Final = re.compile(r"\d")
+_SEPARATOR: Final = re.compile(r"[_.\-/:#@+~]")
+_MIN_NUMERIC_SEPARATORS: Final = 2
+# Single letters joined by dots are an abbreviation (``e.g``, ``i.e``, ``j.k``), not a name.
+_ABBREVIATION: Final = re.compile(r"[a-z](?:\.[a-z])+")
+
+
+def is_name(term: str) -> bool:
+    """Whether a whole (lower-cased) term is an identifier that names one thing (see above)."""
+    head = term[:1]
+    if head == "-":
+        return len(term.strip("-")) > 0
+    if head.isdigit():
+        return len(_SEPARATOR.findall(term)) >= _MIN_NUMERIC_SEPARATORS
+    if _ABBREVIATION.fullmatch(term):
+        return False
+    return bool(_DIGIT.search(term) or _NAME_MARK.search(term))
+
+
+def names(text: str) -> frozenset[str]:
+    """The whole terms of ``text`` that are names (``is_name``): what an exact-name query asks
+    for, as the index holds them (a part of a name is not a name of its own)."""
+    return frozenset(term for term in identifiers(text) if is_name(term))
+
+
 def terms(text: str) -> Iterator[str]:
     """Every term of ``text`` in order, repeats included (term frequency counts them)."""
     for term, _ in _terms_shown(text):

@@ -22,7 +22,7 @@ from shared.counters.compaction import add_to_merged
 from shared.embedding import Embedder
 from shared.errors import ConflictError, InvalidInputError, StorageError
 from shared.lexical.lexicon import write_lexicon_shard
-from shared.lexical.segments import LexiconShard, term_counts
+from shared.lexical.segments import LexiconShard, passage_counts
 from shared.model import Memory, index_key, index_prefix
 from shared.model.ids import is_tenant
 from shared.model.keys import expiry_key_of, replaced_key
@@ -150,7 +150,7 @@ class Importer:
             await write_lexicon_shard(
                 self._stores.objects,
                 tenant,
-                LexiconShard(add={m.id: term_counts(m.content) for m in memories}),
+                LexiconShard(add={m.id: passage_counts(m.content) for m in memories}),
                 process_id=self._process_id,
                 now_ms=self._clock_ms(),
             )

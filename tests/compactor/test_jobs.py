@@ -100,7 +100,7 @@ async def test_fold_job_folds_lexicon_shards_behind_the_lag_and_leaves_younger_o
     old = [name_at(START_MS - LAG_MS, suffix=i) for i in range(3)]
     young = name_at(START_MS, suffix=9)
     for i, name in enumerate([*old, young]):
-        shard = LexiconShard(add={f"m{i}": {"e1042": 1, "cache": 1}})
+        shard = LexiconShard(add={f"m{i}": [{"e1042": 1, "cache": 1}]})
         await object_store.put(lexicon_shard_key("kw", name), encode(shard))
     result = await fold_shards(context(object_store))
     assert (result.lexicon_tenants, result.lexicon_shards_folded) == (1, 3)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from shared.lexical import terms
-from shared.lexical.tokens import shown
+from shared.lexical.segments import PASSAGE_TERMS, passage_counts
+from shared.lexical.tokens import names, shown
 
 
 @pytest.mark.parametrize(
@@ -70,3 +71,40 @@ def test_punctuation_around_words_is_not_part_of_them() -> None:
     found = set(terms('("quoted"), [bracketed]; done.'))
     assert found == set(terms("quoted bracketed done")) == {"quot", "bracket", "done"}
     assert not any(ch in term for term in found for ch in '()[];."')
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("E1042", {"e1042"}),
+        ("what broke PAY-4821?", {"pay-4821"}),
+        ("NGINX_PROXY_TIMEOUT_Q2000", {"nginx_proxy_timeout_q2000"}),
+        ("run it with --drain-cache", {"--drain-cache"}),
+        ("settings.DATABASE_URL", {"settings.database_url"}),
+        ("open src/app/main.py", {"src/app/main.py"}),
+        ("bump to 2.14.3", {"2.14.3"}),
+        ("node.js and socket.io", {"node.js", "socket.io"}),
+        # Quantities, ordinals, years, hyphenated and CamelCase words, abbreviations: prose.
+        ("in 2024 we used 200MB, 5K and 3.12", set()),
+        ("the 18th of May, a real-time follow-up", set()),
+        ("JavaScript, e.g. TypeScript", set()),
+        ("3/5 of the 8-hour shift", set()),
+    ],
+)
+def test_names_are_identifiers_that_pick_one_thing_not_quantities_or_words(
+    text: str, expected: set[str]
+) -> None:
+    assert names(text) == expected
+
+
+def test_a_name_is_among_the_terms_it_is_indexed_as() -> None:
+    text = "set NGINX_PROXY_TIMEOUT_Q2000 and ship PAY-4821 with --drain-cache"
+    assert names(text) <= set(terms(text))
+
+
+def test_a_long_text_is_indexed_as_passages_of_64_terms_in_order() -> None:
+    text = " ".join(f"word{i}" for i in range(150))
+    passages = passage_counts(text)
+    assert [sum(p.values()) for p in passages] == [PASSAGE_TERMS, PASSAGE_TERMS, 150 - 128]
+    assert "word0" in passages[0] and "word149" in passages[2]
+    assert passage_counts("") == [{}]

@@ -3,13 +3,19 @@ writes at once, other processes' after a refresh, a 0.9.0 tenant backfilled, for
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
 
 from shared.lexical import Lexicon, fold_lexicon_tenant
 from shared.lexical.lexicon import DEFAULT_REFRESH_S, list_lexicon_shards
-from shared.lexical.segments import decode_merged, lexicon_merged_key
+from shared.lexical.segments import (
+    LEXICON_VERSION,
+    decode_merged,
+    lexicon_merged_key,
+    lexicon_shard_key,
+)
 from shared.model import Memory, index_key, iso_ms, new_ulid
 from shared.storage import Stores
 
@@ -78,6 +84,35 @@ async def test_a_tenant_written_by_0_9_0_is_backfilled_once_from_its_memories(
     second = lexicon(stores, clock, "second")
     assert await found(second, "t2", "deploy") == [old[0].id]
     assert second.stats.backfilled == 0
+
+
+async def test_a_lexicon_the_previous_format_wrote_is_rebuilt_into_passages(
+    stores: Stores, embedding_dim: int
+) -> None:
+    """Version 3 (one term-count map per memory, as the last release wrote it) is read as
+    another version: the first process to search rebuilds merged.json from the memories, under
+    a compare-and-swap, and its own-format shards are ignored rather than misread."""
+    long = " ".join(["The deploy pipeline builds images and pushes them."] * 60)
+    memory = await stored(
+        stores, "t9", long + " Set NGINX_PROXY_TIMEOUT_Q2000.", embedding_dim, NOW_MS
+    )
+    old_docs = {memory.id: {"deploy": 60, "nginx_proxy_timeout_q2000": 1}}
+    await stores.objects.put(
+        lexicon_merged_key("t9"), json.dumps({"v": 3, "watermark": "", "docs": old_docs})
+    )
+    await stores.objects.put(
+        lexicon_shard_key("t9", "00000000000000000000000000-old"),
+        json.dumps({"v": 3, "add": {"x": {"deploy": 1}}}),
+    )
+    upgraded = lexicon(stores, Clock(), "upgraded")
+    assert await found(upgraded, "t9", "NGINX_PROXY_TIMEOUT_Q2000") == [memory.id]
+    assert upgraded.stats.backfilled == 1
+    merged = await stores.objects.get(lexicon_merged_key("t9"))
+    assert merged is not None
+    rebuilt = decode_merged(merged.body)
+    assert rebuilt is not None and rebuilt.v == LEXICON_VERSION
+    assert len(rebuilt.docs[memory.id]) > 1  # passages, not one map
+    assert await found(upgraded, "t9", "deploy") == [memory.id]  # "x" of the old shard: ignored
 
 
 async def test_a_forgotten_memory_is_not_found_here_or_elsewhere(

@@ -1,0 +1,87 @@
+"""The BM25 index over passages: a memory scores as its best passage, holds every term any of
+its passages holds, and the query's names are counted per memory (pure, no I/O)."""
+
+from __future__ import annotations
+
+from shared.lexical import LexicalIndex, terms
+from shared.lexical.segments import passage_counts
+from shared.lexical.tokens import names
+
+FILLER = "The deploy pipeline builds images, runs the suite and pushes tags to the registry. "
+
+
+def index_of(memories: dict[str, str]) -> LexicalIndex:
+    index = LexicalIndex()
+    for memory_id, text in memories.items():
+        index.add(memory_id, passage_counts(text))
+    return index
+
+
+def search(index: LexicalIndex, query: str) -> list[str]:
+    result = index.search(terms(query), names=names(query), top_k=10)
+    return [hit.memory_id for hit in result.hits]
+
+
+def test_words_close_together_beat_the_same_words_spread_over_a_long_memory() -> None:
+    spread = " ".join(["redis eviction"] + [FILLER] * 30 + ["maxmemory policy"])
+    together = "Redis eviction uses the maxmemory policy allkeys-lru."
+    index = index_of({"spread": spread, "together": together, "other": FILLER})
+    assert search(index, "redis eviction maxmemory policy")[:2] == ["together", "spread"]
+
+
+def test_a_long_memory_holds_the_terms_of_every_passage() -> None:
+    long = FILLER * 200 + "Finally set NGINX_PROXY_TIMEOUT_Q2000 to 75 seconds."
+    assert len(long.encode()) > 16_000
+    index = index_of({"long": long, "short": "nginx proxy timeout is 60 seconds"})
+    query = "NGINX_PROXY_TIMEOUT_Q2000"
+    hit = index.search(terms(query), names=names(query), top_k=5).hits
+    by_id = {h.memory_id: h for h in hit}
+    assert "nginx_proxy_timeout_q2000" in by_id["long"].matched
+    assert "nginx_proxy_timeout_q2000" not in by_id["short"].matched
+
+
+def test_a_memory_is_counted_once_however_many_passages_hold_a_term() -> None:
+    index = index_of({"long": "flaky " * 300, "short": "flaky test"})
+    assert len(index) == 2
+    assert index.passages == 1 + 300 // 64 + 1
+    hits = index.search(terms("flaky"), top_k=5).hits
+    assert sorted(h.memory_id for h in hits) == ["long", "short"]
+
+
+def test_remove_drops_every_passage_of_a_memory() -> None:
+    index = index_of({"long": FILLER * 40, "short": "the registry"})
+    entries = index.entries
+    index.remove("long")
+    assert "long" not in index and len(index) == 1
+    assert index.entries < entries
+    assert search(index, "registry") == ["short"]
+    index.remove("short")
+    assert index.entries == 0 and index.passages == 0
+
+
+def test_a_sole_holder_of_the_query_names_is_marked_and_counted() -> None:
+    notes = {f"n{i}": f"Incident E10{i:02d}: the payment worker restarted." for i in range(20)}
+    index = index_of(notes)
+    query = "E1007"
+    scored = index.query(terms(query), names=names(query))
+    result = scored.result(top_k=20)
+    assert result.names == 1 and scored.absent_names == 0
+    held = [h for h in result.hits if h.names]
+    assert [h.memory_id for h in held] == ["n7"] and held[0].sole
+
+
+def test_a_name_no_memory_holds_is_absent_and_nothing_is_sole() -> None:
+    index = index_of({"a": "Error E1024 means the cache is stale.", "b": "E1024 again"})
+    query = "E1042"
+    scored = index.query(terms(query), names=names(query))
+    assert scored.absent_names == 1
+    assert not any(h.sole for h in scored.result(top_k=5).hits)
+
+
+def test_a_name_most_memories_hold_is_not_selective() -> None:
+    memories = {f"m{i}": f"node.js service {i} restarts" for i in range(30)}
+    memories["x"] = "the python worker"
+    query = "node.js"
+    result = index_of(memories).query(terms(query), names=names(query)).result(top_k=40)
+    assert result.names == 0
+    assert not any(h.names or h.sole for h in result.hits)
