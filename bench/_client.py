@@ -59,7 +59,7 @@ class Recalled:
     """What a recall answer says, parsed from the text the model reads."""
 
     ids: list[str]
-    confidence: str  # high, medium, no_match, not_confident
+    confidence: str  # high, medium, low, no_match, not_confident
 
 
 def parse_recall(text: str) -> Recalled:
@@ -71,6 +71,8 @@ def parse_recall(text: str) -> Recalled:
         confidence = "high"
     elif "MEDIUM CONFIDENCE:" in text:
         confidence = "medium"
+    elif "LOW CONFIDENCE:" in text:
+        confidence = "low"
     else:
         raise ValueError(f"unrecognised recall answer: {text[:200]}")
     return Recalled(ids=ids_in(text), confidence=confidence)

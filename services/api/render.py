@@ -35,12 +35,15 @@ def render_memory(
     memory: Memory,
     *,
     standing: int | None = None,
+    confidence: str | None = None,
     matched: Sequence[str] = (),
 ) -> str:
     kind = memory.memory_type + (f"/{memory.category}" if memory.category else "")
     facets = [kind]
     if memory.scope == "conversation":
         facets.append("this conversation only")
+    if confidence is not None:
+        facets.append(f"{confidence} confidence")
     if standing is not None:
         facets.append(f"{standing}% of the top result")
     facets.append(f"stored {memory.created_at[:10]}")
@@ -89,6 +92,8 @@ _CONFIDENCE_LINES: Final = {
     "high": "HIGH CONFIDENCE: these memories match closely; use them directly.",
     "medium": "MEDIUM CONFIDENCE: these memories are related; check that they apply before "
     "relying on them.",
+    "low": "LOW CONFIDENCE: these memories share rare words with the query but little of its "
+    "meaning; treat them as leads, not answers.",
 }
 
 
@@ -114,6 +119,7 @@ def render_recall(query: str, answer: RecallAnswer) -> str:
             i,
             ranked.memory,
             standing=percent(ranked.score, outcome.top_score),
+            confidence=ranked.confidence,
             matched=[words.get(term, term) for term in ranked.matched],
         )
         for i, ranked in enumerate(outcome.results, start=1)

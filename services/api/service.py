@@ -47,6 +47,7 @@ from shared.ranking import (
     RecallMode,
     already_known,
     fuse,
+    names_held,
     passes_floor,
     possible_revision,
     rank,
@@ -187,6 +188,7 @@ class MemoryService:
             floor=self._floor,
             high_similarity=self._high_similarity,
             now_ms=now_ms,
+            names_absent=scored.absent_names > 0,
         )
         # Only a confident answer counts as a use: a memory returned as the best of weak matches
         # for unrelated questions must not climb for the next unrelated one.
@@ -208,16 +210,17 @@ class MemoryService:
         fetched in one read; what this request may not see is dropped (a keyword hit may be a
         memory the vector leg never returned: another conversation's, expired or retired).
 
-        Only keyword-only hits among the first ``limit × FETCH_WINDOW`` by relevance can be
-        returned: the tie-break moves a result by at most a tenth of the floor, and the
-        newer-first rule looks no further than twice the limit."""
+        Only keyword-only hits among the first ``limit × FETCH_WINDOW`` (names held, then
+        relevance) can be returned: the tie-break moves a result by at most a tenth of the
+        floor, and the newer-first rule only reorders what is returned."""
         keyword = scored.result(
             top_k=KEYWORD_CANDIDATES, include=[hit.memory.id for hit in visible]
         )
         fused = fuse(visible, keyword, floor=self._floor)
+        # In the order rank puts them: the query's names held first, then relevance.
         passing = sorted(
             (c for c in fused if passes_floor(c, floor=self._floor)),
-            key=lambda c: c.relevance,
+            key=lambda c: (names_held(c), c.relevance),
             reverse=True,
         )
         wanted = [

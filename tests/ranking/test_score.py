@@ -44,6 +44,7 @@ def ranked(
     floor: float = 0.1,
     high: float = 0.3,
     keyword: KeywordResult | None = None,
+    names_absent: bool = False,
 ) -> RecallOutcome:
     return rank(
         fuse(hits, keyword, floor=floor),
@@ -53,6 +54,7 @@ def ranked(
         floor=floor,
         high_similarity=high,
         now_ms=NOW_MS,
+        names_absent=names_absent,
     )
 
 
@@ -60,28 +62,123 @@ def ids(outcome: RecallOutcome) -> list[str]:
     return [r.memory.id for r in outcome.results]
 
 
+def keyword_hit(
+    memory_id: str,
+    *,
+    score: float = 1.0,
+    matched: tuple[str, ...] = ("x",),
+    all_rare: bool = False,
+    coverage: float = 1.0,
+    names: int = 0,
+    sole: bool = False,
+) -> KeywordHit:
+    return KeywordHit(
+        memory_id=memory_id,
+        score=score,
+        matched=matched,
+        all_rare=all_rare,
+        coverage=coverage,
+        names=names,
+        sole=sole,
+    )
+
+
+def keywords(*hits: KeywordHit, spread: float = 1e9) -> KeywordResult:
+    """A keyword result whose scores barely move relevance (spread 1e9) unless told."""
+    return KeywordResult(
+        hits=hits, spread=spread, documents=100, names=max((h.names for h in hits), default=0)
+    )
+
+
 @pytest.mark.parametrize(
-    ("similarity", "coverage", "expected"),
+    ("similarities", "expected"),
     [
-        (0.33, None, "high"),  # at the HIGH line (Titan's: 3 x floor 0.1)
-        (0.30, None, "high"),  # inclusive
-        (0.29, None, "medium"),
-        (0.15, 0.9, "high"),  # above the floor with the query's keywords nearly all in it
-        (0.15, 0.5, "medium"),
-        (0.09, 1.0, "medium"),  # under the floor, keywords alone are never HIGH
+        ((0.33,), "high"),  # alone, at the HIGH line (Titan's: 3 x floor 0.1)
+        ((0.30,), "high"),  # inclusive
+        ((0.29,), "medium"),  # under the line
+        ((0.50, 0.40), "medium"),  # at the line, but the next one is close (1.25x)
+        ((0.50, 0.27), "high"),  # stands clear: 1.85x the next
+        ((0.50, 0.28), "medium"),  # 1.79x: not clear enough
     ],
 )
-def test_confidence_follows_the_high_line_or_keyword_agreement(
-    similarity: float, coverage: float | None, expected: str
+def test_high_needs_the_high_line_and_the_first_result_clear_of_the_next(
+    similarities: tuple[float, ...], expected: str
 ) -> None:
-    keyword = None
-    if coverage is not None:
-        found = KeywordHit(
-            memory_id="a", score=1.0, matched=("x",), all_rare=True, coverage=coverage
-        )
-        keyword = KeywordResult(hits=(found,), spread=1e9, documents=10)
-    outcome = ranked([hit("a", similarity)], keyword=keyword)
-    assert outcome.confidence == expected
+    hits = [hit(f"m{i}", s) for i, s in enumerate(similarities)]
+    assert ranked(hits).confidence == expected
+
+
+def test_the_query_words_alone_are_never_high() -> None:
+    """A long memory holds most words of any question about its subject: coverage is no
+    evidence that it answers it."""
+    keyword = keywords(keyword_hit("a", coverage=1.0, all_rare=True))
+    outcome = ranked([hit("a", 0.15), hit("b", 0.14)], keyword=keyword)
+    assert outcome.confidence == "medium"
+
+
+def test_the_sole_holder_of_the_query_name_is_high_whatever_its_cosine() -> None:
+    keyword = keywords(keyword_hit("a", names=1, sole=True, all_rare=True))
+    outcome = ranked([hit("b", 0.29), hit("a", 0.12)], keyword=keyword)
+    assert ids(outcome)[0] == "a"
+    assert [r.confidence for r in outcome.results] == ["high", "medium"]
+    assert outcome.confidence == "high"
+
+
+def test_nothing_is_high_when_the_query_names_what_no_memory_holds() -> None:
+    """E1042 asked, only E1024 stored: however close E1024 reads, it is not the answer."""
+    outcome = ranked([hit("e1024", 0.60)], names_absent=True)
+    assert ids(outcome) == ["e1024"]
+    assert outcome.confidence == "medium"
+    keyword = keywords(keyword_hit("a", names=1, sole=True))
+    assert ranked([hit("a", 0.2)], keyword=keyword, names_absent=True).confidence == "medium"
+
+
+def test_each_result_has_its_own_confidence_and_the_answer_takes_the_best() -> None:
+    keyword = keywords(keyword_hit("rare", all_rare=True, score=1.0))
+    outcome = ranked([hit("top", 0.20), hit("rare", 0.08)], keyword=keyword, mode="exploratory")
+    # "rare" is under the floor, let through by holding every rare query word: LOW.
+    assert [(r.memory.id, r.confidence) for r in outcome.results] == [
+        ("top", "medium"),
+        ("rare", "low"),
+    ]
+    assert outcome.confidence == "medium"
+
+
+def test_a_second_result_is_never_high_by_cosine() -> None:
+    outcome = ranked([hit("a", 0.90), hit("b", 0.85)])
+    assert [r.confidence for r in outcome.results] == ["medium", "medium"]
+
+
+def test_the_memory_holding_the_query_name_whole_ranks_above_closer_ones() -> None:
+    """PAY-4821 asked: OPS-4821 matches a part and reads closer; the whole name decides."""
+    keyword = keywords(
+        keyword_hit("pay", names=1, matched=("pay-4821", "pay", "4821")),
+        keyword_hit("ops", names=0, matched=("4821",)),
+    )
+    outcome = ranked([hit("ops", 0.60), hit("close", 0.58), hit("pay", 0.40)], keyword=keyword)
+    assert ids(outcome)[0] == "pay"
+
+
+def test_more_of_the_query_names_held_ranks_first() -> None:
+    keyword = keywords(
+        keyword_hit("both", names=2), keyword_hit("one", names=1), keyword_hit("other", names=1)
+    )
+    outcome = ranked([hit("one", 0.6), hit("other", 0.5), hit("both", 0.3)], keyword=keyword)
+    assert ids(outcome) == ["both", "one", "other"]
+
+
+def test_a_name_holder_is_never_cut_by_the_fraction_of_top() -> None:
+    keyword = keywords(keyword_hit("named", names=1))
+    outcome = ranked([hit("top", 0.90), hit("named", 0.12)], keyword=keyword, mode="precision")
+    assert ids(outcome) == ["named", "top"]
+
+
+def test_a_newer_look_alike_never_passes_the_memory_holding_the_name() -> None:
+    """E1042 stored first, E1024 later; the query E1042 must not get the revision rule."""
+    keyword = keywords(keyword_hit("e1042", names=1))
+    old = hit("e1042", 0.50, age_days=30, content="Error E1042 means the Node cache is stale")
+    new = hit("e1024", 0.52, age_days=1, content="Error E1024 means the Node cache is stale")
+    assert ids(ranked([new, old], keyword=keyword)) == ["e1042", "e1024"]
 
 
 def test_no_result_is_low_confidence() -> None:
@@ -162,11 +259,26 @@ def test_a_reworded_revision_with_a_new_value_outranks_what_it_revises() -> None
     )
     new = hit(
         "new",
-        0.70,
+        0.77,
         age_days=1,
         content="We raised the webhook dispatcher retries for failed deliveries to 7.",
     )
     assert ids(ranked([old, new])) == ["new", "old"]
+
+
+def test_a_newer_memory_on_the_same_subject_but_clearly_less_relevant_keeps_its_place() -> None:
+    """Half a floor (0.05 here) is as far below as a revision may stand and still go first."""
+    old = hit("old", 0.80, age_days=20, content="The API listens on port 8080 in staging")
+    new = hit("new", 0.70, age_days=1, content="The API listens on port 8443 in staging now")
+    assert ids(ranked([old, new])) == ["old", "new"]
+
+
+def test_newer_first_reorders_what_is_returned_and_never_brings_in_another() -> None:
+    old = hit("old", 0.80, age_days=20, content="The API listens on port 8080 in staging")
+    mid = hit("mid", 0.79, age_days=20, content="Deploys run from the release branch")
+    new = hit("new", 0.78, age_days=1, content="The API listens on port 8443 in staging now")
+    assert ids(ranked([old, mid, new], limit=2)) == ["old", "mid"]
+    assert ids(ranked([old, mid, new], limit=3)) == ["new", "old", "mid"]
 
 
 def test_a_loosely_related_newer_memory_with_the_same_facts_keeps_its_place() -> None:
@@ -185,7 +297,8 @@ def test_a_strong_keyword_hit_under_the_floor_is_returned_with_its_words() -> No
     outcome = ranked([under], keyword=keyword)
     assert ids(outcome) == ["under"]
     assert outcome.results[0].matched == ("e1042",)
-    assert outcome.confidence == "medium"
+    # Under the floor, let through by its words alone: LOW, and the answer with it.
+    assert outcome.confidence == "low"
 
 
 @pytest.mark.parametrize(
