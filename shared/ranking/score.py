@@ -3,9 +3,10 @@
 Relevance (the fused cosine and keyword score, see ``fusion``) decides. The design's composite —
 recency, access counts, trust — stays, but only as a tie-break worth at most ``TIE_BAND`` × floor
 of relevance, so it reorders results of comparable relevance and never buries a clearly better
-one (on LoCoMo the composite used to lower R@5 from 0.374 to 0.336). Between two results on the
-same subject (their words overlap as much as dedup requires) the newer is put first: a revision
-outranks what it revises.
+one (on LoCoMo the composite used to lower R@5 from 0.374 to 0.336). Before relevance comes the
+query's names: a memory holding more of them whole ranks first. Among the results, of two on the
+same subject the newer is put first when nearly as relevant: a revision outranks what it revises.
+Confidence is per result (HIGH, MEDIUM, LOW); the answer states its best.
 
 Nothing here awaits, reads the clock or the environment: ``now_ms`` and the counters are
 parameters, so every rule can be table-tested.
@@ -171,7 +172,7 @@ def is_strong(
     )
 
 
-def confidence_of_result(strong: bool, candidate: Candidate, *, floor: float) -> Confidence:
+def confidence_of_result(candidate: Candidate, *, strong: bool, floor: float) -> Confidence:
     """HIGH when strong; MEDIUM when relevant above the floor; LOW when only the keyword leg's
     gate let it through (it holds the query's rare words, not its meaning)."""
     if strong:
@@ -231,8 +232,9 @@ def newer_first(
     names: a revision outranks what it revises, but a merely newer memory never outranks a
     clearly better one. It reorders what the other rules returned and never brings in another
     memory: pulling newer memories in from below the cut cost the long chats 0.02 R@5 and
-    0.05 R@10, on pairs of messages that share words without one revising the other. Same subject is dedup's word overlap or, for a revision whose
-    number-carrying words or identifiers differ, a looser overlap of content words (a
+    0.05 R@10, on pairs of messages that share words without one revising the other. Same
+    subject is dedup's word overlap or, for a revision whose number-carrying words or
+    identifiers differ, a looser overlap of content words (a
     correction rewords more than a resend: "we raised the retry count to 7" against "retries 3
     times"; stop words are left out, or any two English sentences would qualify)."""
     words = {i: word_set(memories[i].content) for i in order}
@@ -334,7 +336,7 @@ def rank(
                 matched=_matched(candidate),
                 coverage=_coverage(candidate),
                 strong=strong,
-                confidence=confidence_of_result(strong, candidate, floor=floor),
+                confidence=confidence_of_result(candidate, strong=strong, floor=floor),
             )
         )
     return RecallOutcome(
