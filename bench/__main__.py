@@ -10,6 +10,8 @@ Stages (``--only``, comma-separated; all by default):
              1/8/16/32; peak RSS; recall's time split at 10k
   counters   a cold counter read against 0-1000 unfolded shards
   locomo     turn-level R@1/5/10 per recall mode against plain cosine
+  beam       message-level R@1/5/10 on long technical chats (BEAM 500K dev) per recall mode
+             against plain cosine; HIGH on abstentions, updates above originals, answer size
   devbench   hit rates on exact/semantic/cross-type queries, confident answers to negatives
   technotes  R@1/5/10 on long technical notes (bench/data/) against plain cosine
   probe      identifiers planted among 10,000 technical memories, found by name alone
@@ -40,7 +42,16 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Final
 
-from bench._data import Conversation, MemoryTexts, load_devbench, load_locomo, load_tech_notes
+from bench._beam import run_beam
+from bench._data import (
+    BeamChat,
+    Conversation,
+    MemoryTexts,
+    load_beam,
+    load_devbench,
+    load_locomo,
+    load_tech_notes,
+)
 from bench._inproc import Local, open_local
 from bench._multiproc import run_multiproc
 from bench._probe import run_probe
@@ -59,6 +70,7 @@ STAGES: Final = (
     "speed",
     "counters",
     "locomo",
+    "beam",
     "devbench",
     "technotes",
     "probe",
@@ -72,6 +84,7 @@ STAGE_KEYS: Final = {
     "speed": "speed",
     "counters": "counters",
     "locomo": "locomo",
+    "beam": "beam",
     "devbench": "devbench",
     "technotes": "technotes",
     "probe": "probe",
@@ -86,6 +99,8 @@ SMOKE_CONVERSATIONS: Final = 2
 SMOKE_TURNS: Final = 40
 SMOKE_QUESTIONS: Final = 10
 SMOKE_NOTES: Final = 10
+SMOKE_BEAM_CHATS: Final = 2
+SMOKE_BEAM_MESSAGES: Final = 120
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -130,6 +145,13 @@ def _smoke_subset(conversations: list[Conversation]) -> list[Conversation]:
     return subset
 
 
+def _beam_chats(data: Path, smoke: bool) -> list[BeamChat]:
+    chats = load_beam(data)
+    if not smoke:
+        return chats
+    return [chat.first(SMOKE_BEAM_MESSAGES) for chat in chats[:SMOKE_BEAM_CHATS]]
+
+
 @contextlib.asynccontextmanager
 async def _workspace(data_dir: Path) -> AsyncIterator[tuple[Local, ApiServer]]:
     """The runner's in-process view of the database and one API process on the same data dir."""
@@ -170,6 +192,8 @@ async def _served_stages(
         results["counters"] = await run_counters(local, plan)
     if "locomo" in stages:
         results["locomo"] = await run_locomo(local, server, conversations, _log)
+    if "beam" in stages:
+        results["beam"] = await run_beam(local, server, _beam_chats(args.data, args.smoke), _log)
     if "devbench" in stages:
         results["devbench"] = await run_devbench(local, server, devbench, _log)
     if "technotes" in stages:

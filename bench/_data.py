@@ -191,6 +191,100 @@ def load_tech_notes(folder: Path = TECH_NOTES_DIR) -> TechNotes:
     return TechNotes(notes=notes, questions=[q for q in questions if set(q.answers) <= set(notes)])
 
 
+# Long technical and study chats (BEAM 500K, chats 1-10): messages of a few thousand characters,
+# code included. The third kind of text every ranking rule is measured on (issue 27).
+BEAM_FILE: Final = "beam500k-dev.json"
+
+
+@dataclass(frozen=True)
+class BeamMessage:
+    id: int
+    role: str
+    content: str
+
+    @property
+    def stored(self) -> str:
+        """How a message is remembered: ``"<role>: <content>"`` (the data README's rule)."""
+        return f"{self.role}: {self.content}"
+
+
+@dataclass(frozen=True)
+class BeamQuestion:
+    kind: str
+    text: str
+    # Message ids of this chat that hold the answer (empty for abstention questions).
+    evidence: tuple[int, ...]
+    # knowledge_update only: the message that states the fact first, and the one updating it.
+    original: tuple[int, ...] = ()
+    updated: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class BeamChat:
+    chat: int
+    title: str
+    messages: list[BeamMessage]
+    questions: list[BeamQuestion]
+
+    def first(self, count: int) -> BeamChat:
+        """The first ``count`` messages and the questions they answer (the smoke run's subset)."""
+        messages = self.messages[:count]
+        known = {m.id for m in messages}
+        return BeamChat(
+            self.chat,
+            self.title,
+            messages,
+            [
+                q
+                for q in self.questions
+                if q.kind == "abstention" or (q.evidence and set(q.evidence) <= known)
+            ],
+        )
+
+
+def _flat_ids(raw: Any) -> list[int]:
+    """Every integer in a ``source_chat_ids`` value: a list, or a dict of lists."""
+    if raw is None:
+        return []
+    if isinstance(raw, dict):
+        return [i for value in raw.values() for i in _flat_ids(value)]
+    if isinstance(raw, list):
+        return [i for value in raw for i in _flat_ids(value)]
+    return [raw] if isinstance(raw, int) else []
+
+
+def load_beam(data: Path) -> list[BeamChat]:
+    """The chats with each question's evidence: the ids of ``source_chat_ids`` that exist in the
+    chat (179 of the 180 non-abstention questions have some); abstention questions keep none."""
+    chats = []
+    for raw in json.loads((data / BEAM_FILE).read_text()):
+        messages = [BeamMessage(m["id"], m["role"], m["content"]) for m in raw["messages"]]
+        known = {m.id for m in messages}
+        questions = []
+        for kind, asked in raw["questions"].items():
+            for q in asked:
+                source = q.get("source_chat_ids")
+                evidence = tuple(dict.fromkeys(i for i in _flat_ids(source) if i in known))
+                if kind != "abstention" and not evidence:
+                    continue
+                update = source if kind == "knowledge_update" and isinstance(source, dict) else {}
+                questions.append(
+                    BeamQuestion(
+                        kind=kind,
+                        text=q["question"],
+                        evidence=evidence if kind != "abstention" else (),
+                        original=tuple(
+                            i for i in _flat_ids(update.get("original_info")) if i in known
+                        ),
+                        updated=tuple(
+                            i for i in _flat_ids(update.get("updated_info")) if i in known
+                        ),
+                    )
+                )
+        chats.append(BeamChat(int(raw["chat"]), raw["title"], messages, questions))
+    return chats
+
+
 class MemoryTexts:
     """Realistic memory texts: LoCoMo turns as stored ("speaker: text").
 
@@ -219,7 +313,11 @@ class MemoryTexts:
 
 
 __all__ = [
+    "BEAM_FILE",
     "CATEGORY_NAMES",
+    "BeamChat",
+    "BeamMessage",
+    "BeamQuestion",
     "Conversation",
     "DevBench",
     "DevMemory",
@@ -228,6 +326,7 @@ __all__ = [
     "MemoryTexts",
     "Question",
     "Turn",
+    "load_beam",
     "load_devbench",
     "load_locomo",
     "parse_evidence",

@@ -314,6 +314,114 @@ def _locomo_lines(locomo: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _beam_lines(beam: dict[str, Any]) -> list[str]:
+    ev = beam["evidence"]
+    lines = [
+        "## Retrieval quality: long technical chats (BEAM 500K dev)",
+        "",
+        f"{beam['chats']} chats of coding projects and mathematics courses, one tenant each; "
+        f'{beam["messages"]:,} messages remembered over HTTP as "role: content" in order → '
+        f'{beam["memories"]:,} memories ({beam["already_known"]} answered "already known", '
+        f"their messages mapped to the existing id; {beam['truncated']} longer than the "
+        f"{beam['content_limit_bytes']:,}-byte content limit cut to it). {ev['questions']} "
+        f"questions: {ev['with_evidence']} with evidence messages are scored, "
+        f"{ev['abstention']} abstention questions ask about something never discussed. "
+        "Message-level R@k = the fraction of a question's evidence messages among the messages "
+        "behind the first k returned ids, averaged; shown only where the limit is at least k. "
+        "Each configuration asks every question against its own copy of the stored tenants, "
+        "so accesses one configuration records never rank another's answers.",
+        "",
+        "| retrieval | R@1 | R@5 | R@10 | mean returned | answers HIGH / MEDIUM / LOW / none |",
+        "|---|---|---|---|---|---|",
+    ]
+    for label, key in (
+        ("plain cosine top-10 (VectorStore.query)", "plain_cosine"),
+        ("fused relevance top-10 (both legs, no gates, no tie-break)", "fused_order"),
+    ):
+        a = beam[key]["all"]
+        lines.append(
+            f"| {label} | {_fmt(a['R@1'], 3)} | {_fmt(a['R@5'], 3)} | {_fmt(a['R@10'], 3)} | "
+            "10 | — |"
+        )
+    for name, result in beam["modes"].items():
+        a = result["all"]
+        lines.append(
+            f"| recall {name} | {_fmt(a['R@1'], 3)} | {_fmt(a['R@5'], 3)} | "
+            f"{_fmt(a['R@10'], 3)} | {_fmt(a['mean_returned'], 2)} | "
+            f"{_levels(a['confidence'])} |"
+        )
+    return [*lines, "", *_beam_answer_lines(beam), *_beam_kind_lines(beam)]
+
+
+def _levels(confidence: dict[str, int]) -> str:
+    """Answers HIGH / MEDIUM / LOW / with nothing confident (no match, or all gated)."""
+    none = confidence.get("no_match", 0) + confidence.get("not_confident", 0)
+    shown = [confidence.get(level, 0) for level in ("high", "medium", "low")]
+    return " / ".join(str(n) for n in [*shown, none])
+
+
+def _beam_answer_lines(beam: dict[str, Any]) -> list[str]:
+    """Confidence, knowledge updates and answer size per configuration."""
+    ev = beam["evidence"]
+    lines = [
+        f"HIGH precision: of the questions with evidence answered HIGH, those whose first "
+        f"result stands for an evidence message. Abstentions: the {ev['abstention']} questions "
+        "about something never discussed, by the confidence they came back with (none should "
+        f"be HIGH). Update above original: of the {ev['updates_scored']} knowledge-update "
+        "questions scored, those where the first updating message ranks above the first "
+        "original one in the returned list (a message not returned ranks below every returned "
+        "one; neither returned is not first); "
+        f"{ev['updates_with_original_and_updated']} name both messages, "
+        f"{ev['updates_skipped_same_messages']} naming the same message for both skipped. "
+        "Answer size: characters of the recall text, tokens estimated as characters ÷ 4, over "
+        "every question asked.",
+        "",
+        "| recall | HIGH with evidence first | abstentions HIGH / MEDIUM / LOW / none | "
+        "update above original | mean answer chars | ≈ tokens |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, result in beam["modes"].items():
+        precise = result["high_precision"]
+        abstained = result["abstention"]
+        updates = result["updates"]
+        shown = (
+            f"{updates['update_first']} of {updates['scored']} "
+            f"({updates['update_first'] / updates['scored']:.2f})"
+            if updates["scored"]
+            else "—"
+        )
+        size = result["answer_size"]
+        lines.append(
+            f"| {name} | {precise['evidence_first']} of {precise['high']} | "
+            f"{_levels(abstained['confidence'])} of {abstained['questions']} | {shown} | "
+            f"{size['mean_chars']:,.0f} | {size['mean_tokens_est']:,.0f} |"
+        )
+    return [*lines, ""]
+
+
+def _beam_kind_lines(beam: dict[str, Any]) -> list[str]:
+    default = next(
+        (r for n, r in beam["modes"].items() if n.startswith("balanced/") and "default" in n),
+        None,
+    )
+    if default is None:
+        return []
+    lines = [
+        "R@5 per question kind:",
+        "",
+        "| kind | questions | plain cosine | fused relevance | recall balanced (default) |",
+        "|---|---|---|---|---|",
+    ]
+    for kind, s in beam["plain_cosine"]["by_kind"].items():
+        fused = beam["fused_order"]["by_kind"][kind]
+        recall = default["by_kind"].get(kind, {}).get("R@5")
+        lines.append(
+            f"| {kind.replace('_', ' ')} | {s['questions']} | {_fmt(s['R@5'], 3)} | "
+            f"{_fmt(fused['R@5'], 3)} | {_fmt(recall, 3)} |"
+        )
+    return [*lines, ""]
+
+
 def _tech_lines(tech: dict[str, Any]) -> list[str]:
     lines = [
         "## Retrieval quality: long technical notes",
@@ -477,6 +585,8 @@ def _quality_targets(results: dict[str, Any]) -> list[str]:
             rows.append(
                 ("LoCoMo exploratory/10 R@10 ≥ 0.65", f"{wide['R@10']:.3f}", wide["R@10"] >= 0.65)
             )
+    if results.get("beam"):
+        rows += _beam_targets(results["beam"])
     tech = results.get("technotes")
     if tech:
         cosine = tech["retrieval"]["plain cosine top-10"]
@@ -512,6 +622,39 @@ def _quality_targets(results: dict[str, Any]) -> list[str]:
     if not rows:
         return []
     return ["## Retrieval targets (issue 15)", "", *_targets_table(rows), ""]
+
+
+def _beam_targets(beam: dict[str, Any]) -> list[tuple[str, str, bool]]:
+    """The long chats beside LoCoMo and the notes: the default recall's R@5 and the
+    exploratory default's R@10 against plain cosine's, and R@5 against the fused order's."""
+    modes = beam["modes"]
+    default = modes.get("balanced/5 (default)", {}).get("all")
+    wide = modes.get("exploratory/10 (default)", {}).get("all")
+    cosine, fused = beam["plain_cosine"]["all"], beam["fused_order"]["all"]
+    rows: list[tuple[str, str, bool]] = []
+    if default and default["R@5"] is not None:
+        gap = fused["R@5"] - default["R@5"]
+        rows += [
+            (
+                "BEAM dev default R@5 ≥ plain cosine's",
+                f"{default['R@5']:.3f} vs {cosine['R@5']:.3f}",
+                default["R@5"] >= cosine["R@5"],
+            ),
+            (
+                "BEAM dev default R@5 at most 0.01 below the fused order's",
+                f"{default['R@5']:.3f} vs {fused['R@5']:.3f} ({gap:+.3f})",
+                gap <= 0.01,
+            ),
+        ]
+    if wide and wide["R@10"] is not None:
+        rows.append(
+            (
+                "BEAM dev exploratory/10 R@10 ≥ plain cosine's",
+                f"{wide['R@10']:.3f} vs {cosine['R@10']:.3f}",
+                wide["R@10"] >= cosine["R@10"],
+            )
+        )
+    return rows
 
 
 def _targets_table(rows: list[tuple[str, str, bool]]) -> list[str]:
@@ -711,6 +854,7 @@ _SECTIONS: list[tuple[str, Callable[[Any], list[str]]]] = [
     ("cold_start", _cold_lines),
     ("counters", _counter_lines),
     ("locomo", _locomo_lines),
+    ("beam", _beam_lines),
     ("sweep", _sweep_lines),
     ("technotes", _tech_lines),
     ("devbench", _devbench_lines),
