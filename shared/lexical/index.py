@@ -38,10 +38,6 @@ def passage_key(memory_id: str, position: int) -> str:
     return memory_id if position == 0 else f"{memory_id}{_PASSAGE_MARK}{position}"
 
 
-def memory_of(key: str) -> str:
-    return key.partition(_PASSAGE_MARK)[0]
-
-
 class KeywordHit(msgspec.Struct, frozen=True, kw_only=True):
     """One memory's BM25 score for a query, and which of the query's terms it holds."""
 
@@ -79,7 +75,15 @@ def _idf(documents: int, frequency: int) -> float:
 class LexicalIndex:
     """Postings per term over passages; add and remove are O(terms of the memory)."""
 
-    __slots__ = ("_entries", "_lengths", "_passages", "_postings", "_terms", "_total_length")
+    __slots__ = (
+        "_entries",
+        "_lengths",
+        "_owners",
+        "_passages",
+        "_postings",
+        "_terms",
+        "_total_length",
+    )
 
     def __init__(self) -> None:
         # term -> {passage key: count}
@@ -91,6 +95,8 @@ class LexicalIndex:
         # vocabulary made every forget cost O(distinct terms of the tenant).
         self._passages: dict[str, tuple[str, ...]] = {}
         self._terms: dict[str, tuple[str, ...]] = {}
+        # The memory of every passage but a first one (whose key is the memory id itself).
+        self._owners: dict[str, str] = {}
         self._total_length = 0
         self._entries = 0
 
@@ -131,12 +137,15 @@ class LexicalIndex:
             for term, count in zip(held, counts.values(), strict=True):
                 self._postings.setdefault(term, {})[key] = count
             self._terms[key] = held
+            if position:
+                self._owners[key] = memory_id
             keys.append(key)
         self._passages[memory_id] = tuple(keys)
 
     def remove(self, memory_id: str) -> None:
         """Drop a memory: O(its terms)."""
         for key in self._passages.pop(memory_id, ()):
+            self._owners.pop(key, None)
             self._total_length -= self._lengths.pop(key)
             for term in self._terms.pop(key, ()):
                 posting = self._postings.get(term)
@@ -205,24 +214,35 @@ class KeywordQuery:
         holders: dict[str, int] = {}
         present = [t for t in unique if t in postings]
         average = index._total_length / passages if passages else 0.0
+        owners = index._owners
+        matched = self._matched
         for term in present:
             idf = self._weights[term]
-            held_by: set[str] = set()
+            held = 0
             for key, count in postings[term].items():
-                memory_id = memory_of(key)
+                # A first passage is keyed by its memory's id: the common case finds no owner.
+                memory_id = owners.get(key, key)
                 if memory_id in skip:
                     continue
                 norm = K1 * (1 - B + B * lengths[key] / average)
                 by_passage[key] = by_passage.get(key, 0.0) + idf * count * (K1 + 1) / (count + norm)
-                if memory_id not in held_by:
-                    held_by.add(memory_id)
-                    self._matched.setdefault(memory_id, []).append(term)
-            holders[term] = len(held_by)
+                # Terms are taken one at a time: a memory already counted for this one has it
+                # last in its list (cheaper than a set per term).
+                found = matched.get(memory_id)
+                if found is None:
+                    matched[memory_id] = [term]
+                elif found[-1] != term:
+                    found.append(term)
+                else:
+                    continue
+                held += 1
+            holders[term] = held
         self._scores: dict[str, float] = {}
+        scores = self._scores
         for key, value in by_passage.items():
-            memory_id = memory_of(key)
-            if value > self._scores.get(memory_id, 0.0):
-                self._scores[memory_id] = value
+            memory_id = owners.get(key, key)
+            if value > scores.get(memory_id, 0.0):
+                scores[memory_id] = value
         # Memories without a match score 0: the spread over all of them needs only the matches.
         if documents and self._scores:
             mean = sum(self._scores.values()) / documents
@@ -274,6 +294,5 @@ __all__ = [
     "KeywordResult",
     "LexicalIndex",
     "TermCounts",
-    "memory_of",
     "passage_key",
 ]
