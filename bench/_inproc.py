@@ -227,7 +227,11 @@ async def recall_steps(local: Local, tenant: str, queries: Sequence[str]) -> Ste
             now_ms=time.time_ns() // 1_000_000,
         )
         t5 = time.perf_counter()
-        render_recall(query, RecallAnswer(mode="balanced", visible=len(visible), outcome=outcome))
+        render_recall(
+            query,
+            RecallAnswer(mode="balanced", visible=len(visible), outcome=outcome),
+            max_tokens=profile.max_tokens,
+        )
         t6 = time.perf_counter()
         await local.service.recall(tenant, None, query=query, mode="balanced", limit=profile.limit)
         t7 = time.perf_counter()

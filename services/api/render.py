@@ -13,10 +13,18 @@ from services.api.answers import (
     StatsAnswer,
     Version,
 )
+from shared.lexical.excerpt import CHARS_PER_TOKEN, excerpt
 from shared.lexical.tokens import shown
 from shared.model import MEMORY_TYPES, Memory
+from shared.ranking import Ranked
 
 PREFIX: Final = "[MEMORY]"
+# What list_memories and remember show of a memory: its first characters, never the body.
+PREVIEW_CHARS: Final = 200
+# Kept free for the line saying what a budget left out.
+_LEFT_OUT_RESERVE: Final = 160
+# However small the budget, the first result shows this much of its text.
+_MIN_BODY_CHARS: Final = 120
 
 
 def plural(count: int, singular: str, many: str) -> str:
@@ -34,10 +42,12 @@ def render_memory(
     index: int,
     memory: Memory,
     *,
+    body: str | None = None,
     standing: int | None = None,
     confidence: str | None = None,
     matched: Sequence[str] = (),
 ) -> str:
+    """One memory as a numbered block; ``body`` is what to show of it (whole by default)."""
     kind = memory.memory_type + (f"/{memory.category}" if memory.category else "")
     facets = [kind]
     if memory.scope == "conversation":
@@ -47,13 +57,45 @@ def render_memory(
     if standing is not None:
         facets.append(f"{standing}% of the top result")
     facets.append(f"stored {memory.created_at[:10]}")
-    lines = [f"{index}. [id:{memory.id}] ({', '.join(facets)})", f"   {memory.content}"]
+    if memory.expires_at is not None:
+        facets.append(f"expires {memory.expires_at[:10]}")
+    shown = memory.content if body is None else body
+    lines = [f"{index}. [id:{memory.id}] ({', '.join(facets)})", f"   {shown}"]
     if matched:
         # The query's words this memory holds: why a keyword hit was returned, in plain terms.
         lines.append(f"   matched words: {', '.join(_distinct_words(matched))}")
     if memory.tags:
         lines.append(f"   tags: {', '.join(memory.tags)}")
     return "\n".join(lines)
+
+
+def preview(memory: Memory) -> str:
+    """The first ``PREVIEW_CHARS`` of a memory on one line, and its length when that is not all."""
+    flat = " ".join(memory.content.split())
+    if len(flat) <= PREVIEW_CHARS:
+        return flat
+    return f"{flat[: PREVIEW_CHARS - 1]}… ({_length(memory)}; memory_get shows it whole)"
+
+
+def passage(memory: Memory, matched: Sequence[str], *, chars: int | None = None) -> str:
+    """A long memory's passage around the words it matched (its beginning when it matched by
+    meaning alone), marked as an excerpt; a short memory whole. ``chars`` cuts any memory
+    longer than that (a budget's first result)."""
+    part = (
+        excerpt(memory.content, matched)
+        if chars is None
+        else excerpt(memory.content, matched, chars=chars, longest=chars)
+    )
+    if part is None:
+        return memory.content
+    return (
+        f"[excerpt, characters {part.start + 1}-{part.end} of {len(memory.content):,}; "
+        f"memory_get shows it whole] {part.of(memory.content)}"
+    )
+
+
+def _length(memory: Memory) -> str:
+    return f"{len(memory.content):,} characters"
 
 
 def _distinct_words(matched: Sequence[str]) -> list[str]:
@@ -79,12 +121,17 @@ def _no_match_guidance(mode: str) -> str:
     )
 
 
-def _gated_guidance(gated: int) -> str:
-    found = "memory was" if gated == 1 else "memories were"
+def _gated_guidance(compared: int) -> str:
+    """``compared``: the memories this request may see that either leg brought up (the closest
+    by meaning and the best by words), not the whole tenant."""
+    searched = (
+        "the 1 memory closest to the query was compared and is not"
+        if compared == 1
+        else f"the {compared} memories closest to the query were compared and none is"
+    )
     return (
-        f"NO CONFIDENT MATCH: {gated} {found} found but fell below the similarity threshold. "
-        "Rephrase the query, or reason from first principles and say that you did. "
-        "Do not present a guess as a remembered fact."
+        f"NO CONFIDENT MATCH: {searched} close enough. Rephrase the query, or reason from first "
+        "principles and say that you did. Do not present a guess as a remembered fact."
     )
 
 
@@ -97,7 +144,9 @@ _CONFIDENCE_LINES: Final = {
 }
 
 
-def render_recall(query: str, answer: RecallAnswer) -> str:
+def render_recall(query: str, answer: RecallAnswer, *, max_tokens: int) -> str:
+    """The answer, within ``max_tokens`` (characters ÷ 4): results in rank order while they
+    fit, the first one always (its text cut to fit), and a line saying what was left out."""
     outcome = answer.outcome
     if outcome is None:
         return (
@@ -106,25 +155,49 @@ def render_recall(query: str, answer: RecallAnswer) -> str:
         )
     if not outcome.results:
         return f'{PREFIX} Nothing matched "{query}" closely enough.\n' + _gated_guidance(
-            outcome.gated
+            answer.visible
         )
     header = (
         f"{PREFIX} {plural(len(outcome.results), 'memory', 'memories')} matched "
-        f'"{query}" (mode: {answer.mode}).'
+        f'"{query}" (mode: {answer.mode}).\n{_CONFIDENCE_LINES[outcome.confidence]}\n'
     )
     # A stem is shown as the query's word it came from ("cities", not "citi").
     words = shown(query)
-    blocks = [
-        render_memory(
-            i,
-            ranked.memory,
-            standing=percent(ranked.score, outcome.top_score),
-            confidence=ranked.confidence,
-            matched=[words.get(term, term) for term in ranked.matched],
+    budget = max_tokens * CHARS_PER_TOKEN - len(header) - _LEFT_OUT_RESERVE
+    blocks: list[str] = []
+    left_out = left_out_chars = 0
+    for i, ranked in enumerate(outcome.results, start=1):
+
+        def block(body: str, ranked: Ranked = ranked, i: int = i) -> str:
+            return render_memory(
+                i,
+                ranked.memory,
+                body=body,
+                standing=percent(ranked.score, outcome.top_score),
+                confidence=ranked.confidence,
+                matched=[words.get(term, term) for term in ranked.matched],
+            )
+
+        shown_block = block(passage(ranked.memory, ranked.matched))
+        if len(shown_block) + 1 <= budget:
+            blocks.append(shown_block)
+            budget -= len(shown_block) + 1
+        elif not blocks:
+            # The first result is always shown, cut to what the budget leaves for its text.
+            room = max(_MIN_BODY_CHARS, budget - len(block("")))
+            blocks.append(block(passage(ranked.memory, ranked.matched, chars=room)))
+            budget = 0
+        else:
+            left_out += 1
+            left_out_chars += len(ranked.memory.content)
+    tail = ""
+    if left_out:
+        tail = (
+            f"\n({plural(left_out, 'more result', 'more results')}, "
+            f"{left_out_chars:,} characters, left out to fit max_tokens={max_tokens}; raise "
+            "max_tokens, or memory_get an id, to read more.)"
         )
-        for i, ranked in enumerate(outcome.results, start=1)
-    ]
-    return f"{header}\n{_CONFIDENCE_LINES[outcome.confidence]}\n\n" + "\n".join(blocks)
+    return f"{header}\n" + "\n".join(blocks) + tail
 
 
 def render_remembered(answer: RememberAnswer) -> str:
@@ -153,8 +226,11 @@ def render_remembered(answer: RememberAnswer) -> str:
         )
     if memory.expires_at is not None and not answer.already_known:
         notes.append(f"It expires on {memory.expires_at[:10]}.")
+    if not answer.already_known:
+        notes.append(f"Stored {_length(memory)}.")
     tail = "".join(f"\n{note}" for note in notes)
-    return f"{head}{tail}\n\n{render_memory(1, memory)}"
+    # The caller sent the body: it gets the id, a preview and the length, never the body back.
+    return f"{head}{tail}\n\n{render_memory(1, memory, body=preview(memory))}"
 
 
 def _excerpt(content: str, *, chars: int = 160) -> str:
@@ -168,7 +244,7 @@ def render_list(memories: Sequence[Memory], *, memory_type: str | None) -> str:
             return f"{PREFIX} This project has no memories yet."
         return f'{PREFIX} This project has no memories of type "{memory_type}" yet.'
     header = f"{PREFIX} {plural(len(memories), 'memory', 'memories')}, newest first."
-    blocks = [render_memory(i, m) for i, m in enumerate(memories, start=1)]
+    blocks = [render_memory(i, m, body=preview(m)) for i, m in enumerate(memories, start=1)]
     return f"{header}\n\n" + "\n".join(blocks)
 
 
@@ -199,6 +275,16 @@ def render_history(memory_id: str, versions: Sequence[Version] | None) -> str:
             status = "current"
         blocks.append(f"{render_memory(i, memory)}\n   status: {status}")
     return f"{header}\n\n" + "\n".join(blocks)
+
+
+def render_get(memory_id: str, version: Version | None) -> str:
+    if version is None or version.memory is None:
+        return f"{PREFIX} No memory with id {memory_id} is visible to this request."
+    block = render_memory(1, version.memory)
+    if version.replaced_by:
+        status = f"replaced by {', '.join(version.replaced_by)}: recall no longer returns it"
+        block += f"\n   status: {status}"
+    return f"{PREFIX} Memory {memory_id} ({_length(version.memory)}).\n\n{block}"
 
 
 def render_bulk_forget(answer: BulkForgetAnswer, *, confirm: bool) -> str:
@@ -235,6 +321,7 @@ __all__ = [
     "plural",
     "render_bulk_forget",
     "render_forget",
+    "render_get",
     "render_history",
     "render_list",
     "render_memory",

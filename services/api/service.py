@@ -526,6 +526,21 @@ class MemoryService:
             return None  # only ids are left, or only other conversations' notes
         return versions
 
+    async def get(self, tenant: str, conversation: str | None, *, memory_id: str) -> Version | None:
+        """One memory whole, with what replaced it; None when this request may not see it
+        (another conversation's note, expired, forgotten, or no such id: all answered alike)."""
+        sight = await self._sight(tenant, conversation)
+        found = await self._vectors.get(tenant, [memory_id])
+        memory = next((m for m in found if m.id == memory_id), None)
+        if memory is None or not memory.visible_to(conversation) or memory.expired(sight.now_iso):
+            return None
+        return Version(
+            memory_id=memory_id,
+            memory=memory,
+            replaced_by=sight.replacements.replaced_by(memory_id),
+            expired=False,
+        )
+
     async def stats(self, tenant: str, conversation: str | None) -> StatsAnswer:
         sight = await self._sight(tenant, conversation)
         keys = await self._objects.list(index_prefix(tenant), limit=STATS_SCAN_CAP)

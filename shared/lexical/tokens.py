@@ -158,19 +158,33 @@ def shown(text: str) -> dict[str, str]:
     return found
 
 
+def term_spans(text: str) -> Iterator[tuple[int, int, str]]:
+    """Every term of ``text`` with the span of the piece it came from (an identifier's parts
+    share its span): where in a text a query's terms stand."""
+    for start, end, term, _ in _spanned_terms(text):
+        yield start, end, term
+
+
 def _terms_shown(text: str) -> Iterator[tuple[str, str]]:
+    for _, _, term, word in _spanned_terms(text):
+        yield term, word
+
+
+def _spanned_terms(text: str) -> Iterator[tuple[int, int, str, str]]:
+    # The replacement keeps every offset: one character for one.
     for match in _PIECE.finditer(text.replace("\u2019", "'")):
         piece = match.group().strip(_EDGE_PUNCTUATION)
         # "--local" keeps its dashes; a trailing dash or a lone one is punctuation.
         piece = piece.rstrip("-") if not piece.startswith("-") else piece
         if not piece or piece.strip("-") == "":
             continue
+        start, end = match.span()
         whole = piece.lower()[:MAX_TERM_CHARS]
         marked = bool(_IDENTIFIER_MARK.search(piece))
         if marked or whole not in STOP_WORDS:
-            yield (whole if marked else _indexed_form(piece, whole)), whole
+            yield start, end, (whole if marked else _indexed_form(piece, whole)), whole
         for term in _inner_terms(piece, whole):
-            yield term, term
+            yield start, end, term, term
 
 
 def _inner_terms(piece: str, whole: str) -> Iterator[str]:

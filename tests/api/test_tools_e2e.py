@@ -28,7 +28,15 @@ from tests.fakes.openai_embeddings import FakeOpenAIEmbeddings
 
 MODES: list[Mode] = ["auto", "legacy"]
 PORT_FACT = "The API server listens on port 3000 inside the Kubernetes cluster."
-MEMORY_TOOLS = ["recall", "remember", "list_memories", "forget", "memory_stats", "memory_history"]
+MEMORY_TOOLS = [
+    "recall",
+    "remember",
+    "list_memories",
+    "forget",
+    "memory_stats",
+    "memory_history",
+    "memory_get",
+]
 
 
 def text_of(result: types.CallToolResult) -> str:
@@ -125,7 +133,7 @@ async def call(
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_catalogue_is_the_six_memory_tools_without_a_knowledge_base(
+async def test_catalogue_is_the_seven_memory_tools_without_a_knowledge_base(
     memory_url: str, mode: Mode
 ) -> None:
     async with mcp_session(memory_url, mode=mode) as client:  # no tenant: discovery needs none
@@ -176,7 +184,7 @@ async def test_unrelated_question_reports_gated_memories(memory_url: str) -> Non
     text = text_of(
         await call(memory_url, "recall", {"query": "What is the CEO's favourite pizza?"})
     )
-    assert "NO CONFIDENT MATCH: 1 memory was found" in text
+    assert "NO CONFIDENT MATCH: the 1 memory closest to the query was compared" in text
     assert "Do not present a guess as a remembered fact" in text
 
 

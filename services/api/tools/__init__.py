@@ -10,6 +10,7 @@ from services.api.service import MemoryService
 from services.api.tools import (
     forget,
     list_memories,
+    memory_get,
     memory_history,
     memory_stats,
     recall,
@@ -28,13 +29,14 @@ MEMORY_TOOLS: tuple[ModuleType, ...] = (
     forget,
     memory_stats,
     memory_history,
+    memory_get,
 )
 
 
 def build_catalogue(
     service: MemoryService, *, docs: KnowledgeBaseRetriever | None = None
 ) -> tuple[ToolSpec, ...]:
-    """The six memory tools in order, plus search_docs last when a knowledge base is set."""
+    """The seven memory tools in order, plus search_docs last when a knowledge base is set."""
     specs = [
         guarded(
             name=module.NAME,

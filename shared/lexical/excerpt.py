@@ -1,0 +1,84 @@
+"""Which part of a long memory to show: the passage around the words it was found by.
+
+A memory longer than ``LONG_MEMORY_CHARS`` is shown as an excerpt of about ``EXCERPT_CHARS``:
+the window holding the most of the matched query terms (a name counts most, then a term once
+per distinct term), or, when it was found by meaning alone, its beginning — the part the local
+model read when it embedded it (its first 256 tokens). Pure text arithmetic, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Final
+
+import msgspec
+
+from shared.lexical.tokens import is_name, term_spans
+
+LONG_MEMORY_CHARS: Final = 1200
+EXCERPT_CHARS: Final = 900
+# A name (e1042, a_b) held in a window counts as this many plain words.
+_NAME_WEIGHT: Final = 4
+
+
+class Excerpt(msgspec.Struct, frozen=True, kw_only=True):
+    """``text[start:end]`` of a memory, snapped to word boundaries."""
+
+    start: int
+    end: int
+
+    def of(self, text: str) -> str:
+        inner = " ".join(text[self.start : self.end].split())
+        lead = "…" if self.start > 0 else ""
+        tail = "…" if self.end < len(text) else ""
+        return f"{lead}{inner}{tail}"
+
+
+def excerpt(
+    text: str,
+    matched: Collection[str],
+    *,
+    chars: int = EXCERPT_CHARS,
+    longest: int = LONG_MEMORY_CHARS,
+) -> Excerpt | None:
+    """The ``chars`` of ``text`` to show, or None when it is at most ``longest`` and is shown
+    whole."""
+    if len(text) <= longest:
+        return None
+    wanted = set(matched)
+    hits = [(start, end, term) for start, end, term in term_spans(text) if term in wanted]
+    if not hits:
+        return _snapped(text, 0, chars)
+    best_start, best_end, best_weight = hits[0][0], hits[0][1], -1
+    for i, (start, _, _) in enumerate(hits):
+        held: set[str] = set()
+        end = start
+        for _, other_end, term in hits[i:]:
+            if other_end - start > chars:
+                break
+            held.add(term)
+            end = other_end
+        weight = sum(_NAME_WEIGHT if is_name(term) else 1 for term in held)
+        if weight > best_weight:
+            best_start, best_end, best_weight = start, end, weight
+    # The hits in the middle of the window, with what leads up to them and follows; a window
+    # that would run past either end is moved inside, so it is always ``chars`` long.
+    start = best_start - (chars - (best_end - best_start)) // 2
+    return _snapped(text, max(0, min(start, len(text) - chars)), chars)
+
+
+CHARS_PER_TOKEN: Final = 4
+
+
+def _snapped(text: str, start: int, chars: int) -> Excerpt:
+    end = min(len(text), start + chars)
+    if start > 0:
+        space = text.find(" ", start, start + 40)
+        start = space + 1 if space != -1 else start
+    if end < len(text):
+        space = text.rfind(" ", end - 40, end)
+        end = space if space > start else end
+    return Excerpt(start=start, end=end)
+
+
+__all__ = ["CHARS_PER_TOKEN", "EXCERPT_CHARS", "LONG_MEMORY_CHARS", "Excerpt", "excerpt"]

@@ -1,0 +1,45 @@
+"""Which part of a long memory recall shows (pure text arithmetic)."""
+
+from __future__ import annotations
+
+from shared.lexical import terms
+from shared.lexical.excerpt import EXCERPT_CHARS, LONG_MEMORY_CHARS, excerpt
+
+FILLER = "The deploy pipeline builds images and pushes them to the registry. "
+
+
+def test_a_short_memory_is_shown_whole() -> None:
+    assert excerpt("x " * (LONG_MEMORY_CHARS // 2), {"x"}) is None
+
+
+def test_the_passage_holds_the_identifier_wherever_it_stands() -> None:
+    for position in (0.1, 0.5, 1.0):
+        cut = int(len(FILLER) * 300 * position)
+        text = (FILLER * 300)[:cut] + " set NGINX_PROXY_TIMEOUT_Q2000 to 75s. " + FILLER * 20
+        part = excerpt(text, set(terms("NGINX_PROXY_TIMEOUT_Q2000")))
+        assert part is not None
+        assert "NGINX_PROXY_TIMEOUT_Q2000" in part.of(text)
+        assert part.end - part.start <= EXCERPT_CHARS
+
+
+def test_a_name_outweighs_a_common_word_found_elsewhere() -> None:
+    text = FILLER * 40 + "Error E1042 means the cache is stale. " + FILLER * 40
+    part = excerpt(text, set(terms("E1042 pipeline")))
+    assert part is not None and "E1042" in part.of(text)
+
+
+def test_a_memory_found_by_meaning_alone_shows_its_beginning() -> None:
+    text = "Postmortem: the checkout outage. " + FILLER * 60
+    part = excerpt(text, set())
+    assert part is not None and part.start == 0
+    assert part.of(text).startswith("Postmortem: the checkout outage.")
+    assert part.of(text).endswith("…")
+
+
+def test_an_excerpt_is_cut_at_word_boundaries_and_marked() -> None:
+    text = FILLER * 60 + "the E1042 code" + FILLER * 60
+    part = excerpt(text, {"e1042"})
+    assert part is not None
+    shown = part.of(text)
+    assert shown.startswith("…") and shown.endswith("…")
+    assert text[part.start - 1] == " " and text[part.end] == " "
