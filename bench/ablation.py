@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -160,7 +161,8 @@ async def embedded(embedder: LocalEmbedder, texts: Sequence[str], name: str) -> 
     digest = hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:16]
     path = CACHE / f"{name}-{digest}.npy"
     if path.exists():
-        return np.load(path)
+        cached: Vector = np.load(path)
+        return cached
     vectors: list[list[float]] = []
     for start in range(0, len(texts), BATCH):
         vectors += await embedder.embed_many(texts[start : start + BATCH])
@@ -214,12 +216,8 @@ class Tenant:
             if c.memory is not None:
                 kept.append(c)
             elif c.memory_id in wanted:
-                kept.append(Candidate(**{**_fields(c), "memory": by_id[c.memory_id]}))
+                kept.append(msgspec.structs.replace(c, memory=by_id[c.memory_id]))
         return [h.memory.id for h in hits], kept, scored.absent_names > 0
-
-
-def _fields(candidate: Candidate) -> dict[str, object]:
-    return {name: getattr(candidate, name) for name in candidate.__struct_fields__}
 
 
 def steps(

@@ -83,6 +83,38 @@ def write_data(folder: Path) -> None:
         ],
     }
     (folder / "devbench_dataset.json").write_text(json.dumps(devbench))
+    (folder / "beam500k-dev.json").write_text(json.dumps(beam_chats()))
+
+
+def beam_chats() -> list[dict[str, Any]]:
+    """Two tiny chats in the BEAM file's shape: a question of each evidence shape, an
+    abstention one and a knowledge update (original and updated message)."""
+    chats = []
+    for n in range(2):
+        messages = [
+            {"id": i, "role": "user" if i % 2 == 0 else "assistant", "content": f"{text} ({n})"}
+            for i, (_, text) in enumerate(TEAM)
+        ]
+        messages.append(
+            {"id": len(TEAM), "role": "user", "content": f"The API now listens on port 3443 ({n})."}
+        )
+        questions = {
+            "information_extraction": [
+                {"question": "Where does the nightly build run?", "source_chat_ids": [0]}
+            ],
+            "knowledge_update": [
+                {
+                    "question": "Which port does the API listen on?",
+                    "source_chat_ids": {"original_info": [11], "updated_info": [len(TEAM)]},
+                }
+            ],
+            "abstention": [{"question": "What did the kickoff meeting decide?"}],
+            "event_ordering": [{"question": "What happened first?", "source_chat_ids": [99]}],
+        }
+        chats.append(
+            {"chat": n + 1, "title": f"chat {n}", "messages": messages, "questions": questions}
+        )
+    return chats
 
 
 def test_smoke_run_writes_every_stage(tmp_path: Path) -> None:
@@ -105,6 +137,7 @@ def test_smoke_run_writes_every_stage(tmp_path: Path) -> None:
         "speed",
         "counters",
         "locomo",
+        "beam",
         "devbench",
         "technotes",
         "probe",
@@ -153,6 +186,15 @@ def test_smoke_run_writes_every_stage(tmp_path: Path) -> None:
         for k in ("R@1", "R@5", "R@10"):
             assert 0 <= result_set["all"][k] <= 1
     assert 0 <= locomo["fused_order"]["all"]["R@5"] <= 1
+    beam = results["beam"]
+    assert beam["messages"] == 2 * (len(TEAM) + 1)
+    # Per chat: the extraction and the update question are scored, the abstention one is
+    # asked, and the one whose evidence names no message of the chat is dropped.
+    assert beam["evidence"]["with_evidence"] == 4 and beam["evidence"]["abstention"] == 2
+    assert beam["evidence"]["updates_scored"] == 2
+    default = beam["modes"]["balanced/5 (default)"]
+    assert 0 <= default["all"]["R@5"] <= 1 and default["abstention"]["questions"] == 2
+    assert default["answer_size"]["mean_chars"] > 0
     devbench = results["devbench"]
     assert set(devbench["modes"]) == {"precision", "balanced", "exploratory"}
     assert devbench["modes"]["balanced"]["negative"]["queries"] == 1
