@@ -35,6 +35,7 @@ import psutil
 from aiohttp import web
 from mcp import Client
 
+from services.api.answers import Reply
 from services.api.app import build_app
 from services.api.tools.catalogue import guarded
 from services.api.tools.spec import ToolContext
@@ -47,8 +48,8 @@ WARM_UP_CALLS: Final = 20
 THIS_TREE: Final = Path(__file__).resolve().parent.parent
 
 
-async def _guarded_echo(ctx: ToolContext, arguments: Mapping[str, Any]) -> str:
-    return (await ECHO.handler(ctx, arguments)).text
+async def _guarded_echo(ctx: ToolContext, arguments: Mapping[str, Any]) -> Reply:
+    return Reply(text=(await ECHO.handler(ctx, arguments)).text, data={})
 
 
 GUARDED = guarded(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from shared.model import Memory, MemoryType
@@ -66,3 +68,11 @@ class StatsAnswer(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def total(self) -> int:
         return sum(self.by_type.values())
+
+
+class Reply(msgspec.Struct, frozen=True, kw_only=True):
+    """What a tool handler answers: the text a model reads, and the same facts as the tool's
+    outputSchema declares them (``structuredContent``)."""
+
+    text: str
+    data: dict[str, Any]

@@ -23,9 +23,14 @@ SERVER_NAME = "mcp-memory"
 ContextOf = Callable[[ServerRequestContext[Any]], ToolContext]
 
 
-def text_result(text: str, *, is_error: bool) -> types.CallToolResult:
+def text_result(
+    text: str, *, is_error: bool, structured: dict[str, Any] | None = None
+) -> types.CallToolResult:
+    """The text first (what a model reads), and the same facts as ``structuredContent``."""
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)], is_error=is_error
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=structured,
+        is_error=is_error,
     )
 
 
@@ -38,7 +43,12 @@ class CatalogueServer:
         self._specs = {spec.name: spec for spec in catalogue}
         self._context_of = context_of
         self._tools = [
-            types.Tool(name=spec.name, description=spec.description, input_schema=spec.input_schema)
+            types.Tool(
+                name=spec.name,
+                description=spec.description,
+                input_schema=spec.input_schema,
+                output_schema=spec.output_schema,
+            )
             for spec in catalogue
         ]
         self.server: Server[Any] = Server(
@@ -66,7 +76,7 @@ class CatalogueServer:
             logger.info("tool_refused", extra={"tool": spec.name, "header": refusal.field})
             return text_result(f"Error: {refusal}", is_error=True)
         result = await spec.handler(tool_context, params.arguments or {})
-        return text_result(result.text, is_error=result.is_error)
+        return text_result(result.text, is_error=result.is_error, structured=result.structured)
 
 
 __all__ = ["SERVER_NAME", "CatalogueServer", "ContextOf", "text_result"]

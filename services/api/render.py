@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 from services.api.answers import (
     BulkForgetAnswer,
     RecallAnswer,
     RememberAnswer,
+    Reply,
     StatsAnswer,
     Version,
 )
-from shared.lexical.excerpt import CHARS_PER_TOKEN, excerpt
+from services.api.structured import memory_record
+from shared.lexical.excerpt import CHARS_PER_TOKEN, Excerpt, excerpt
 from shared.lexical.tokens import shown
 from shared.model import MEMORY_TYPES, Memory
 from shared.ranking import Ranked
@@ -77,15 +79,9 @@ def preview(memory: Memory) -> str:
     return f"{flat[: PREVIEW_CHARS - 1]}… ({_length(memory)}; memory_get shows it whole)"
 
 
-def passage(memory: Memory, matched: Sequence[str], *, chars: int | None = None) -> str:
+def _passage(memory: Memory, part: Excerpt | None) -> str:
     """A long memory's passage around the words it matched (its beginning when it matched by
-    meaning alone), marked as an excerpt; a short memory whole. ``chars`` cuts any memory
-    longer than that (a budget's first result)."""
-    part = (
-        excerpt(memory.content, matched)
-        if chars is None
-        else excerpt(memory.content, matched, chars=chars, longest=chars)
-    )
+    meaning alone), marked as an excerpt; a short memory whole (``part`` None)."""
     if part is None:
         return memory.content
     return (
@@ -144,19 +140,27 @@ _CONFIDENCE_LINES: Final = {
 }
 
 
-def render_recall(query: str, answer: RecallAnswer, *, max_tokens: int) -> str:
+def render_recall(query: str, answer: RecallAnswer, *, max_tokens: int) -> Reply:
     """The answer, within ``max_tokens`` (characters ÷ 4): results in rank order while they
-    fit, the first one always (its text cut to fit), and a line saying what was left out."""
+    fit, the first one always (its text cut to fit), and a line saying what was left out; the
+    data says the same of exactly what the text shows."""
     outcome = answer.outcome
+    data: dict[str, Any] = {
+        "mode": answer.mode,
+        "confidence": "none",
+        "compared": answer.visible,
+        "results": [],
+        "left_out": 0,
+        "left_out_chars": 0,
+        "max_tokens": max_tokens,
+    }
     if outcome is None:
-        return (
-            f'{PREFIX} No memories stored for this project matched "{query}".\n'
-            + _no_match_guidance(answer.mode)
-        )
+        text = f'{PREFIX} No memories stored for this project matched "{query}".\n'
+        return Reply(text=text + _no_match_guidance(answer.mode), data=data)
     if not outcome.results:
-        return f'{PREFIX} Nothing matched "{query}" closely enough.\n' + _gated_guidance(
-            answer.visible
-        )
+        text = f'{PREFIX} Nothing matched "{query}" closely enough.\n'
+        return Reply(text=text + _gated_guidance(answer.visible), data=data)
+    data["confidence"] = outcome.confidence
     header = (
         f"{PREFIX} {plural(len(outcome.results), 'memory', 'memories')} matched "
         f'"{query}" (mode: {answer.mode}).\n{_CONFIDENCE_LINES[outcome.confidence]}\n'
@@ -165,7 +169,6 @@ def render_recall(query: str, answer: RecallAnswer, *, max_tokens: int) -> str:
     words = shown(query)
     budget = max_tokens * CHARS_PER_TOKEN - len(header) - _LEFT_OUT_RESERVE
     blocks: list[str] = []
-    left_out = left_out_chars = 0
     for i, ranked in enumerate(outcome.results, start=1):
 
         def block(body: str, ranked: Ranked = ranked, i: int = i) -> str:
@@ -178,26 +181,37 @@ def render_recall(query: str, answer: RecallAnswer, *, max_tokens: int) -> str:
                 matched=[words.get(term, term) for term in ranked.matched],
             )
 
-        shown_block = block(passage(ranked.memory, ranked.matched))
-        if len(shown_block) + 1 <= budget:
-            blocks.append(shown_block)
-            budget -= len(shown_block) + 1
-        elif not blocks:
+        part = excerpt(ranked.memory.content, ranked.matched)
+        shown_block = block(_passage(ranked.memory, part))
+        if len(shown_block) + 1 > budget and blocks:
+            data["left_out"] += 1
+            data["left_out_chars"] += len(ranked.memory.content)
+            continue
+        if len(shown_block) + 1 > budget:
             # The first result is always shown, cut to what the budget leaves for its text.
             room = max(_MIN_BODY_CHARS, budget - len(block("")))
-            blocks.append(block(passage(ranked.memory, ranked.matched, chars=room)))
-            budget = 0
-        else:
-            left_out += 1
-            left_out_chars += len(ranked.memory.content)
-    tail = ""
-    if left_out:
-        tail = (
-            f"\n({plural(left_out, 'more result', 'more results')}, "
-            f"{left_out_chars:,} characters, left out to fit max_tokens={max_tokens}; raise "
-            "max_tokens, or memory_get an id, to read more.)"
+            part = excerpt(ranked.memory.content, ranked.matched, chars=room, longest=room)
+            shown_block = block(_passage(ranked.memory, part))
+        blocks.append(shown_block)
+        budget -= len(shown_block) + 1
+        data["results"].append(
+            {
+                **memory_record(ranked.memory),
+                "confidence": ranked.confidence,
+                "standing": percent(ranked.score, outcome.top_score),
+                "matched": _distinct_words([words.get(t, t) for t in ranked.matched]),
+                "text": part.of(ranked.memory.content) if part else ranked.memory.content,
+                "excerpt": {"start": part.start, "end": part.end} if part else None,
+            }
         )
-    return f"{header}\n" + "\n".join(blocks) + tail
+    tail = ""
+    if data["left_out"]:
+        tail = (
+            f"\n({plural(data['left_out'], 'more result', 'more results')}, "
+            f"{data['left_out_chars']:,} characters, left out to fit max_tokens={max_tokens}; "
+            "raise max_tokens, or memory_get an id, to read more.)"
+        )
+    return Reply(text=f"{header}\n" + "\n".join(blocks) + tail, data=data)
 
 
 def render_remembered(answer: RememberAnswer) -> str:

@@ -5,9 +5,14 @@ memory whole under the visibility recall has."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import jsonschema
 import pytest
 
+from tests.api.conftest import Mode, mcp_session
 from tests.api.test_tools_e2e import (  # noqa: F401  (fixtures, registered by import)
+    MODES,
     TENANT,
     _tenant_per_test,
     call,
@@ -152,3 +157,49 @@ async def test_a_budget_below_1_or_not_an_integer_is_refused_by_name(
     result = await call(memory_url, "recall", {"query": "anything", "max_tokens": bad})
     assert result.is_error, text_of(result)
     assert "`max_tokens` must be an integer of at least 1" in text_of(result)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_every_tool_declares_an_output_schema_and_answers_with_structured_content(
+    memory_url: str, mode: Mode
+) -> None:
+    """On both protocol eras: the client validates each answer against the declared schema on
+    its own; this also validates explicitly and reads the facts a client would parse."""
+    async with mcp_session(memory_url, headers=TENANT, mode=mode) as client:
+        schemas = {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
+        assert all(schemas.values()), schemas
+
+        async def data(tool: str, arguments: dict[str, object]) -> dict[str, Any]:
+            result = await client.call_tool(tool, arguments)
+            structured = result.structured_content
+            assert not result.is_error and structured is not None, result
+            jsonschema.validate(structured, schemas[tool])
+            return dict(structured)
+
+        stored = await data("remember", {"content": POSTMORTEM, "expires_in_days": 3})
+        assert stored["stored"] is True and stored["length"] == len(POSTMORTEM)
+        assert stored["expires_at"] and len(str(stored["preview"])) <= 250
+        old = await data("remember", {"content": FACTS[0]})
+        new = await data(
+            "remember", {"content": "The API listens on port 9443.", "replaces": old["id"]}
+        )
+        assert new["replaced"] == old["id"]
+
+        found = await data("recall", {"query": IDENTIFIER})
+        first = found["results"][0]
+        assert first["id"] == stored["id"] and first["excerpt"] is not None
+        assert IDENTIFIER in first["text"] and found["confidence"] in {"high", "medium", "low"}
+
+        listed = await data("list_memories", {"limit": 5})
+        assert listed["memories"][0]["id"] == new["id"]
+        stats = await data("memory_stats", {})
+        assert stats["total"] == 2 and stats["lower_bound"] is False
+        history = await data("memory_history", {"id": old["id"]})
+        statuses = {v["id"]: v["status"] for v in history["versions"]}
+        assert statuses == {new["id"]: "current", old["id"]: "replaced"}
+        whole = await data("memory_get", {"id": stored["id"]})
+        assert whole["found"] is True and whole["text"] == POSTMORTEM
+        missing = await data("memory_get", {"id": "01JD0000000000000000000000"})
+        assert missing["found"] is False and missing["memory"] is None
+        gone = await data("forget", {"id": old["id"]})
+        assert gone["deleted"] == 1

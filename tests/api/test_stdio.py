@@ -98,10 +98,12 @@ async def _remember_and_recall(stdio_client: Client) -> None:
         )
     )
     assert "this conversation only" in note
-    recalled = text_of(
-        await stdio_client.call_tool("recall", {"query": "which port is staging on"})
-    )
-    assert fact in recalled
+    recall = await stdio_client.call_tool("recall", {"query": "which port is staging on"})
+    assert fact in text_of(recall)
+    # The same facts as structuredContent, validated by the client against the outputSchema.
+    assert all(tool.output_schema for tool in listed.tools)
+    assert recall.structured_content is not None
+    assert recall.structured_content["results"][0]["text"] == fact
     # The tenant is never an argument, on stdio as on HTTP.
     refused = await stdio_client.call_tool("memory_stats", {"tenant": "other"})
     assert refused.is_error and "request headers" in text_of_error(refused)

@@ -238,5 +238,7 @@ async def test_the_catalogue_handler_validates_then_searches(
     ctx = ToolContext(tenant="acme")
     with pytest.raises(InvalidInputError):
         await search_docs.handle(retriever, ctx, {"query": " "})
-    text = await search_docs.handle(retriever, ctx, {"query": "pgvector extension", "limit": 1})
-    assert "source: s3://docs-bucket/guides/postgres.md" in text
+    reply = await search_docs.handle(retriever, ctx, {"query": "pgvector extension", "limit": 1})
+    assert "source: s3://docs-bucket/guides/postgres.md" in reply.text
+    [found] = reply.data["excerpts"]
+    assert found["source"] == "s3://docs-bucket/guides/postgres.md" and found["standing"] == 100

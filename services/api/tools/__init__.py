@@ -43,6 +43,7 @@ def build_catalogue(
             description=module.DESCRIPTION,
             schema=module.INPUT_SCHEMA,
             handle=functools.partial(module.handle, service),
+            output_schema=module.OUTPUT_SCHEMA,
         )
         for module in MEMORY_TOOLS
     ]
@@ -55,6 +56,7 @@ def build_catalogue(
                 description=search_docs.DESCRIPTION,
                 schema=search_docs.INPUT_SCHEMA,
                 handle=functools.partial(search_docs.handle, docs),
+                output_schema=search_docs.OUTPUT_SCHEMA,
             )
         )
     return tuple(specs)

@@ -14,12 +14,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 from services.api import metrics
+from services.api.answers import Reply
 from services.api.tools.spec import ToolContext, ToolResult, ToolSpec
 from shared.errors import DocsError, InvalidInputError, ServiceError
 
 logger = logging.getLogger(__name__)
 
-Handle = Callable[[ToolContext, Mapping[str, Any]], Awaitable[str]]
+Handle = Callable[[ToolContext, Mapping[str, Any]], Awaitable[Reply]]
 
 STORE_FAILURE: Final = "the memory store could not complete this request"
 DOCS_FAILURE: Final = "the documentation index could not be searched"
@@ -70,7 +71,14 @@ async def _failure(name: str, ctx: ToolContext, error: Exception) -> ToolResult:
     return ToolResult(text=f"Error: {STORE_FAILURE} — internal error", is_error=True)
 
 
-def guarded(*, name: str, description: str, schema: dict[str, Any], handle: Handle) -> ToolSpec:
+def guarded(
+    *,
+    name: str,
+    description: str,
+    schema: dict[str, Any],
+    handle: Handle,
+    output_schema: dict[str, Any] | None = None,
+) -> ToolSpec:
     """A ToolSpec whose handler never raises: every outcome is a ToolResult."""
 
     async def handler(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolResult:
@@ -79,7 +87,8 @@ def guarded(*, name: str, description: str, schema: dict[str, Any], handle: Hand
         try:
             _refuse_unknown_arguments(schema, arguments)
             _refuse_unstorable_characters(arguments)
-            result = ToolResult(text=await handle(ctx, arguments))
+            reply = await handle(ctx, arguments)
+            result = ToolResult(text=reply.text, structured=reply.data)
         except InvalidInputError as error:
             outcome = "invalid"
             result = ToolResult(text=f"Error: {error}", is_error=True)
@@ -101,4 +110,10 @@ def guarded(*, name: str, description: str, schema: dict[str, Any], handle: Hand
         )
         return result
 
-    return ToolSpec(name=name, description=description, input_schema=schema, handler=handler)
+    return ToolSpec(
+        name=name,
+        description=description,
+        input_schema=schema,
+        handler=handler,
+        output_schema=output_schema,
+    )

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from services.api.answers import ForgetFilter
+from services.api.answers import ForgetFilter, Reply
 from services.api.render import render_bulk_forget, render_forget
 from services.api.service import BULK_FORGET_BATCH, MemoryService
+from services.api.structured import FORGET_OUTPUT, bulk_forget_data, forget_data
 from services.api.tools.arguments import (
     memory_id,
     optional,
@@ -63,6 +64,7 @@ INPUT_SCHEMA: Final[dict[str, Any]] = {
     },
     "additionalProperties": False,
 }
+OUTPUT_SCHEMA: Final = FORGET_OUTPUT
 
 
 def _text(value: Any, field: str) -> str | None:
@@ -103,7 +105,7 @@ def forget_filter(arguments: Mapping[str, Any]) -> ForgetFilter:
     return match
 
 
-async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[str, Any]) -> str:
+async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[str, Any]) -> Reply:
     has_id = optional(arguments, "id") is not None
     has_filter = optional(arguments, "filter") is not None
     if has_id == has_filter:
@@ -116,7 +118,7 @@ async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[st
             raise InvalidInputError("confirm", "`confirm` goes with `filter`; `id` deletes at once")
         target = memory_id(arguments, "id")
         deleted = await service.forget(ctx.tenant, ctx.conversation, memory_id=target)
-        return render_forget(target, deleted=deleted)
+        return Reply(text=render_forget(target, deleted=deleted), data=forget_data(deleted=deleted))
     match = forget_filter(arguments)
     if match.conversation_only and ctx.conversation is None:
         raise InvalidInputError(
@@ -126,4 +128,7 @@ async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[st
     answer = await service.forget_matching(
         ctx.tenant, ctx.conversation, match=match, confirm=confirm
     )
-    return render_bulk_forget(answer, confirm=confirm)
+    return Reply(
+        text=render_bulk_forget(answer, confirm=confirm),
+        data=bulk_forget_data(answer, confirm=confirm),
+    )

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from services.api.render import render_list
+from services.api.answers import Reply
+from services.api.render import preview, render_list
 from services.api.service import MemoryService
+from services.api.structured import LIST_OUTPUT, memory_record
 from services.api.tools.arguments import MAX_LIMIT, optional_choice, optional_limit
 from services.api.tools.spec import ToolContext
 from shared.model import MEMORY_TYPES
@@ -34,12 +36,16 @@ INPUT_SCHEMA: Final[dict[str, Any]] = {
     },
     "additionalProperties": False,
 }
+OUTPUT_SCHEMA: Final = LIST_OUTPUT
 
 
-async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[str, Any]) -> str:
+async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[str, Any]) -> Reply:
     memory_type = optional_choice(arguments, "type", MEMORY_TYPES, default=None)
     limit = optional_limit(arguments, default=DEFAULT_LIMIT)
     memories = await service.list_memories(
         ctx.tenant, ctx.conversation, memory_type=memory_type, limit=limit
     )
-    return render_list(memories, memory_type=memory_type)
+    return Reply(
+        text=render_list(memories, memory_type=memory_type),
+        data={"memories": [{**memory_record(m), "preview": preview(m)} for m in memories]},
+    )

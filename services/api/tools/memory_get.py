@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from services.api.answers import Reply
 from services.api.render import render_get
 from services.api.service import MemoryService
+from services.api.structured import GET_OUTPUT, get_data
 from services.api.tools.arguments import memory_id
 from services.api.tools.spec import ToolContext
 
@@ -27,9 +29,10 @@ INPUT_SCHEMA: Final[dict[str, Any]] = {
     "required": ["id"],
     "additionalProperties": False,
 }
+OUTPUT_SCHEMA: Final = GET_OUTPUT
 
 
-async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[str, Any]) -> str:
+async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[str, Any]) -> Reply:
     target = memory_id(arguments, "id")
     version = await service.get(ctx.tenant, ctx.conversation, memory_id=target)
-    return render_get(target, version)
+    return Reply(text=render_get(target, version), data=get_data(target, version))

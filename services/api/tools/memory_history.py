@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from services.api.answers import Reply
 from services.api.render import render_history
 from services.api.service import MemoryService
+from services.api.structured import HISTORY_OUTPUT, history_data
 from services.api.tools.arguments import memory_id
 from services.api.tools.spec import ToolContext
 
@@ -24,9 +26,10 @@ INPUT_SCHEMA: Final[dict[str, Any]] = {
     "required": ["id"],
     "additionalProperties": False,
 }
+OUTPUT_SCHEMA: Final = HISTORY_OUTPUT
 
 
-async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[str, Any]) -> str:
+async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[str, Any]) -> Reply:
     target = memory_id(arguments, "id")
     versions = await service.history(ctx.tenant, ctx.conversation, memory_id=target)
-    return render_history(target, versions)
+    return Reply(text=render_history(target, versions), data=history_data(target, versions))

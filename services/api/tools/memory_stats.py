@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from services.api.answers import Reply
 from services.api.render import render_stats
 from services.api.service import STATS_SCAN_CAP, MemoryService
+from services.api.structured import STATS_OUTPUT, stats_data
 from services.api.tools.spec import ToolContext
 
 NAME: Final = "memory_stats"
@@ -22,6 +24,9 @@ INPUT_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
-async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[str, Any]) -> str:
+OUTPUT_SCHEMA: Final = STATS_OUTPUT
+
+
+async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[str, Any]) -> Reply:
     answer = await service.stats(ctx.tenant, ctx.conversation)
-    return render_stats(answer, cap=STATS_SCAN_CAP)
+    return Reply(text=render_stats(answer, cap=STATS_SCAN_CAP), data=stats_data(answer))

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from services.api.answers import Reply
 from services.api.render import render_recall
 from services.api.service import MemoryService
+from services.api.structured import RECALL_OUTPUT
 from services.api.tools.arguments import (
     MAX_LIMIT,
     optional,
@@ -70,9 +72,10 @@ INPUT_SCHEMA: Final[dict[str, Any]] = {
     "required": ["query"],
     "additionalProperties": False,
 }
+OUTPUT_SCHEMA: Final = RECALL_OUTPUT
 
 
-async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[str, Any]) -> str:
+async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[str, Any]) -> Reply:
     query = required_text(arguments, "query")
     mode = optional_choice(arguments, "mode", RECALL_MODES, default=DEFAULT_MODE) or DEFAULT_MODE
     limit = optional_limit(arguments, default=MODE_PROFILES[mode].limit)

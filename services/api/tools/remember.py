@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from services.api.render import render_remembered
+from services.api.answers import Reply
+from services.api.render import preview, render_remembered
 from services.api.service import MemoryService
+from services.api.structured import REMEMBER_OUTPUT, remember_data
 from services.api.tools.arguments import (
     memory_id,
     optional,
@@ -129,7 +131,10 @@ def _tags(arguments: Mapping[str, Any]) -> list[str]:
     return tags
 
 
-async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[str, Any]) -> str:
+OUTPUT_SCHEMA: Final = REMEMBER_OUTPUT
+
+
+async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[str, Any]) -> Reply:
     content = _content(arguments)
     memory_type = optional_choice(arguments, "type", MEMORY_TYPES, default="project") or "project"
     category = _category(arguments)
@@ -158,4 +163,7 @@ async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[st
         replaces=replaces,
         expires_in_days=expires_in_days,
     )
-    return render_remembered(answer)
+    return Reply(
+        text=render_remembered(answer),
+        data=remember_data(answer, preview=preview(answer.memory)),
+    )

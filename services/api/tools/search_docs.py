@@ -12,6 +12,8 @@ from typing import Any, Final, Protocol
 
 import msgspec
 
+from services.api.answers import Reply
+from services.api.structured import DOCS_OUTPUT
 from services.api.tools.arguments import MAX_LIMIT, optional_limit, required_text, utf16_units
 from services.api.tools.spec import ToolContext
 from shared.docs import DocExcerpt
@@ -44,6 +46,7 @@ INPUT_SCHEMA: Final[dict[str, Any]] = {
     "required": ["query"],
     "additionalProperties": False,
 }
+OUTPUT_SCHEMA: Final = DOCS_OUTPUT
 
 
 class SearchDocsParams(msgspec.Struct, frozen=True, kw_only=True):
@@ -110,7 +113,30 @@ async def run(retriever: Retriever, params: SearchDocsParams) -> str:
     return render(params.query, excerpts)
 
 
-async def handle(retriever: Retriever, ctx: ToolContext, arguments: Mapping[str, Any]) -> str:
+def structured(excerpts: Sequence[DocExcerpt]) -> dict[str, Any]:
+    """The excerpts as the text shows them (cut at the same limit), for structuredContent."""
+    scores = [e.score for e in excerpts if e.score is not None]
+    top_score = max(scores) if scores else 0.0
+    return {
+        "excerpts": [
+            {
+                "text": _cut(e.excerpt),
+                "source": e.source,
+                "standing": (
+                    math.floor(100 * e.score / top_score + 0.5)
+                    if e.score is not None and top_score > 0
+                    else None
+                ),
+                "truncated": utf16_units(e.excerpt) > MAX_EXCERPT_CHARS,
+            }
+            for e in excerpts
+        ]
+    }
+
+
+async def handle(retriever: Retriever, ctx: ToolContext, arguments: Mapping[str, Any]) -> Reply:
     """The catalogue's entry point. The library is shared: the tenant is required upstream but
     filters nothing here."""
-    return await run(retriever, validate(arguments))
+    params = validate(arguments)
+    excerpts = await retriever.retrieve(params.query, limit=params.limit)
+    return Reply(text=render(params.query, excerpts), data=structured(excerpts))

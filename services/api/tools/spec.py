@@ -21,10 +21,12 @@ class ToolContext(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ToolResult(msgspec.Struct, frozen=True, kw_only=True):
-    """The text the model reads, and whether it reports a failure."""
+    """The text the model reads, whether it reports a failure, and the same facts as JSON for
+    clients that parse them (``structuredContent``; None on a failure)."""
 
     text: str
     is_error: bool = False
+    structured: dict[str, Any] | None = None
 
 
 ToolHandler = Callable[[ToolContext, Mapping[str, Any]], Awaitable[ToolResult]]
@@ -37,3 +39,4 @@ class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
     description: str
     input_schema: dict[str, Any]
     handler: ToolHandler
+    output_schema: dict[str, Any] | None = None
