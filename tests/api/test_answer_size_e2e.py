@@ -5,6 +5,7 @@ memory whole under the visibility recall has."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import jsonschema
@@ -79,6 +80,11 @@ async def test_recall_of_a_30_kb_memory_returns_the_passage_holding_the_identifi
     # A short memory comes back whole.
     short = text_of(await call(memory_url, "recall", {"query": "which port does staging use?"}))
     assert FACTS[0] in short and "[excerpt" not in short
+    # Each result carries its own confidence; the header states the best of them.
+    labels = re.findall(r"\[id:\w+\] \([^)]*?(high|medium|low) confidence", short)
+    assert len(labels) == len(ids_in(short)) >= 1, short
+    best = "HIGH" if "high" in labels else "MEDIUM" if "medium" in labels else "LOW"
+    assert f"{best} CONFIDENCE:" in short
 
 
 async def test_memory_get_returns_the_whole_memory(memory_url: str) -> None:

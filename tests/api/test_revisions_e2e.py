@@ -328,7 +328,13 @@ async def test_an_expired_memory_is_invisible_from_the_moment_it_expires(
     assert temporary in ids_in(
         await tool(url, "recall", {"query": "release freeze", "mode": "exploratory"}, headers)
     )
+    assert "The release freeze" in await tool(url, "memory_get", {"id": temporary}, headers)
     servers.clock.advance(60_001)
+    # memory_get answers an expired id exactly as an id that never existed.
+    unknown = "01JD0000000000000000000000"
+    assert await tool(url, "memory_get", {"id": temporary}, headers) == (
+        await tool(url, "memory_get", {"id": unknown}, headers)
+    ).replace(unknown, temporary)
     recalled = await tool(
         url, "recall", {"query": "release freeze", "mode": "exploratory"}, headers
     )
