@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import signal
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,10 @@ def parameters(data_dir: Path, **env: str) -> StdioServerParameters:
         args=["--stdio", "--local", "--data-dir", str(data_dir)],
         env=clean_env(**env),
     )
+
+
+def ids_in(text: str) -> list[str]:
+    return re.findall(r"\[id:([0-9A-Z]{26})\]", text)
 
 
 def text_of(result: types.CallToolResult) -> str:
@@ -84,6 +89,9 @@ async def test_the_official_client_remembers_and_recalls_over_stdio(
         await _remember_and_recall(stdio_client)
 
 
+LONG_NAME = "Raise NGINX_PROXY_TIMEOUT_Q2000 to 75 seconds."
+
+
 async def _remember_and_recall(stdio_client: Client) -> None:
     listed = await stdio_client.list_tools()
     assert [t.name for t in listed.tools][:2] == ["recall", "remember"]
@@ -104,6 +112,19 @@ async def _remember_and_recall(stdio_client: Client) -> None:
     assert all(tool.output_schema for tool in listed.tools)
     assert recall.structured_content is not None
     assert recall.structured_content["results"][0]["text"] == fact
+    # Answers sized for a model over stdio too: a long memory comes back as a preview, an
+    # excerpt holding what matched, within a budget, and whole only through memory_get.
+    postmortem = "The edge proxies queued requests during the outage. " * 560 + LONG_NAME
+    assert 28_000 < len(postmortem.encode()) < 32_000
+    kept = text_of(await stdio_client.call_tool("remember", {"content": postmortem}))
+    assert len(kept) <= 1_000
+    long_id = ids_in(kept)[0]
+    found = text_of(await stdio_client.call_tool("recall", {"query": LONG_NAME}))
+    assert len(found) <= 4_000 and LONG_NAME in found and ids_in(found)[0] == long_id
+    small = text_of(await stdio_client.call_tool("recall", {"query": LONG_NAME, "max_tokens": 300}))
+    assert len(small) <= 1_500 and ids_in(small)[0] == long_id
+    whole = await stdio_client.call_tool("memory_get", {"id": long_id})
+    assert postmortem in text_of(whole) and whole.structured_content is not None
     # The tenant is never an argument, on stdio as on HTTP.
     refused = await stdio_client.call_tool("memory_stats", {"tenant": "other"})
     assert refused.is_error and "request headers" in text_of_error(refused)
