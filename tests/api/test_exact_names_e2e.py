@@ -17,6 +17,7 @@ ranking promises, and what is checked here through the tools a model actually ca
 
 from __future__ import annotations
 
+from tests.api.test_recall_quality_e2e import recall
 from tests.api.test_tools_e2e import (  # noqa: F401  (fixtures, registered by import)
     _tenant_per_test,
     call,
@@ -83,12 +84,6 @@ async def remember(url: str, content: str) -> str:
     assert not result.is_error, text_of(result)
     assert "nothing new was written" not in text_of(result), (content, text_of(result))
     return ids_in(text_of(result))[0]
-
-
-async def recall(url: str, query: str, **arguments: object) -> str:
-    result = await call(url, "recall", {"query": query, **arguments})
-    assert not result.is_error, text_of(result)
-    return text_of(result)
 
 
 async def remember_template_notes(url: str, names: list[str]) -> dict[str, str]:
