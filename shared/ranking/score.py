@@ -55,6 +55,10 @@ REVISION_CONTENT_OVERLAP: Final = 0.25
 # How far below an older memory's score, in units of the floor, a newer one on the same subject
 # may stand and still be put first (see newer_first).
 REVISION_BAND: Final = 0.5
+# How far below the floor a result may stand beside one that reaches it (see gate), as a
+# fraction of the floor: 0.8 kept Harbor's answers at 0.28-0.29 and changed no other set's R@5;
+# 0.9 lost one hard technical note.
+COMPANION_FLOOR: Final = 0.8
 # An unparseable timestamp sinks its memory instead of producing NaN.
 _UNKNOWN_AGE_DAYS: Final = float(2**53 - 1)
 
@@ -204,11 +208,26 @@ def names_held(candidate: Candidate) -> int:
 
 
 def gate(candidates: Sequence[Candidate], *, floor: float, keep_ratio: float) -> list[Candidate]:
-    """The floor, then the fraction-of-top cut on relevance. A memory holding one of the query's
-    names is never cut: it is what an exact-name query asks for, however its cosine reads."""
-    relevant = [c for c in candidates if c.memory is not None and passes_floor(c, floor=floor)]
-    top_relevance = max((c.relevance for c in relevant), default=0.0)
-    return [c for c in relevant if c.relevance >= top_relevance * keep_ratio or names_held(c) > 0]
+    """The floor decides whether anything relevant is stored; the mode's fraction of the top
+    decides what comes with it. Nothing is returned unless some memory reaches the floor. Beside
+    it, a memory within the fraction of the top is kept down to ``COMPANION_FLOOR`` × floor and
+    labelled LOW: a cut at the floor itself dropped right answers at cosine 0.28-0.29 under a
+    weak top (Harbor 1.000 -> 0.929 R@5, below plain cosine; docs/benchmarks.md), while a strong
+    top's fraction lies above the floor anyway. A memory holding one of the query's names is
+    never cut: it is what an exact-name query asks for, however its cosine reads."""
+    present = [c for c in candidates if c.memory is not None]
+    relevant = [c for c in present if passes_floor(c, floor=floor)]
+    if not relevant:
+        return []
+    top_relevance = max(c.relevance for c in relevant)
+    cut = top_relevance * keep_ratio
+    companion = max(cut, COMPANION_FLOOR * floor)
+    return [
+        c
+        for c in present
+        if c.relevance >= companion
+        or (passes_floor(c, floor=floor) and (c.relevance >= cut or names_held(c) > 0))
+    ]
 
 
 def names_first(scores: Sequence[float], held: Sequence[int]) -> list[int]:

@@ -206,6 +206,26 @@ def test_nothing_above_the_floor_returns_no_results_and_counts_all_gated() -> No
     assert outcome.confidence == "low"
 
 
+def test_under_a_weak_top_a_result_just_below_the_floor_comes_with_it_labelled_low() -> None:
+    """Floor 0.1: the top reaches it, a companion at 0.09 is within the fraction of the top and
+    above 0.8 x floor, one at 0.07 is not."""
+    outcome = ranked([hit("top", 0.12), hit("companion", 0.09), hit("remote", 0.07)])
+    assert ids(outcome) == ["top", "companion"]
+    assert [r.confidence for r in outcome.results] == ["medium", "low"]
+    assert outcome.gated == 1
+
+
+def test_a_result_just_below_the_floor_never_comes_back_alone() -> None:
+    outcome = ranked([hit("a", 0.095), hit("b", 0.09)])
+    assert outcome.results == ()
+    assert outcome.gated == 2
+
+
+def test_under_a_strong_top_the_fraction_of_the_top_still_cuts_above_the_floor() -> None:
+    outcome = ranked([hit("top", 0.60), hit("near", 0.31), hit("weak", 0.29)])
+    assert ids(outcome) == ["top", "near"]
+
+
 def test_store_order_does_not_matter_top_is_a_maximum() -> None:
     outcome = ranked([hit("b", 0.40), hit("a", 0.60), hit("c", 0.45)])
     assert ids(outcome) == ["a", "c", "b"]
