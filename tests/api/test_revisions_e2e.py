@@ -485,6 +485,12 @@ REFUSALS: list[tuple[str, dict[str, object], str, str]] = [
         "X-Conversation-Id",
     ),
     ("forget", {"filter": {"tag": "t"}, "confirm": "yes"}, "confirm", "true or false"),
+    # Filter strings are held to remember's limits and characters (issue 29): a 100 KB
+    # category used to answer "0 match", a NUL passed through to the store.
+    ("forget", {"filter": {"category": "c" * 100_000}}, "filter.category", "at most 128 bytes"),
+    ("forget", {"filter": {"tag": "t" * 65}}, "filter.tag", "at most 64 bytes"),
+    ("forget", {"filter": {"category": "a\x00b"}}, "filter.category", "NUL character"),
+    ("forget", {"filter": {"tag": "t\x00"}, "confirm": True}, "filter.tag", "NUL character"),
     ("memory_history", {}, "id", "must be a memory id"),
     ("memory_history", {"id": "abc"}, "id", "must be a memory id"),
 ]

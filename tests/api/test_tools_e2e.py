@@ -312,6 +312,11 @@ async def test_every_argument_refusal_names_the_field_and_limit(
         ),
         ("remember", {"content": "x", "tags": ["\udfff"]}, "`tags` contains a lone surrogate"),
         ("recall", {"query": "\udc00?"}, "`query` contains a lone surrogate (U+DC00)"),
+        (
+            "forget",
+            {"filter": {"tag": "t\ud800"}},
+            "`filter.tag` contains a lone surrogate (U+D800)",
+        ),
     ],
 )
 async def test_a_lone_surrogate_is_refused_by_name(

@@ -41,11 +41,16 @@ def _refuse_unknown_arguments(schema: Mapping[str, Any], arguments: Mapping[str,
             )
 
 
-def _refuse_unstorable_characters(arguments: Mapping[str, Any]) -> None:
-    """A NUL or a lone surrogate in any string argument (or in any entry of a list of them) is
-    refused by the field's name before anything is sent: PostgreSQL rejects both with a driver
-    error, and a surrogate cannot even be encoded for S3 or the embedder."""
-    for field, value in arguments.items():
+def _refuse_unstorable_characters(arguments: Mapping[str, Any], prefix: str = "") -> None:
+    """A NUL or a lone surrogate in any string argument (in any entry of a list of them, or in
+    any field of an object such as forget's ``filter``, named ``filter.category``) is refused by
+    the field's name before anything is sent: PostgreSQL rejects both with a driver error, and a
+    surrogate cannot even be encoded for S3 or the embedder."""
+    for name, value in arguments.items():
+        field = f"{prefix}{name}"
+        if isinstance(value, Mapping):
+            _refuse_unstorable_characters(value, prefix=f"{field}.")
+            continue
         for text in value if isinstance(value, list) else (value,):
             if not isinstance(text, str):
                 continue

@@ -15,10 +15,12 @@ from services.api.tools.arguments import (
     optional_bool,
     optional_choice,
     optional_int,
+    utf8_bytes,
 )
 from services.api.tools.spec import ToolContext
 from shared.errors import InvalidInputError
 from shared.model import MEMORY_TYPES
+from shared.storage.codec import MAX_CATEGORY_BYTES, MAX_TAG_BYTES
 
 MAX_OLDER_THAN_DAYS: Final = 36_500
 FILTER_FIELDS: Final = ("type", "category", "tag", "conversation_only", "older_than_days")
@@ -42,8 +44,14 @@ INPUT_SCHEMA: Final[dict[str, Any]] = {
             "description": "Instead of id: what to delete; every field given must hold.",
             "properties": {
                 "type": {"type": "string", "enum": list(MEMORY_TYPES)},
-                "category": {"type": "string", "description": "Exact category."},
-                "tag": {"type": "string", "description": "Memories carrying this tag."},
+                "category": {
+                    "type": "string",
+                    "description": f"Exact category (at most {MAX_CATEGORY_BYTES} bytes).",
+                },
+                "tag": {
+                    "type": "string",
+                    "description": f"Memories carrying this tag (at most {MAX_TAG_BYTES} bytes).",
+                },
                 "conversation_only": {
                     "type": "boolean",
                     "description": "Only this conversation's own notes (scope conversation).",
@@ -67,11 +75,15 @@ INPUT_SCHEMA: Final[dict[str, Any]] = {
 OUTPUT_SCHEMA: Final = FORGET_OUTPUT
 
 
-def _text(value: Any, field: str) -> str | None:
+def _text(value: Any, field: str, *, max_bytes: int) -> str | None:
+    """A filter's category or tag, held to the limit ``remember`` stores it under: a longer
+    one can match nothing, and is a mistake worth naming rather than a silent "0 match"."""
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():
         raise InvalidInputError(field, f"`{field}` must be a non-empty string")
+    if utf8_bytes(value) > max_bytes:
+        raise InvalidInputError(field, f"`{field}` may be at most {max_bytes} bytes")
     return value.strip()
 
 
@@ -89,8 +101,10 @@ def forget_filter(arguments: Mapping[str, Any]) -> ForgetFilter:
     named = {f"filter.{name}": field for name, field in value.items()}
     match = ForgetFilter(
         memory_type=optional_choice(named, "filter.type", MEMORY_TYPES, default=None),
-        category=_text(named.get("filter.category"), "filter.category"),
-        tag=_text(named.get("filter.tag"), "filter.tag"),
+        category=_text(
+            named.get("filter.category"), "filter.category", max_bytes=MAX_CATEGORY_BYTES
+        ),
+        tag=_text(named.get("filter.tag"), "filter.tag", max_bytes=MAX_TAG_BYTES),
         conversation_only=optional_bool(named, "filter.conversation_only"),
         older_than_days=optional_int(
             named, "filter.older_than_days", low=1, high=MAX_OLDER_THAN_DAYS
