@@ -14,6 +14,7 @@ from typing import Any, Final, Literal, TypeVar
 import msgspec
 
 from shared.errors import ConfigError
+from shared.listen import ALL_INTERFACES, HOST_RULE, LOOPBACK, parse_hosts
 
 Backend = Literal["postgres", "embedded", "s3"]
 Provider = Literal["bedrock", "openai", "local"]
@@ -68,6 +69,8 @@ class Config(msgspec.Struct, frozen=True, kw_only=True):
     # The cosine at which a top result is HIGH confidence (see ProviderDefaults).
     recall_high_similarity: float
     port: int = 3000
+    # The API's listening addresses (shared/listen.py): loopback under --local, else every one.
+    hosts: tuple[str, ...] = ALL_INTERFACES
     mcp_api_key: str | None = None
     stats_flush_ms: int = 30_000
     stats_compact_threshold: int = 20
@@ -209,11 +212,13 @@ def load_config(
     Args:
         environ: the process environment (tests pass a dict).
         local: ``--local`` was given: use the embedded PostgreSQL in ``data_dir`` and, unless
-            EMBEDDING_PROVIDER says otherwise, the local embedding model.
+            EMBEDDING_PROVIDER says otherwise, the local embedding model; and unless HOST says
+            otherwise, listen on loopback only (a laptop's server has no key).
         data_dir: where the embedded database lives; defaults to ~/.local/share/mcp-memory.
     """
     env = _Env(environ)
     port = env.cast("PORT", _port, _default("port"), "an integer between 1 and 65535")
+    hosts = env.cast("HOST", parse_hosts, LOOPBACK if local else ALL_INTERFACES, HOST_RULE)
     backend = _choose_backend(env, local=local)
     provider = _choose_provider(env, local=local)
     defaults = PROVIDER_DEFAULTS[provider]
@@ -252,6 +257,7 @@ def load_config(
         recall_min_similarity=floor,
         recall_high_similarity=_high_similarity(env, defaults, floor),
         port=port,
+        hosts=hosts,
         mcp_api_key=env.text("MCP_API_KEY"),
         stats_flush_ms=env.cast(
             "STATS_FLUSH_MS", _positive_int, _default("stats_flush_ms"), "a positive integer"

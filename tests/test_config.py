@@ -226,6 +226,45 @@ def test_integer_defaults() -> None:
     assert (config.port, config.stats_flush_ms, config.stats_compact_threshold) == (3000, 30000, 20)
 
 
+# --- the listening address -------------------------------------------------------------------
+
+
+def test_local_listens_on_loopback_and_a_server_on_every_interface() -> None:
+    # A laptop's --local server has no key; a pod must be reachable from its Service.
+    assert load_config({}, local=True).hosts == ("127.0.0.1",)
+    assert load_config(PG).hosts == ("0.0.0.0", "::")
+    assert load_config({"HOST": " "}, local=True).hosts == ("127.0.0.1",)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("0.0.0.0", ("0.0.0.0",)),
+        ("::1", ("::1",)),
+        ("[::1]", ("::1",)),
+        ("localhost", ("127.0.0.1",)),
+        (" 0.0.0.0 , :: ", ("0.0.0.0", "::")),
+        ("127.0.0.1,localhost", ("127.0.0.1",)),
+        ("0:0:0:0:0:0:0:1", ("::1",)),
+        ("10.1.2.3", ("10.1.2.3",)),
+    ],
+)
+def test_host_chooses_the_addresses(value: str, expected: tuple[str, ...]) -> None:
+    assert load_config({"HOST": value}, local=True).hosts == expected
+    assert load_config({**PG, "HOST": value}).hosts == expected
+
+
+@pytest.mark.parametrize(
+    "value", ["my-laptop", "*", "0.0.0.0:3000", "127.0.0.1,", "256.0.0.1", "http://127.0.0.1"]
+)
+def test_a_bad_host_is_refused_naming_host_and_the_rule(value: str) -> None:
+    assert refusal({**PG, "HOST": value}) == (
+        "HOST must be an IP address or a comma-separated list of them: 127.0.0.1 or localhost "
+        "(this machine only), 0.0.0.0 (every IPv4 interface), 0.0.0.0,:: (every interface), "
+        f"got {value!r}"
+    )
+
+
 # --- blanks, trimming, the object itself ------------------------------------------------------
 
 
