@@ -118,7 +118,7 @@ class Expirer:
             replaced_key(tenant, memory_id, new_id)
             for memory_id in ids
             if memory_id not in found or memory_id in doomed_ids
-            for new_id in replacements.replaced_by(memory_id)
+            for new_id in replacements.successors(memory_id)
         ]
         keys = [index_key(m) for m in doomed] + records
         if keys:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
+from shared.revisions.cycles import cyclic_components
+
 
 class Replacements:
     """One tenant's replacement records as (old id, new id) pairs.
@@ -13,13 +15,23 @@ class Replacements:
     A memory with a successor is retired: recall, list, stats and dedup skip it. Two
     replacements of one memory (written concurrently by two processes) both stand, so neither
     correction is lost; the chain then has two current versions.
+
+    A record that lies on a cycle (X → X, or Y → Z → Y, which an import could store before it
+    checked its links) is void: it retires nothing and leads nowhere, while every other record
+    stands. So every member of a cycle is current unless a record leading out of the cycle
+    retires it, chains always resolve (the records that stand form no cycle), and nothing is
+    hidden by a record that says a memory replaced itself. Dropping one record of the cycle by
+    some order instead would pick a winner the records give no ground for. ``versions`` still
+    links the members, so memory_history shows them together.
     """
 
-    __slots__ = ("_newer", "_older")
+    __slots__ = ("_cycles", "_newer", "_older")
 
     def __init__(self, pairs: Iterable[tuple[str, str]] = ()) -> None:
         self._newer: dict[str, set[str]] = {}
         self._older: dict[str, set[str]] = {}
+        # Each memory on a cycle, mapped to its cycle's members; None until asked after a change.
+        self._cycles: dict[str, frozenset[str]] | None = None
         for old_id, new_id in pairs:
             self.add(old_id, new_id)
 
@@ -27,25 +39,37 @@ class Replacements:
         return sum(len(newer) for newer in self._newer.values())
 
     def add(self, old_id: str, new_id: str) -> None:
-        self._newer.setdefault(old_id, set()).add(new_id)
+        newer = self._newer.setdefault(old_id, set())
+        if new_id in newer:
+            return  # the view adds this process's own records on every read: keep the cycles
+        newer.add(new_id)
         self._older.setdefault(new_id, set()).add(old_id)
+        self._cycles = None
 
     def pairs(self) -> list[tuple[str, str]]:
         return [(old, new) for old, newer in self._newer.items() for new in sorted(newer)]
 
+    def successors(self, memory_id: str) -> tuple[str, ...]:
+        """The new ids of the records naming this memory as the replaced one, void or not:
+        the records as stored (what the expirer deletes with the memory)."""
+        return tuple(sorted(self._newer.get(memory_id, ())))
+
     def retired(self, memory_id: str) -> bool:
-        return memory_id in self._newer
+        if memory_id not in self._newer:
+            return False  # the hot path: list and stats ask this of every key
+        return bool(self._standing(memory_id))
 
     def replaced_by(self, memory_id: str) -> tuple[str, ...]:
-        return tuple(sorted(self._newer.get(memory_id, ())))
+        return tuple(sorted(self._standing(memory_id)))
 
     def current(self, memory_id: str) -> tuple[str, ...]:
         """The newest versions this one leads to (A → B → C gives C; the memory itself when
-        nothing replaced it), oldest first."""
+        nothing replaced it), oldest first. Never empty: the standing records form no cycle,
+        so every walk along them ends at a memory nothing retires."""
         seen = {memory_id}
         frontier = [memory_id]
         while frontier:
-            for newer in self._newer.get(frontier.pop(), ()):
+            for newer in self._standing(frontier.pop()):
                 if newer not in seen:
                     seen.add(newer)
                     frontier.append(newer)
@@ -63,6 +87,16 @@ class Replacements:
                     seen.add(linked)
                     frontier.append(linked)
         return tuple(sorted(seen, reverse=True))
+
+    def _standing(self, memory_id: str) -> set[str]:
+        """The successors named by records that are not void (see the class docstring)."""
+        newer = self._newer.get(memory_id)
+        if not newer:
+            return set()
+        if self._cycles is None:
+            self._cycles = cyclic_components(self._newer)
+        cycle = self._cycles.get(memory_id)
+        return newer if cycle is None else newer - cycle
 
 
 EMPTY: Final = Replacements()

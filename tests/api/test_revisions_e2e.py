@@ -25,6 +25,7 @@ from shared.counters import CounterTracker
 from shared.embedding import Embedder, open_embedder
 from shared.lexical import Lexicon
 from shared.model import Memory, index_key, iso_ms, new_ulid
+from shared.model.keys import replaced_key
 from shared.revisions import DEFAULT_CACHE_TTL_MS, ReplacementLog
 from shared.storage import Stores, open_stores
 from tests.api.test_tools_e2e import call, ids_in, postgres_environ, s3_environ, text_of
@@ -267,6 +268,52 @@ async def test_forgetting_a_version_keeps_the_rest_of_the_chain_as_it_was(
     # A retired version can be forgotten too; then nothing of the chain is left to show.
     assert "Deleted" in await tool(url, "forget", {"id": a}, headers)
     assert "No memory with id" in await tool(url, "memory_history", {"id": a}, headers)
+
+
+async def test_a_cycle_already_stored_hides_nothing_and_can_be_corrected(
+    servers: Servers, headers: dict[str, str]
+) -> None:
+    # Issue 29: an import that did not check its links stored Y → Z → Y and X → X.
+    url = servers.first
+    y = await stored(url, headers, "The billing service retries every 10 minutes.")
+    z = await stored(url, headers, "The billing service retries every 15 minutes.")
+    x = await stored(url, headers, "The audit log is kept for 400 days.")
+    async with same_stores(servers) as (_, stores):
+        for old, new in ((y, z), (z, y), (x, x)):
+            await stores.objects.put(
+                replaced_key(headers["X-Memory-Tenant"], old, new), "", if_none_match=True
+            )
+    servers.clock.advance(DEFAULT_CACHE_TTL_MS + 1)  # the server's cached view has expired
+    # Records on a cycle are void: every member is current.
+    assert set(ids_in(await tool(url, "list_memories", {}, headers))) == {x, y, z}
+    assert "3 memories" in await tool(url, "memory_stats", {}, headers)
+    recalled = await tool(
+        url, "recall", {"query": "billing service retry interval", "mode": "exploratory"}, headers
+    )
+    assert {y, z} <= set(ids_in(recalled))
+    history = await tool(url, "memory_history", {"id": y}, headers)
+    assert history.startswith("[MEMORY] 2 versions") and ids_in(history) == [z, y]
+    assert "replaced by" not in history and history.count("status: current") == 2
+    history = await tool(url, "memory_history", {"id": x}, headers)
+    assert history.startswith("[MEMORY] 1 version") and "replaced by" not in history
+    # And each can be corrected as any current memory can.
+    text = await tool(
+        url,
+        "remember",
+        {"content": "The billing service retries every 20 minutes.", "replaces": y},
+        headers,
+    )
+    w = ids_in(text)[0]
+    assert f"It replaces {y}" in text
+    text = await tool(
+        url, "remember", {"content": "The audit log is kept for 365 days.", "replaces": x}, headers
+    )
+    v = ids_in(text)[0]
+    assert set(ids_in(await tool(url, "list_memories", {}, headers))) == {z, w, v}
+    history = await tool(url, "memory_history", {"id": z}, headers)
+    assert ids_in(history) == [w, z, y] and f"status: replaced by {w}" in history
+    again = await refused(url, "remember", {"content": "Every 25 minutes.", "replaces": y}, headers)
+    assert f"already replaced by {w}" in again and f"replaces={w}" in again
 
 
 async def test_remember_says_when_a_fact_may_update_another_and_the_hint_works(

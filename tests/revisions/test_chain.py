@@ -53,3 +53,44 @@ def test_adding_the_same_pair_twice_is_one_record() -> None:
     chain.add(A, B)
     assert len(chain) == 1
     assert chain.pairs() == [(A, B)]
+
+
+# remember cannot write a cycle (it replaces only a current memory), but an import did not
+# check its replaced_by links before issue 29: Y → Z → Y, or X → X, may be stored.
+
+
+def test_a_self_reference_retires_nothing() -> None:
+    chain = Replacements([(A, A)])
+    assert not chain.retired(A)
+    assert chain.replaced_by(A) == ()
+    assert chain.current(A) == (A,)
+    assert chain.versions(A) == (A,)
+    assert chain.successors(A) == (A,)  # the record itself is still there, for the expirer
+
+
+def test_the_records_of_a_cycle_retire_nothing_and_every_member_is_current() -> None:
+    chain = Replacements([(B, C), (C, B)])
+    assert not chain.retired(B) and not chain.retired(C)
+    assert chain.replaced_by(B) == chain.replaced_by(C) == ()
+    assert chain.current(B) == (B,) and chain.current(C) == (C,)
+    assert chain.versions(B) == chain.versions(C) == (C, B)
+
+
+def test_a_longer_cycle_with_a_way_in_and_a_way_out_keeps_the_records_that_leave_it() -> None:
+    # A → B → C → B2 → B, and C → OTHER: the cycle B, C, B2 is void; A → B and C → OTHER stand.
+    chain = Replacements([(A, B), (B, C), (C, B2), (B2, B), (C, OTHER)])
+    assert chain.retired(A) and chain.replaced_by(A) == (B,)
+    assert not chain.retired(B) and not chain.retired(B2)
+    assert chain.retired(C) and chain.replaced_by(C) == (OTHER,)
+    assert chain.current(A) == (B,)
+    assert chain.current(C) == (OTHER,)
+    assert chain.replaced_by(B2) == ()
+    assert chain.versions(A) == (OTHER, C, B2, B, A)
+
+
+def test_a_record_that_closes_a_cycle_later_is_void_from_then_on() -> None:
+    chain = Replacements([(A, B)])
+    assert chain.retired(A)
+    chain.add(B, A)
+    assert not chain.retired(A) and not chain.retired(B)
+    assert chain.current(A) == (A,)

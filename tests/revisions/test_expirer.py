@@ -133,3 +133,25 @@ async def test_the_expiry_key_of_a_forgotten_memory_is_cleaned_up(
     assert not await exists(object_store, record)
     assert await object_store.list(lexicon_shard_prefix("acme")) == []
     assert await expirer(vector_store, object_store, clock).run() == ExpiryResult()
+
+
+async def test_an_expired_memory_on_a_stored_cycle_takes_its_record_of_the_cycle_along(
+    vector_store: VectorStore, object_store: ObjectStore, embedding_dim: int
+) -> None:
+    # Y → Z → Y, as an import that did not check its links could store it; Y expires.
+    expired = memory("acme", expires_ms=START_MS + DAY_MS)
+    partner = new_ulid(START_MS + 1)
+    await write(vector_store, object_store, embedding_dim, [expired])
+    leaving, returning = (
+        replaced_key("acme", expired.id, partner),
+        replaced_key("acme", partner, expired.id),
+    )
+    for key in (leaving, returning):
+        await object_store.put(key, "", if_none_match=True)
+
+    result = await expirer(vector_store, object_store, Clock(START_MS + 2 * DAY_MS)).run()
+
+    assert result.deleted == 1
+    # Void or not, the record naming it as the replaced one is its own and goes with it.
+    assert not await exists(object_store, leaving)
+    assert await exists(object_store, returning)
