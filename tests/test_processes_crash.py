@@ -27,6 +27,7 @@ from mcp_types import TextContent
 
 from shared.config import load_config
 from shared.counters import COMPACTION_LAG_MS
+from shared.forgetting import record_prefix
 from shared.lexical.lexicon import lexicon_documents
 from shared.model import Memory, index_key, index_prefix, iso_ms, new_ulid
 from shared.storage import Stores, open_stores
@@ -247,3 +248,125 @@ async def test_kill_9_mid_remember_is_repaired_and_every_memory_listed_counted_a
         assert no_lexicon.id in found
         found = await call_text(url, "recall", {"query": "flags/prod.json flagd"})
         assert vector_only.id in found
+
+
+SCRATCH = [
+    f"Scratch note {n}: flaky test number {n} was retried on runner r-{n * 7}." for n in range(12)
+]
+
+
+class ForgetHold:
+    """Stops a bulk forget after its vectors are deleted and before its keys are, so that the
+    kill lands there every time: the crash point of issue 29's campaign."""
+
+    async def before_forget(self) -> None: ...
+
+    async def once_recorded(self) -> None: ...
+
+    async def release_after_kill(self) -> None: ...
+
+
+class PostgresForgetHold(ForgetHold):
+    def __init__(self, url: str) -> None:
+        self._url = url
+        self._memories: asyncpg.Connection | None = None
+        self._objects: asyncpg.Connection | None = None
+
+    async def before_forget(self) -> None:
+        # The vectors' DELETE waits; the record (an INSERT into objects) goes through.
+        self._memories = await asyncpg.connect(self._url)
+        await self._memories.execute("BEGIN; LOCK TABLE memories IN EXCLUSIVE MODE")
+
+    async def once_recorded(self) -> None:
+        # Now the keys wait, and the vectors' DELETE is let through.
+        assert self._memories is not None
+        self._objects = await asyncpg.connect(self._url)
+        await self._objects.execute("BEGIN; LOCK TABLE objects IN EXCLUSIVE MODE")
+        await self._memories.execute("ROLLBACK")
+        await self._memories.close()
+
+    async def release_after_kill(self) -> None:
+        assert self._objects is not None
+        await self._objects.fetchval(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+            "AND wait_event_type = 'Lock'"
+        )
+        await self._objects.execute("ROLLBACK")
+        await self._objects.close()
+
+
+class S3VectorsForgetHold(ForgetHold):
+    def __init__(self, fake: S3VectorsFake) -> None:
+        self._fake = fake
+
+    async def before_forget(self) -> None:
+        # DeleteVectors is applied and its answer held: the API never hears it finished.
+        self._fake.held_after["DeleteVectors"] = asyncio.Event()
+
+    async def release_after_kill(self) -> None:
+        self._fake.held_after.pop("DeleteVectors").set()
+
+
+@pytest.fixture(params=["postgres", "s3"])
+def forget_backend(request: pytest.FixtureRequest) -> tuple[dict[str, str], ForgetHold]:
+    if request.param == "postgres":
+        url: str = request.getfixturevalue("pg_url")
+        return {"DATABASE_URL": url}, PostgresForgetHold(url)
+    environ: dict[str, str] = request.getfixturevalue("s3_environ_384")
+    aws = {k: v for k, v in os.environ.items() if k.startswith("AWS_")}
+    return {**environ, **aws}, S3VectorsForgetHold(request.getfixturevalue("s3vectors_fake"))
+
+
+async def forget_scratch(url: str, *, confirm: bool) -> dict[str, object]:
+    async with mcp_session(url, headers=HEADERS) as client:
+        result = await client.call_tool(
+            "forget", {"filter": {"category": "scratch"}, "confirm": confirm}
+        )
+    assert not result.is_error and result.structured_content is not None, result
+    return dict(result.structured_content)
+
+
+@pytest.mark.timeout(300)
+async def test_kill_9_mid_bulk_forget_leaves_stats_list_and_forget_in_agreement_after_restart(
+    forget_backend: tuple[dict[str, str], ForgetHold], processes: list[ApiProcess]
+) -> None:
+    """Issue 29: killed between a bulk forget's vectors and its keys, with no compactor, a
+    restarted API said 1,020 memories in stats while listing 20, and the same forget run again
+    matched none of the leftover keys. Now the forget's record (shared.forgetting) is read by
+    every reader: what it names is gone at once, and it is finished once older than the lag."""
+    environ, hold = forget_backend
+    async with open_stores(load_config({**environ, "EMBEDDING_PROVIDER": "local"})) as stores:
+        api, url = await start_api(environ)
+        processes.append(api)
+        async with mcp_session(url, headers=HEADERS) as client:
+            for content in SCRATCH:
+                await client.call_tool("remember", {"content": content, "category": "scratch"})
+        kept = {await remember(url, content) for content in WHOLE}
+        assert len(await key_ids(stores)) == len(SCRATCH) + len(WHOLE)
+
+        await hold.before_forget()
+        forgetting = asyncio.create_task(forget_scratch(url, confirm=True))
+        deadline = time.monotonic() + 60
+        while not await stores.objects.list(record_prefix(TENANT)):
+            assert time.monotonic() < deadline, "the forget never recorded itself"
+            await asyncio.sleep(0.05)
+        await hold.once_recorded()
+        while await vector_ids(stores) != kept:
+            assert time.monotonic() < deadline, "the forget never deleted the vectors"
+            await asyncio.sleep(0.05)
+        api.process.send_signal(signal.SIGKILL)
+        assert await api.exit_code(timeout_s=30) == -signal.SIGKILL
+        await asyncio.gather(forgetting, return_exceptions=True)
+        await hold.release_after_kill()
+        # The campaign's state: every key left, the scratch vectors gone.
+        assert len(await key_ids(stores)) == len(SCRATCH) + len(WHOLE)
+        assert await vector_ids(stores) == kept
+
+        api, url = await start_api(environ)
+        processes.append(api)
+        stats = await call_text(url, "memory_stats", {})
+        assert re.search(rf"\b{len(WHOLE)} memor", stats), stats
+        listed = await call_text(url, "list_memories", {"limit": 50})
+        assert set(re.findall(r"\[id:([0-9A-Z]{26})\]", listed)) == kept
+        assert (await forget_scratch(url, confirm=False))["matched"] == 0

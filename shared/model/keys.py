@@ -8,6 +8,7 @@
     replaced/<tenant>/<oldUlid>#<newUlid>                                 empty; one replacement
     stats/<tenant>/shard/<ulid>-<processId>.json                          one flush of deltas
     stats/<tenant>/merged.json                                            folded counts + watermark
+    forgetting/<tenant>/<ulid>.json                                       a forget in progress
 
 Expiry and replacement are events recorded beside the memory, never in it: the expiry time is
 fixed when the memory is written, so it rides on the memory's own keys (the index key, which

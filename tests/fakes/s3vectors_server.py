@@ -220,6 +220,9 @@ class S3VectorsFake:
         # Operations held until their event is set (a slow service). A request whose caller
         # went away while it was held is dropped, as if it never reached the service.
         self.held: dict[str, asyncio.Event] = {}
+        # Operations applied at once but answered only when their event is set: the caller
+        # can be killed after the service did the work and before it heard so.
+        self.held_after: dict[str, asyncio.Event] = {}
         self._runner: web.AppRunner | None = None
         self.app = web.Application(client_max_size=20 * 1024 * 1024)
         handlers: dict[str, Callable[[Json], Json]] = {
@@ -253,9 +256,10 @@ class S3VectorsFake:
         self.buckets.clear()
         self.calls.clear()
         self.ignore_filter = False
-        for gate in self.held.values():
+        for gate in (*self.held.values(), *self.held_after.values()):
             gate.set()
         self.held.clear()
+        self.held_after.clear()
 
     def _endpoint(
         self, operation: str, handler: Callable[[Json], Json]
@@ -272,7 +276,12 @@ class S3VectorsFake:
                 body = await request.json() if request.can_read_body else {}
                 if not isinstance(body, dict):
                     raise _invalid("the request body must be a JSON object")
-                return web.json_response(handler(body))
+                response = web.json_response(handler(body))
+                applied = self.held_after.get(operation)
+                if applied is not None:
+                    self.calls[f"{operation}:applied"] += 1
+                    await applied.wait()
+                return response
             except FakeAwsError as error:
                 return web.json_response(
                     {"message": error.message},
