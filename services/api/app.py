@@ -19,6 +19,7 @@ from prometheus_client.aiohttp import make_aiohttp_handler
 
 from services.api.connections import ConnectionGuard
 from services.api.gates import MCP_PATH, METRICS_PATH, gates_middleware
+from services.api.host_header import loopback_names
 from services.api.mcp_transport import MAX_BODY_BYTES, McpEndpoint, server_version
 from services.api.readiness import READY_PATH, ReadinessCheck, ready_response
 from services.api.tools.spec import ToolSpec
@@ -87,7 +88,9 @@ def build_app(
             app[ENDPOINT_KEY] = McpEndpoint(runtime.catalogue, version=version)
             yield
 
-    middlewares = [gates_middleware(api_key=config.mcp_api_key)]
+    middlewares = [
+        gates_middleware(api_key=config.mcp_api_key, host_names=loopback_names(config.hosts))
+    ]
     if guard is not None:
         middlewares.insert(0, _handling_middleware(guard))
     app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=middlewares)

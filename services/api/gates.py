@@ -1,10 +1,11 @@
-"""The HTTP gates in front of ``/mcp``, in order: health, unknown paths, browser origins, bearer.
+"""The HTTP gates in front of ``/mcp``, in order: health, unknown paths, browser origins, the
+Host of a loopback listener, bearer.
 
 ``/health`` answers before anything else so a liveness probe never depends on auth or storage.
 Every other path but ``/mcp``, ``/ready`` and ``/metrics`` is a 404. A request carrying ``Origin``
 is refused before auth: this cluster-internal endpoint has no browser caller, and Streamable HTTP
-requires that boundary against DNS rebinding. With MCP_API_KEY set, ``/mcp`` needs the key as a
-bearer token.
+requires that boundary against DNS rebinding. On a loopback listener a request must also name a
+loopback host (``host_header``). With MCP_API_KEY set, ``/mcp`` needs the key as a bearer token.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Final
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
+from services.api.host_header import host_refusal
 from services.api.mcp_transport import jsonrpc_error
 from services.api.readiness import READY_PATH
 
@@ -54,8 +56,11 @@ def _unauthorized() -> web.Response:
     return response
 
 
-def gates_middleware(*, api_key: str | None) -> Middleware:
-    """The one middleware that applies every gate; ``api_key`` None means open mode."""
+def gates_middleware(
+    *, api_key: str | None, host_names: frozenset[str] | None = None
+) -> Middleware:
+    """The one middleware that applies every gate; ``api_key`` None means open mode,
+    ``host_names`` None any Host (see ``host_header.loopback_names``)."""
 
     @web.middleware
     async def gates(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -66,6 +71,10 @@ def gates_middleware(*, api_key: str | None) -> Middleware:
             return web.json_response({"error": "not found"}, status=404)
         if "Origin" in request.headers:
             return jsonrpc_error(BROWSER_ORIGIN_CODE, "browser origins are not allowed", status=403)
+        if host_names is not None:
+            refused = host_refusal(request.headers, host_names)
+            if refused is not None:
+                return refused
         if (
             path == MCP_PATH
             and api_key is not None
