@@ -1,6 +1,6 @@
-"""What both processes share at their edge: the embedded-database flags, a port flag, signal
-handling, the watch on the embedded server under ``--local``, and the process's identity in the
-keys it writes."""
+"""What both processes share at their edge: the embedded-database flags, port and host flags,
+signal handling, the watch on the embedded server under ``--local``, and the process's identity
+in the keys it writes."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from shared.config import Config
+from shared.listen import HOST_RULE, parse_hosts
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +46,18 @@ def port_type(flag: str) -> Callable[[str], int]:
         if not 0 <= value < 65536:
             raise argparse.ArgumentTypeError(f"{flag} must be between 0 and 65535, got {raw}")
         return value
+
+    return parse
+
+
+def host_type(flag: str) -> Callable[[str], tuple[str, ...]]:
+    """An argparse type for a listening-address flag, with HOST's syntax (shared/listen.py)."""
+
+    def parse(raw: str) -> tuple[str, ...]:
+        try:
+            return parse_hosts(raw)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} must be {HOST_RULE}, got {raw}") from None
 
     return parse
 

@@ -22,7 +22,7 @@ import contextlib
 import json
 import logging
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
 from aiohttp import web
@@ -157,11 +157,20 @@ class _Guarded(asyncio.Protocol):
 
 
 class GuardedSite(web.TCPSite):
-    """``web.TCPSite`` whose connections pass through a ConnectionGuard."""
+    """``web.TCPSite`` whose connections pass through a ConnectionGuard. ``hosts``, when given,
+    replaces TCPSite's single ``host``: one listening socket per address."""
 
-    def __init__(self, runner: web.BaseRunner, guard: ConnectionGuard, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        runner: web.BaseRunner,
+        guard: ConnectionGuard,
+        *,
+        hosts: Sequence[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(runner, **kwargs)
         self._guard = guard
+        self._hosts: str | list[str] | None = list(hosts) if hosts is not None else self._host
 
     async def start(self) -> None:
         # TCPSite.start, with the protocol factory wrapped (aiohttp offers no hook for it).
@@ -171,7 +180,7 @@ class GuardedSite(web.TCPSite):
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
             lambda: self._guard.protocol(server()),
-            self._host,
+            self._hosts,
             self._port,
             backlog=self._backlog,
             reuse_address=self._reuse_address,

@@ -17,16 +17,23 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 from aiohttp import web
 
 from services.api.connections import KEEPALIVE_TIMEOUT_S, ConnectionGuard, GuardedSite
 from shared.allocator import tune_allocator
-from shared.cli import add_local_arguments, port_type, stop_on_signals, watch_embedded_server
+from shared.cli import (
+    add_local_arguments,
+    host_type,
+    port_type,
+    stop_on_signals,
+    watch_embedded_server,
+)
 from shared.config import Config, load_config
 from shared.errors import BootError, ConfigError, ServiceError, StorageError
+from shared.listen import is_unspecified, url_host
 from shared.logs import configure_logging
 
 if TYPE_CHECKING:
@@ -55,6 +62,14 @@ def _parser() -> argparse.ArgumentParser:
         help="listen here instead of PORT (0: any free port)",
     )
     parser.add_argument(
+        "--host",
+        type=host_type("--host"),
+        default=None,
+        help="listen on these addresses instead of HOST: an IP address or a comma-separated "
+        "list of them (default: 127.0.0.1 under --local, so only this machine can connect; "
+        "0.0.0.0,:: otherwise, every interface, as a pod needs)",
+    )
+    parser.add_argument(
         "--stdio",
         action="store_true",
         help="serve one client over stdin/stdout instead of HTTP (desktop and IDE clients); "
@@ -76,7 +91,8 @@ def _log_boot(*, runner: web.AppRunner, app: web.Application, config: Config) ->
             "server": SERVER_NAME,
             "version": server_version(),
             "port": port,
-            "endpoint": f"POST http://<host>:{port}/mcp",
+            "addresses": [f"{url_host(host)}:{bound}" for host, bound, *_ in runner.addresses],
+            "endpoint": _endpoint(runner.addresses, port=port),
         },
     )
     for line in app[RUNTIME_KEY].boot_lines:
@@ -97,6 +113,15 @@ def _log_boot(*, runner: web.AppRunner, app: web.Application, config: Config) ->
         )
 
 
+def _endpoint(addresses: list[Any], *, port: int) -> str:
+    """The URL to give a client: the address itself when the process listens on specific ones
+    (loopback under --local), a placeholder when any interface will do."""
+    if not addresses or any(is_unspecified(host) for host, *_ in addresses):
+        return f"POST http://<host>:{port}/mcp"
+    host, bound, *_ = addresses[0]
+    return f"POST http://{url_host(host)}:{bound}/mcp"
+
+
 def _freeze_boot_objects() -> int:
     """Move everything alive after boot out of the garbage collector's sight; how many objects.
 
@@ -112,7 +137,9 @@ def _freeze_boot_objects() -> int:
     return gc.get_freeze_count()
 
 
-async def _start(runner: web.AppRunner, *, port: int, guard: ConnectionGuard) -> None:
+async def _start(
+    runner: web.AppRunner, *, hosts: tuple[str, ...], port: int, guard: ConnectionGuard
+) -> None:
     """Open the runtime (in ``setup``) and bind the port, refusing by name if either fails."""
     try:
         await runner.setup()
@@ -122,12 +149,13 @@ async def _start(runner: web.AppRunner, *, port: int, guard: ConnectionGuard) ->
         raise BootError(f"configuration error: {error}") from error
     except ServiceError as error:
         raise BootError(f"startup error: {error}") from error
-    site = GuardedSite(runner, guard, port=port)
+    site = GuardedSite(runner, guard, hosts=hosts, port=port)
     try:
         await site.start()
     except OSError as error:
         await runner.cleanup()
-        raise BootError(f"startup error: cannot listen on port {port}: {error}") from error
+        where = ", ".join(hosts)
+        raise BootError(f"startup error: cannot listen on {where} port {port}: {error}") from error
 
 
 async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) -> int:
@@ -148,7 +176,7 @@ async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) ->
         keepalive_timeout=KEEPALIVE_TIMEOUT_S,
     )
     try:
-        await _start(runner, port=config.port, guard=guard)
+        await _start(runner, hosts=config.hosts, port=config.port, guard=guard)
     except BootError as error:
         print(error, file=sys.stderr)
         return 1
@@ -179,6 +207,8 @@ def run(argv: Sequence[str] | None = None, *, open_runtime: RuntimeOpener | None
         return 1
     if args.port is not None:
         config = msgspec.structs.replace(config, port=args.port)
+    if args.host is not None:
+        config = msgspec.structs.replace(config, hosts=args.host)
     return asyncio.run(serve(config, open_runtime=open_runtime))
 
 

@@ -21,6 +21,7 @@ BOOT_TIMEOUT_S = 30.0
 def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(CLEARED_ENV_PREFIXES)}
     env.pop("PORT", None)
+    env.pop("HOST", None)
     return {**env, "PYTHONPATH": str(REPO), **extra}
 
 

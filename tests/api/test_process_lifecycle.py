@@ -116,6 +116,10 @@ async def test_a_second_signal_does_not_interrupt_the_flush(
             "most 1, got '0'",
         ),
         ({"DATABASE_URL": "postgresql://db/memory", "PORT": "http"}, "configuration error: PORT"),
+        (
+            {"DATABASE_URL": "postgresql://db/memory", "HOST": "my-laptop"},
+            "configuration error: HOST must be an IP address or a comma-separated list of them",
+        ),
     ],
 )
 async def test_the_console_script_refuses_bad_configuration(
