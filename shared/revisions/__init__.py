@@ -1,6 +1,7 @@
 """Corrections as events: replacement records, and the chains of versions they form."""
 
 from shared.revisions.chain import EMPTY, Replacements
+from shared.revisions.forgotten import provably_seen
 from shared.revisions.log import DEFAULT_CACHE_TTL_MS, ReplacementLog, read_replacements
 from shared.revisions.visibility import Visibility
 
@@ -10,5 +11,6 @@ __all__ = [
     "ReplacementLog",
     "Replacements",
     "Visibility",
+    "provably_seen",
     "read_replacements",
 ]

@@ -62,6 +62,11 @@ class Replacements:
     def replaced_by(self, memory_id: str) -> tuple[str, ...]:
         return tuple(sorted(self._standing(memory_id)))
 
+    def replaces(self, memory_id: str) -> tuple[str, ...]:
+        """The memories this one replaced, by records that stand."""
+        older = self._older.get(memory_id, ())
+        return tuple(sorted(old for old in older if memory_id in self._standing(old)))
+
     def current(self, memory_id: str) -> tuple[str, ...]:
         """The newest versions this one leads to (A → B → C gives C; the memory itself when
         nothing replaced it), oldest first. Never empty: the standing records form no cycle,

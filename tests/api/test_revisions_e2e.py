@@ -270,6 +270,92 @@ async def test_forgetting_a_version_keeps_the_rest_of_the_chain_as_it_was(
     assert "No memory with id" in await tool(url, "memory_history", {"id": a}, headers)
 
 
+async def answered_as_unknown(url: str, name: str, memory_id: str, headers: dict[str, str]) -> bool:
+    """Whether ``name(id=memory_id)`` answers, text and structured content, exactly as the
+    same tool answers an id that never existed."""
+    unknown = "01JD0000000000000000000000"
+    asked = await call(url, name, {"id": memory_id}, headers=headers)
+    never = await call(url, name, {"id": unknown}, headers=headers)
+    same_text = text_of(asked) == text_of(never).replace(unknown, memory_id)
+    expected = msgspec.json.decode(
+        msgspec.json.encode(never.structured_content).replace(unknown.encode(), memory_id.encode())
+    )
+    return same_text and asked.structured_content == expected and not asked.is_error
+
+
+async def test_a_forgotten_note_stays_out_of_another_conversations_history(
+    servers: Servers, headers: dict[str, str]
+) -> None:
+    # Issue 29: N, a note of thread-1, replaced there by the project memory P, then forgotten.
+    url = servers.first
+    in_one = {**headers, "X-Conversation-Id": "thread-1"}
+    in_two = {**headers, "X-Conversation-Id": "thread-2"}
+    note = await stored(
+        url, in_one, "In this thread the retry budget is 3 attempts.", scope="conversation"
+    )
+    text = await tool(
+        url,
+        "remember",
+        {"content": "The retry budget is 5 attempts for every client.", "replaces": note},
+        in_one,
+    )
+    project = ids_in(text)[0]
+    assert "Deleted" in await tool(url, "forget", {"id": note}, in_one)
+    for elsewhere in (in_two, headers):
+        history = await tool(url, "memory_history", {"id": project}, elsewhere)
+        assert history.startswith("[MEMORY] 1 version"), history
+        assert ids_in(history) == [project] and note not in history
+        assert await answered_as_unknown(url, "memory_history", note, elsewhere)
+    # Where the note lived, nothing left proves it was a note of this thread rather than
+    # another's (a project memory may replace either): it is hidden there too.
+    history = await tool(url, "memory_history", {"id": project}, in_one)
+    assert ids_in(history) == [project]
+    assert await answered_as_unknown(url, "memory_history", note, in_one)
+
+
+async def test_a_forgotten_version_shows_where_its_neighbours_prove_it_could_be_seen(
+    servers: Servers, headers: dict[str, str]
+) -> None:
+    url = servers.first
+    in_one = {**headers, "X-Conversation-Id": "thread-1"}
+    in_two = {**headers, "X-Conversation-Id": "thread-2"}
+    # A note replaced by a note: both are notes of the one thread (remember allows no other).
+    first = await stored(url, in_one, "In this thread logs go to /tmp/a.", scope="conversation")
+    text = await tool(
+        url,
+        "remember",
+        {
+            "content": "In this thread logs go to /tmp/b.",
+            "replaces": first,
+            "scope": "conversation",
+        },
+        in_one,
+    )
+    second = ids_in(text)[0]
+    assert "Deleted" in await tool(url, "forget", {"id": first}, in_one)
+    history = await tool(url, "memory_history", {"id": first}, in_one)
+    assert history.startswith("[MEMORY] 2 versions") and ids_in(history) == [second, first]
+    assert "forgotten" in history
+    for elsewhere in (in_two, headers):
+        assert await answered_as_unknown(url, "memory_history", first, elsewhere)
+        assert await answered_as_unknown(url, "memory_history", second, elsewhere)
+    # A version forgotten after its note: what replaced a note of thread-1 is seen at least
+    # there, so thread-1 still sees the version and nobody else does.
+    third = ids_in(
+        await tool(
+            url,
+            "remember",
+            {"content": "Logs go to /var/log/app everywhere.", "replaces": second},
+            in_one,
+        )
+    )[0]
+    assert "Deleted" in await tool(url, "forget", {"id": third}, in_one)
+    history = await tool(url, "memory_history", {"id": second}, in_one)
+    assert ids_in(history) == [third, second, first]
+    for elsewhere in (in_two, headers):
+        assert await answered_as_unknown(url, "memory_history", third, elsewhere)
+
+
 async def test_a_cycle_already_stored_hides_nothing_and_can_be_corrected(
     servers: Servers, headers: dict[str, str]
 ) -> None:
