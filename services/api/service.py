@@ -24,6 +24,7 @@ from services.api.selection import matching_entries
 from shared.counters import COMPACTION_LAG_MS
 from shared.embedding import Embedder
 from shared.errors import BudgetError, ConflictError, InvalidInputError, StorageError
+from shared.forgetting import ForgetJournal
 from shared.lexical import KeywordQuery, Lexicon
 from shared.model import (
     DAY_MS,
@@ -114,6 +115,7 @@ class MemoryService:
         self._high_similarity = high_similarity
         self._clock_ms = clock_ms
         self._lag_ms = lag_ms
+        self._journal = ForgetJournal(objects, clock_ms=clock_ms, lag_ms=lag_ms)
 
     @property
     def floor(self) -> float:
@@ -393,7 +395,10 @@ class MemoryService:
         limit: int,
     ) -> list[Memory]:
         sight = await self._sight(tenant, conversation)
-        entries = await self._walk_index(tenant, sight, memory_type=memory_type, limit=limit)
+        forgetting = await self._forgetting(tenant)
+        entries = await self._walk_index(
+            tenant, sight, memory_type=memory_type, limit=limit, skip=forgetting
+        )
         if not entries:
             return []
         found = await self._vectors.get(tenant, [entry.memory_id for entry in entries])
@@ -431,6 +436,7 @@ class MemoryService:
         *,
         memory_type: MemoryType | None,
         limit: int,
+        skip: frozenset[str],
     ) -> list[IndexEntry]:
         # Without a filter nearly every key is kept, so pages of `limit` keys are read; a type
         # filter or another thread's notes can thin a page a lot, so then pages of 1,000. Either
@@ -440,7 +446,7 @@ class MemoryService:
         kept: list[IndexEntry] = []
         async for entries in index_entries(self._objects, tenant, page_size=page_size):
             for entry in entries:
-                if not sight.sees_entry(entry):
+                if not sight.sees_entry(entry) or entry.memory_id in skip:
                     continue
                 if memory_type is None or entry.memory_type == memory_type:
                     kept.append(entry)
@@ -468,6 +474,22 @@ class MemoryService:
     async def _delete(
         self, tenant: str, memory_ids: Sequence[str], keys: Sequence[str | None]
     ) -> None:
+        """Recorded first (shared.forgetting), so a crash part-way is finished by the next
+        reader instead of leaving keys no filter can reach. A failure leaves the record too:
+        the caller asked for these memories to go, and the next reader past the lag finishes
+        it."""
+        present = [key for key in keys if key is not None]
+        record = await self._journal.begin(tenant, memory_ids, present)
+        await self._delete_now(tenant, memory_ids, present)
+        await self._journal.end(tenant, record)
+
+    async def _forgetting(self, tenant: str) -> frozenset[str]:
+        """The ids of forgets not yet finished, treated as gone; stale ones finished first."""
+        return await self._journal.pending(tenant, self._delete_now)
+
+    async def _delete_now(
+        self, tenant: str, memory_ids: Sequence[str], keys: Sequence[str]
+    ) -> None:
         """The vectors first, so a failure part-way never leaves a memory recall finds."""
         await self._vectors.delete(tenant, memory_ids)
         try:
@@ -476,7 +498,7 @@ class MemoryService:
             # A keyword hit on a forgotten memory finds no body and is dropped.
             logger.warning("forget_lexicon_cleanup_failed", extra={"tenant": tenant})
         try:
-            await self._objects.delete([key for key in keys if key is not None])
+            await self._objects.delete(keys)
         except StorageError:
             # The memories are gone already; an orphan index key is skipped by list and only
             # over-counts stats, so the caller is not told the forget failed.
@@ -488,7 +510,12 @@ class MemoryService:
         """Every memory this request can see that ``match`` selects, current or replaced;
         counted only unless ``confirm``, then the oldest ``BULK_FORGET_BATCH`` deleted."""
         sight = await self._sight(tenant, conversation)
-        matched = await matching_entries(self._objects, self._vectors, tenant, sight, match)
+        forgetting = await self._forgetting(tenant)
+        matched = [
+            entry
+            for entry in await matching_entries(self._objects, self._vectors, tenant, sight, match)
+            if entry.memory_id not in forgetting
+        ]
         if not confirm or not matched:
             return BulkForgetAnswer(matched=len(matched), deleted=0)
         batch = matched[:BULK_FORGET_BATCH]
@@ -542,11 +569,12 @@ class MemoryService:
 
     async def stats(self, tenant: str, conversation: str | None) -> StatsAnswer:
         sight = await self._sight(tenant, conversation)
+        forgetting = await self._forgetting(tenant)
         keys = await self._objects.list(index_prefix(tenant), limit=STATS_SCAN_CAP)
         by_type = dict.fromkeys(MEMORY_TYPES, 0)
         for key in keys:
             entry = parse_index_key(key)
-            if entry is not None and sight.sees_entry(entry):
+            if entry is not None and sight.sees_entry(entry) and entry.memory_id not in forgetting:
                 by_type[entry.memory_type] += 1
         # The cap is judged on keys scanned, so a total thinned by other threads is flagged too.
         return StatsAnswer(
