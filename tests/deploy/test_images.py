@@ -115,12 +115,15 @@ def test_exposed_port_is_the_one_the_process_binds(component: str) -> None:
         if keyword == "ENV":
             for pair in args.split():
                 name, _, value = pair.partition("=")
-                if name in {"PORT", "METRICS_PORT"}:
+                if name in {"PORT", "METRICS_PORT", "HOST"}:
                     environ[name] = value
     config = load_config({**environ, "DATABASE_URL": "postgres://u@h/d"})
     expected = config.port if component == "api" else config.metrics_port
     assert exposed == [expected], (exposed, expected)
     assert expected == (3000 if component == "api" else 9300)
+    if component == "api":
+        # Every interface even under --local: a container's loopback is unreachable from -p.
+        assert load_config(environ, local=True).hosts == ("0.0.0.0", "::")
 
 
 @pytest.mark.parametrize("component", sorted(DOCKERFILES))
@@ -143,7 +146,8 @@ def test_the_two_images_differ_only_where_they_must() -> None:
         swapped = (
             a.replace("mcp-memory-api", "mcp-memory-compactor")
             .replace("the API", "the compactor")
-            .replace("PORT=3000", "METRICS_PORT=9300")
+            # Only the API reads HOST (the compactor's /metrics listens on every interface).
+            .replace("PORT=3000  HOST=0.0.0.0,::", "METRICS_PORT=9300")
         )
         assert swapped == c or (a, c) == ("3000", "9300"), (a, c)
 

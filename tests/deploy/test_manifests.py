@@ -326,6 +326,10 @@ def test_the_pod_configuration_loads(overlay: str, docs: list[Doc], name: str, p
     config = load_config(_pod_environ(docs, name))
     assert config.backend == overlay
     assert (config.port if name == API else config.metrics_port) == port
+    if name == API:
+        # Set explicitly, not left to the default: the pod serves every interface.
+        assert "HOST" in _pod_environ(docs, name)
+        assert config.hosts == ("0.0.0.0", "::")
     if overlay == "postgres":
         assert config.embedding_provider == "openai"
     else:
