@@ -6,7 +6,8 @@ writes JSON Lines to stdout or ``--output``; ``import`` reads them from stdin or
 ``--to-env`` name files of KEY=VALUE lines, or ``--from-local``/``--to-local``), embedding with the
 target's model. Data goes to stdout only when it is the output; every log, progress and
 summary line goes to stderr. The exit code is 0 on success and 1 on a refusal, which names the
-line, the field or the setting.
+line, the field or the setting. ``import`` reads its input twice, checking every ``replaced_by``
+link before writing anything (stdin is spooled to a temporary file for that).
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -34,6 +37,7 @@ from shared.transfer import (
     ExportedMemory,
     Importer,
     ImportLineError,
+    ImportLinkError,
     ImportReport,
     ImportTargetError,
     encode_line,
@@ -143,26 +147,33 @@ async def _export(stores: Stores, names: list[str], sink: TextIO) -> int:
 
 
 def _numbered(stream: TextIO) -> Iterator[tuple[int, str]]:
+    stream.seek(0)
     return enumerate(stream, start=1)
 
 
-def _count_lines(path: Path | None) -> int | None:
-    if path is None:
-        return None
-    with path.open() as counted:
-        return sum(1 for line in counted if line.strip())
+@contextlib.contextmanager
+def _rereadable(path: Path | None) -> Iterator[TextIO]:
+    """The import's input, readable more than once (links are checked before anything is
+    written, then the lines are imported): the file, or stdin spooled to a temporary file."""
+    if path is not None:
+        with path.open() as source:
+            yield source
+        return
+    with tempfile.TemporaryFile("w+") as spool:
+        shutil.copyfileobj(sys.stdin, spool)
+        yield spool
 
 
-async def _import_stream(
-    importer: Importer,
-    numbered: Iterator[tuple[int, str]],
-    *,
-    tenant: str | None,
-    total: int | None,
-) -> ImportReport:
-    progress = Progress("import", total=total)
+def _count_lines(source: TextIO) -> int:
+    return sum(1 for _, line in _numbered(source) if line.strip())
+
+
+async def _import_stream(importer: Importer, source: TextIO, *, tenant: str | None) -> ImportReport:
+    progress = Progress("import", total=_count_lines(source))
     try:
-        return await importer.lines(numbered, tenant=tenant, progress=progress.advance)
+        return await importer.lines(
+            lambda: _numbered(source), tenant=tenant, progress=progress.advance
+        )
     finally:
         progress.close()
 
@@ -214,10 +225,8 @@ async def _run(args: argparse.Namespace, environ: Mapping[str, str]) -> str:
             raise CommandRefusedError(f"--tenant {args.tenant!r} is not a valid tenant name")
         async with _with_model(config) as (stores, model):
             importer = Importer(stores, model, process_id=process_id(), clock_ms=wall_clock_ms)
-            with args.input.open() if args.input else contextlib.nullcontext(sys.stdin) as source:
-                report = await _import_stream(
-                    importer, _numbered(source), tenant=args.tenant, total=_count_lines(args.input)
-                )
+            with _rereadable(args.input) as source:
+                report = await _import_stream(importer, source, tenant=args.tenant)
     else:
         report = await _copy(
             _side(args, "from"),
@@ -242,6 +251,9 @@ def run(argv: Sequence[str] | None = None) -> int:
         summary = asyncio.run(_run(args, os.environ))
     except ImportLineError as error:
         print(f"import refused: {error}; nothing of that line was written", file=sys.stderr)
+        return 1
+    except ImportLinkError as error:
+        print(f"import refused: {error}; nothing was written", file=sys.stderr)
         return 1
     except (CommandRefusedError, ImportTargetError, ConfigError, InvalidInputError) as error:
         print(f"{args.command} refused: {error}", file=sys.stderr)

@@ -1,13 +1,15 @@
 """Import: records into a store, idempotent by id, embedded with the configured model.
 
 A record whose id is already stored is skipped, so a second run changes nothing and a stopped
-run is resumed by running it again. Each batch is checked whole before anything of it is
-written: a malformed line stops the import with its number, and nothing of that line (or of the
-rest of its batch) is written. A memory is written as ``remember`` writes one: its keys, its
-vector, then a lexicon shard for the batch; then its replacement records, and the exported
-access counts of the memories new to the store are added to the tenant's merged.json by
-compare-and-swap, as a fold adds a shard's (after the vectors, so an interrupted batch may lose
-counts but never counts twice).
+run is resumed by running it again. The lines are read twice: first every line's
+``replaced_by`` links are checked against each other and the store (``shared.transfer.links``),
+and a refused link stops the import before anything is written; then each batch is checked
+whole before anything of it is written: a malformed line stops the import with its number, and
+nothing of that line (or of the rest of its batch) is written. A memory is written as
+``remember`` writes one: its keys, its vector, then a lexicon shard for the batch; then its
+replacement records, and the exported access counts of the memories new to the store are added
+to the tenant's merged.json by compare-and-swap, as a fold adds a shard's (after the vectors, so
+an interrupted batch may lose counts but never counts twice).
 """
 
 from __future__ import annotations
@@ -26,11 +28,15 @@ from shared.lexical.segments import LexiconShard, passage_counts
 from shared.model import Memory, index_key, index_prefix
 from shared.model.ids import is_tenant
 from shared.model.keys import expiry_key_of, replaced_key
+from shared.revisions import Replacements, read_replacements
 from shared.storage import Stores
+from shared.transfer.links import Line, LinkCheck
 from shared.transfer.records import ExportedMemory, decode_line
 
 BATCH: Final = 64
 PUT_CONCURRENCY: Final = 8
+# Bodies read per request when the link check needs the stored ends of links.
+GET_BATCH: Final = 100
 
 
 class ImportLineError(Exception):
@@ -79,25 +85,55 @@ class Importer:
 
     async def lines(
         self,
-        numbered: Iterable[tuple[int, str]],
+        numbered: Callable[[], Iterable[tuple[int, str]]],
         *,
         tenant: str | None,
         progress: Callable[[int], None] = lambda _: None,
     ) -> ImportReport:
         """Import JSON Lines; ``tenant`` puts every record there, else each keeps its own.
+        ``numbered`` gives the lines from the first each time it is called: they are read once
+        for the link check, then again to import.
 
         Raises:
+            ImportLinkError: ``replaced_by`` links the import refuses (nothing written).
             ImportLineError: a malformed line (its batch and the rest are not written).
             ImportTargetError: the target's vectors have another width, or it is not empty when
                 ``require_empty``.
         """
+        await self._check_links(numbered(), tenant=tenant)
 
         async def parsed() -> AsyncIterator[tuple[str, ExportedMemory]]:
-            for number, line in numbered:
+            for number, line in numbered():
                 if line.strip():
                     yield _parsed(number, line, tenant)
 
         return await self.feed(parsed(), progress=progress)
+
+    async def _check_links(
+        self, numbered: Iterable[tuple[int, str]], *, tenant: str | None
+    ) -> None:
+        """The first pass: every line's links, judged against each other and the store."""
+        links = LinkCheck()
+        for number, text in numbered:
+            if not text.strip():
+                continue
+            try:
+                target, record = _parsed(number, text, tenant)
+            except ImportLineError:
+                continue  # refused with its number when its batch is read, as before
+            note_of = record.conversation if record.scope == "conversation" else None
+            links.add(Line(number, target, record.id, tuple(record.replaced_by), note_of))
+        stored: dict[str, Replacements] = {}
+        seen: dict[tuple[str, str], str | None] = {}
+        for name in links.tenants():
+            stored[name] = await read_replacements(self._stores.objects, name)
+            ids = links.endpoints(name, stored[name])
+            for start in range(0, len(ids), GET_BATCH):
+                for memory in await self._stores.vectors.get(name, ids[start : start + GET_BATCH]):
+                    seen[name, memory.id] = (
+                        memory.conversation if memory.scope == "conversation" else None
+                    )
+        links.check(stored, seen)
 
     async def feed(
         self,
