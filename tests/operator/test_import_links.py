@@ -11,6 +11,9 @@ from typing import Any
 
 import pytest
 
+from shared.config import load_config
+from shared.model.keys import replaced_key
+from shared.storage import open_stores
 from tests.operator.test_transfer import (  # the fixtures are registered here by name
     TENANT,
     cli,
@@ -146,3 +149,31 @@ async def test_stdin_is_read_twice_like_a_file(
     # Line 1's link is stored already: only line 2's would be new, and it closes the cycle.
     assert code == 1, err
     assert "line 2: `replaced_by` links form a cycle with replacement records already" in err
+
+
+async def test_a_store_holding_a_cycle_exports_a_file_that_imports(
+    postgres_env: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    source, target = postgres_env(), postgres_env()
+    lines = many(4)
+    code, _, err = await cli(
+        "import", "--input", str(write_lines(tmp_path / "in.jsonl", lines)), env=source
+    )
+    assert code == 0, err
+    y, z, x, w = (line["id"] for line in lines)
+    # As an import that did not check its links stored them: Y → Z → Y, X → X; and Z → W.
+    async with open_stores(load_config({**source, "EMBEDDING_PROVIDER": "local"})) as stores:
+        for old, new in ((y, z), (z, y), (x, x), (z, w)):
+            await stores.objects.put(replaced_key(TENANT, old, new), "", if_none_match=True)
+    exported = tmp_path / "out.jsonl"
+    code, _, err = await cli("export", "--tenant", TENANT, "--output", str(exported), env=source)
+    assert code == 0, err
+    # Void records are not written out; the record that leaves the cycle is.
+    links = {
+        record["id"]: record.get("replaced_by", [])
+        for record in map(json.loads, exported.read_text().splitlines())
+    }
+    assert links == {y: [], z: [w], x: [], w: []}
+    code, _, err = await cli("import", "--input", str(exported), env=target)
+    assert code == 0 and "4 memories written" in err, err
