@@ -21,6 +21,7 @@ Provider = Literal["bedrock", "openai", "local"]
 
 PROVIDERS: Final[tuple[Provider, ...]] = ("bedrock", "openai", "local")
 DEFAULT_DATA_DIR: Final = Path.home() / ".local" / "share" / "mcp-memory"
+MAX_DEADLINE_S: Final = 300.0
 
 
 class ProviderDefaults(msgspec.Struct, frozen=True, kw_only=True):
@@ -81,6 +82,11 @@ class Config(msgspec.Struct, frozen=True, kw_only=True):
     expire_interval_s: float = 300.0
     # PostgreSQL only: bytes of tenant snapshots kept for the exact scan (0: scan in SQL always).
     pg_scan_cache_mb: int = 128
+    # Deadlines. One storage call (a request to S3 or S3 Vectors, a PostgreSQL call) answers in
+    # milliseconds; five seconds is only ever a stalled store. A tool call makes several of them
+    # plus an embedding, and must still answer well inside an MCP client's patience (~90 s).
+    storage_timeout_s: float = 5.0
+    tool_timeout_s: float = 20.0
 
 
 T = TypeVar("T")
@@ -145,6 +151,14 @@ def _positive_float(raw: str) -> float:
     return value
 
 
+def _deadline_s(raw: str) -> float:
+    value = float(raw)
+    # Above five minutes is a unit mistake (milliseconds), not a deadline anyone could wait out.
+    if not math.isfinite(value) or not 0 < value <= MAX_DEADLINE_S:
+        raise ValueError(raw)
+    return value
+
+
 def _similarity_floor(raw: str) -> float:
     value = float(raw)
     # Zero admits every hit, and confidence is a multiple of the floor: everything would be HIGH.
@@ -204,6 +218,18 @@ def _high_similarity(env: _Env, defaults: ProviderDefaults, floor: float) -> flo
     return value
 
 
+def _deadlines(env: _Env) -> tuple[float, float]:
+    rule = f"a number of seconds greater than 0 and at most {MAX_DEADLINE_S:g}"
+    storage = env.cast("STORAGE_TIMEOUT_S", _deadline_s, _default("storage_timeout_s"), rule)
+    tool = env.cast("TOOL_TIMEOUT_S", _deadline_s, _default("tool_timeout_s"), rule)
+    if tool <= storage:
+        raise ConfigError(
+            f"TOOL_TIMEOUT_S ({tool:g}) must be above STORAGE_TIMEOUT_S ({storage:g}): a tool "
+            "call makes storage calls, and a stalled store should be named as the cause"
+        )
+    return storage, tool
+
+
 def load_config(
     environ: Mapping[str, str], *, local: bool = False, data_dir: Path | None = None
 ) -> Config:
@@ -233,6 +259,7 @@ def load_config(
     else:
         base_url, api_key = None, None
     s3 = backend == "s3"
+    storage_timeout_s, tool_timeout_s = _deadlines(env)
     floor = env.cast(
         "RECALL_MIN_SIMILARITY",
         _similarity_floor,
@@ -301,6 +328,8 @@ def load_config(
             _default("pg_scan_cache_mb"),
             "a whole number of megabytes, 0 or more",
         ),
+        storage_timeout_s=storage_timeout_s,
+        tool_timeout_s=tool_timeout_s,
     )
 
 

@@ -265,6 +265,35 @@ def test_a_bad_host_is_refused_naming_host_and_the_rule(value: str) -> None:
     )
 
 
+# --- deadlines ------------------------------------------------------------------------------
+
+
+def test_deadlines_default_to_the_documented_seconds() -> None:
+    config = load_config(S3)
+    assert (config.storage_timeout_s, config.tool_timeout_s) == (5.0, 20.0)
+
+
+def test_deadlines_are_read_when_valid() -> None:
+    config = load_config({**PG, "STORAGE_TIMEOUT_S": "0.5", "TOOL_TIMEOUT_S": " 3 "})
+    assert (config.storage_timeout_s, config.tool_timeout_s) == (0.5, 3.0)
+
+
+@pytest.mark.parametrize("name", ["STORAGE_TIMEOUT_S", "TOOL_TIMEOUT_S"])
+@pytest.mark.parametrize("value", ["0", "-1", "abc", "nan", "inf", "301", "5000"])
+def test_a_bad_deadline_is_refused_naming_the_variable(name: str, value: str) -> None:
+    assert refusal({**PG, name: value}) == (
+        f"{name} must be a number of seconds greater than 0 and at most 300, got {value!r}"
+    )
+
+
+@pytest.mark.parametrize(("storage", "tool"), [("5", "5"), ("30", "20"), ("2", "1.5")])
+def test_a_tool_deadline_not_above_the_storage_deadline_is_refused(storage: str, tool: str) -> None:
+    message = refusal({**PG, "STORAGE_TIMEOUT_S": storage, "TOOL_TIMEOUT_S": tool})
+    assert message.startswith(
+        f"TOOL_TIMEOUT_S ({float(tool):g}) must be above STORAGE_TIMEOUT_S ({float(storage):g})"
+    )
+
+
 # --- blanks, trimming, the object itself ------------------------------------------------------
 
 
