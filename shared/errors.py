@@ -58,7 +58,19 @@ class ConflictError(ServiceError):
 
 
 class StorageError(ServiceError):
-    """The memory or state store could not complete an operation."""
+    """The memory or state store could not complete an operation.
+
+    The message is for the operator's log: it may name an endpoint, a bucket or a key. What a
+    caller (a model) may be told is only which store failed.
+
+    Attributes:
+        store: which store failed, as a caller may read it ("S3 Vectors", "S3", "PostgreSQL");
+            a product, never an address. None when the raiser cannot tell.
+    """
+
+    def __init__(self, message: str, *, store: str | None = None) -> None:
+        super().__init__(message)
+        self.store = store
 
 
 class StorageUnavailableError(StorageError):

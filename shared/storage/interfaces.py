@@ -58,6 +58,9 @@ class VectorStore(abc.ABC):
 
     # The store's in-process scan cache, for metrics; None for a store without one.
     scan_cache: ScanCacheReport | None = None
+    # Which store this is, in words a caller may read (tool errors, /ready): a product, never an
+    # endpoint, a bucket or a table.
+    display_name: str = "the memory store"
 
     @abc.abstractmethod
     async def put(self, memory: Memory, embedding: Sequence[float]) -> None:
@@ -120,6 +123,9 @@ class VectorStore(abc.ABC):
 
 class ObjectStore(abc.ABC):
     """Small mutable objects by key (ordinary S3, or the PostgreSQL ``objects`` table)."""
+
+    # As on VectorStore: what a caller may be told failed.
+    display_name: str = "the state store"
 
     @abc.abstractmethod
     async def get(self, key: str) -> StoredObject | None:

@@ -1,8 +1,10 @@
 """The catalogue: each tool module wrapped in the one guard that logs, counts and maps errors.
 
 Every tool call leaves one ``tool_call`` line on stdout (tenant, tool, ms, ok, inConversation);
-a failure that reaches a tool also leaves ``tool_failed`` on stderr. Neither carries content, a
-query, tags or a conversation id. A refusal of the caller's arguments is the model's mistake and
+a failure that reaches a tool also leaves ``tool_failed`` on stderr, with the error's own
+message (which may name a bucket or an endpoint: that is what an operator needs). Neither carries
+content, a query, tags or a conversation id. The caller reads only which store failed and what
+to do (``services.api.failures``). A refusal of the caller's arguments is the model's mistake and
 is answered, not logged as a failure.
 """
 
@@ -15,8 +17,9 @@ from typing import Any, Final
 
 from services.api import metrics
 from services.api.answers import Reply
+from services.api.failures import RETRY_LATER, caller_text
 from services.api.tools.spec import ToolContext, ToolResult, ToolSpec
-from shared.errors import DocsError, InvalidInputError, ServiceError
+from shared.errors import DocsError, InvalidInputError
 
 logger = logging.getLogger(__name__)
 
@@ -69,11 +72,9 @@ async def _failure(name: str, ctx: ToolContext, error: Exception) -> ToolResult:
     # exc_info puts the error's message and class on the line (never a traceback).
     logger.error("tool_failed", exc_info=error, extra={"tenant": ctx.tenant, "tool": name})
     if isinstance(error, DocsError):
-        return ToolResult(text=f"Error: {DOCS_FAILURE} — {error}", is_error=True)
-    if isinstance(error, ServiceError):
-        return ToolResult(text=f"Error: {STORE_FAILURE} — {error}", is_error=True)
-    # An unexpected bug: the model gets a plain sentence, never a traceback.
-    return ToolResult(text=f"Error: {STORE_FAILURE} — internal error", is_error=True)
+        return ToolResult(text=f"Error: {DOCS_FAILURE}; {RETRY_LATER}", is_error=True)
+    # An unexpected bug too: the model gets a plain sentence, never a traceback.
+    return ToolResult(text=f"Error: {STORE_FAILURE} — {caller_text(error)}", is_error=True)
 
 
 def guarded(

@@ -24,6 +24,8 @@ from shared.errors import StorageError, StorageUnavailableError
 logger = logging.getLogger(__name__)
 
 UNPARSEABLE_URL: Final = "<unparseable database URL>"
+# What a caller may be told failed: both stores live in the one database.
+STORE_NAME: Final = "PostgreSQL"
 CONNECT_TIMEOUT_S: Final = 10.0
 # A query that takes this long is a stuck server, not a slow scan (100k rows scan in ~0.1 s).
 COMMAND_TIMEOUT_S: Final = 60.0
@@ -106,8 +108,10 @@ def translated(display_url: str, *, connecting: bool = False) -> Iterator[None]:
             else "the connection to the database failed or was lost"
         )
         if _is_unavailable(error):
-            raise StorageUnavailableError(f"PostgreSQL is unavailable: {cause}") from error
-        raise StorageError(f"PostgreSQL failed: {cause}") from error
+            raise StorageUnavailableError(
+                f"PostgreSQL is unavailable: {cause}", store=STORE_NAME
+            ) from error
+        raise StorageError(f"PostgreSQL failed: {cause}", store=STORE_NAME) from error
     except ValueError as error:
         # asyncpg parses the DSN itself and raises ValueError on one it cannot read.
         if not connecting:

@@ -11,7 +11,7 @@ from typing import Final
 
 from shared.errors import ConflictError, InvalidInputError
 from shared.storage.interfaces import ObjectStore, StoredObject, check_one_condition
-from shared.storage.postgres._datastore import PostgresDatastore
+from shared.storage.postgres._datastore import STORE_NAME, PostgresDatastore
 
 _GET_SQL: Final = "SELECT body, version::text AS etag FROM objects WHERE key = $1"
 _ETAG_SQL: Final = "SELECT version::text FROM objects WHERE key = $1"
@@ -46,6 +46,8 @@ _DELETE_SQL: Final = "DELETE FROM objects WHERE key = ANY($1::text[])"
 
 class PostgresObjectStore(ObjectStore):
     """ObjectStore over one table with a row version as the etag."""
+
+    display_name = STORE_NAME
 
     def __init__(self, datastore: PostgresDatastore) -> None:
         self._datastore = datastore

@@ -19,7 +19,7 @@ from shared.errors import InvalidInputError
 from shared.model import Hit, Memory
 from shared.storage.codec import check_budget, from_metadata, to_metadata, vector_key
 from shared.storage.interfaces import MemoryRef, VectorStore
-from shared.storage.postgres._datastore import PostgresDatastore
+from shared.storage.postgres._datastore import STORE_NAME, PostgresDatastore
 from shared.storage.postgres.scan import GENERATION_SQL, ScanCache
 from shared.tasks import abandon
 
@@ -60,6 +60,7 @@ def as_vector(embedding: Sequence[float]) -> npt.NDArray[np.float32]:
 class PostgresVectorStore(VectorStore):
     """VectorStore over pgvector, storing exactly the metadata the S3 Vectors store writes."""
 
+    display_name = STORE_NAME
     scan_cache: ScanCache | None
 
     def __init__(self, datastore: PostgresDatastore, *, scan_cache_bytes: int = 0) -> None:

@@ -15,7 +15,13 @@ from shared.config import Config
 from shared.errors import NotFoundError, StorageError, StorageUnavailableError
 from shared.storage.codec import NON_FILTERABLE_KEYS
 from shared.storage.interfaces import Stores
-from shared.storage.s3._client import AwsClients, open_aws_clients, translated
+from shared.storage.s3._client import (
+    OBJECTS_NAME,
+    VECTORS_NAME,
+    AwsClients,
+    open_aws_clients,
+    translated,
+)
 from shared.storage.s3.object_store import S3ObjectStore
 from shared.storage.s3.vector_store import S3VectorsStore
 
@@ -58,7 +64,12 @@ async def open_s3_stores(config: Config) -> AsyncIterator[Stores]:
 async def _check_index(clients: AwsClients, *, config: Config) -> None:
     where = f"s3vectors://{config.vector_bucket}/{config.vector_index}"
     try:
-        with translated("GetIndex", target=where, missing_codes=frozenset({"NotFoundException"})):
+        with translated(
+            "GetIndex",
+            target=where,
+            store=VECTORS_NAME,
+            missing_codes=frozenset({"NotFoundException"}),
+        ):
             response = await clients.s3vectors.get_index(
                 vectorBucketName=config.vector_bucket, indexName=config.vector_index
             )
@@ -96,7 +107,10 @@ async def _check_index(clients: AwsClients, *, config: Config) -> None:
 async def _check_state_bucket(clients: AwsClients, *, bucket: str) -> None:
     try:
         with translated(
-            "HeadBucket", target=f"s3://{bucket}", missing_codes=frozenset({"404", "NoSuchBucket"})
+            "HeadBucket",
+            target=f"s3://{bucket}",
+            store=OBJECTS_NAME,
+            missing_codes=frozenset({"404", "NoSuchBucket"}),
         ):
             await clients.s3.head_bucket(Bucket=bucket)
     except NotFoundError as error:

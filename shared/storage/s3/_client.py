@@ -25,6 +25,9 @@ from shared.errors import ConflictError, NotFoundError, StorageError, StorageUna
 _RETRY_ATTEMPTS: Final = 3
 _CONNECT_TIMEOUT_S: Final = 5.0
 _READ_TIMEOUT_S: Final = 30.0
+# What a caller may be told failed (StorageError.store): products, never an endpoint or bucket.
+VECTORS_NAME: Final = "S3 Vectors"
+OBJECTS_NAME: Final = "S3"
 # A recall, a remember and a counter flush can be in flight together on every pod.
 _MAX_POOL_CONNECTIONS: Final = 32
 
@@ -81,13 +84,15 @@ def _status(error: ClientError) -> int | None:
 
 @contextlib.contextmanager
 def translated(
-    operation: str, *, target: str, missing_codes: frozenset[str] = frozenset()
+    operation: str, *, target: str, store: str, missing_codes: frozenset[str] = frozenset()
 ) -> Iterator[None]:
     """Turn what botocore raises inside the block into our error tree, ``from`` the original.
 
     Args:
         operation: the API operation, as AWS names it (it appears in the message).
-        target: where it was aimed (``s3://bucket/key``); never content.
+        target: where it was aimed (``s3://bucket/key``); never content. The message, which
+            goes to the log, names it; a caller is told only ``store``.
+        store: VECTORS_NAME or OBJECTS_NAME, for ``StorageError.store``.
         missing_codes: error codes that mean "no such thing" here and raise NotFoundError, so
             the caller decides what absence means (None for GetObject, a conflict for IfMatch).
 
@@ -109,8 +114,8 @@ def translated(
             ) from error
         if code in missing_codes:
             raise NotFoundError(f"{operation} on {target}: not found — {detail}") from error
-        raise StorageError(f"{operation} on {target} failed — {detail}") from error
+        raise StorageError(f"{operation} on {target} failed — {detail}", store=store) from error
     except BotoCoreError as error:
         raise StorageUnavailableError(
-            f"{operation} on {target} could not reach AWS — {error}"
+            f"{operation} on {target} could not reach AWS — {error}", store=store
         ) from error

@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from shared.errors import ConflictError, InvalidInputError, NotFoundError, StorageError
 from shared.storage.interfaces import ObjectStore, StoredObject, check_one_condition
-from shared.storage.s3._client import translated
+from shared.storage.s3._client import OBJECTS_NAME, translated
 
 LIST_PAGE: Final = 1000
 DELETE_BATCH: Final = 1000
@@ -23,6 +23,8 @@ _NO_SUCH_KEY_HEAD: Final = frozenset({"404", "NoSuchKey", "NotFound"})
 class S3ObjectStore(ObjectStore):
     """The ``ObjectStore`` over one S3 bucket; ETags are passed through exactly as S3 sends them."""
 
+    display_name = OBJECTS_NAME
+
     def __init__(self, client: Any, *, bucket: str) -> None:
         self._client = client
         self._bucket = bucket
@@ -32,7 +34,9 @@ class S3ObjectStore(ObjectStore):
 
     async def get(self, key: str) -> StoredObject | None:
         try:
-            with translated("GetObject", target=self._where(key), missing_codes=_NO_SUCH_KEY):
+            with translated(
+                "GetObject", target=self._where(key), missing_codes=_NO_SUCH_KEY, store=OBJECTS_NAME
+            ):
                 response = await self._client.get_object(Bucket=self._bucket, Key=key)
                 async with response["Body"] as stream:
                     raw = await stream.read()
@@ -46,7 +50,12 @@ class S3ObjectStore(ObjectStore):
 
     async def etag(self, key: str) -> str | None:
         try:
-            with translated("HeadObject", target=self._where(key), missing_codes=_NO_SUCH_KEY_HEAD):
+            with translated(
+                "HeadObject",
+                target=self._where(key),
+                missing_codes=_NO_SUCH_KEY_HEAD,
+                store=OBJECTS_NAME,
+            ):
                 response = await self._client.head_object(Bucket=self._bucket, Key=key)
         except NotFoundError:
             return None
@@ -77,7 +86,7 @@ class S3ObjectStore(ObjectStore):
             # IfMatch on a key that was deleted meanwhile answers 404 NoSuchKey: for the caller
             # that is the same lost race as a stale ETag.
             missing = _NO_SUCH_KEY if if_match is not None else frozenset[str]()
-            with translated("PutObject", target=target, missing_codes=missing):
+            with translated("PutObject", target=target, missing_codes=missing, store=OBJECTS_NAME):
                 response = await self._client.put_object(**request)
         except NotFoundError as error:
             raise ConflictError(
@@ -102,7 +111,7 @@ class S3ObjectStore(ObjectStore):
                 request["StartAfter"] = start_after
             if token is not None:
                 request["ContinuationToken"] = token
-            with translated("ListObjectsV2", target=self._where(prefix)):
+            with translated("ListObjectsV2", target=self._where(prefix), store=OBJECTS_NAME):
                 response = await self._client.list_objects_v2(**request)
             keys.extend(item["Key"] for item in response.get("Contents", []))
             token = response.get("NextContinuationToken")
@@ -116,7 +125,7 @@ class S3ObjectStore(ObjectStore):
         unique = list(dict.fromkeys(keys))
         for start in range(0, len(unique), DELETE_BATCH):
             batch = unique[start : start + DELETE_BATCH]
-            with translated("DeleteObjects", target=self._where("")):
+            with translated("DeleteObjects", target=self._where(""), store=OBJECTS_NAME):
                 response = await self._client.delete_objects(
                     Bucket=self._bucket,
                     Delete={"Objects": [{"Key": key} for key in batch], "Quiet": True},
@@ -126,5 +135,6 @@ class S3ObjectStore(ObjectStore):
             first = failures[0]
             raise StorageError(
                 f"DeleteObjects in s3://{self._bucket}: {len(failures)} key(s) not deleted; "
-                f"first {first.get('Key')!r}: {first.get('Code')} {first.get('Message', '')}"
+                f"first {first.get('Key')!r}: {first.get('Code')} {first.get('Message', '')}",
+                store=OBJECTS_NAME,
             )

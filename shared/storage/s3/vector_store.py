@@ -18,7 +18,7 @@ from shared.storage.codec import (
     vector_key,
 )
 from shared.storage.interfaces import MemoryRef, VectorStore
-from shared.storage.s3._client import translated
+from shared.storage.s3._client import VECTORS_NAME, translated
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +54,8 @@ def _float32(embedding: Sequence[float]) -> dict[str, list[float]]:
 class S3VectorsStore(VectorStore):
     """The ``VectorStore`` over one S3 Vectors index; keys are ``<tenant>#<id>``."""
 
+    display_name = VECTORS_NAME
+
     def __init__(self, client: Any, *, bucket: str, index: str) -> None:
         self._client = client
         self._bucket = bucket
@@ -82,7 +84,7 @@ class S3VectorsStore(VectorStore):
             "data": _float32(embedding),
             "metadata": metadata,
         }
-        with translated("PutVectors", target=self._where):
+        with translated("PutVectors", target=self._where, store=VECTORS_NAME):
             await self._client.put_vectors(
                 vectorBucketName=self._bucket, indexName=self._index, vectors=[vector]
             )
@@ -90,7 +92,7 @@ class S3VectorsStore(VectorStore):
     async def query(self, tenant: str, embedding: Sequence[float], *, top_k: int) -> list[Hit]:
         if top_k < 1:
             raise InvalidInputError("top_k", f"top_k must be at least 1, got {top_k}")
-        with translated("QueryVectors", target=self._where):
+        with translated("QueryVectors", target=self._where, store=VECTORS_NAME):
             response = await self._client.query_vectors(
                 vectorBucketName=self._bucket,
                 indexName=self._index,
@@ -111,7 +113,7 @@ class S3VectorsStore(VectorStore):
         keys = [vector_key(tenant, memory_id) for memory_id in dict.fromkeys(ids)]
         memories: list[Memory] = []
         for batch in _chunks(keys, GET_BATCH):
-            with translated("GetVectors", target=self._where):
+            with translated("GetVectors", target=self._where, store=VECTORS_NAME):
                 response = await self._client.get_vectors(
                     vectorBucketName=self._bucket,
                     indexName=self._index,
@@ -127,7 +129,7 @@ class S3VectorsStore(VectorStore):
     async def delete(self, tenant: str, ids: Sequence[str]) -> None:
         keys = [vector_key(tenant, memory_id) for memory_id in dict.fromkeys(ids)]
         for batch in _chunks(keys, DELETE_BATCH):
-            with translated("DeleteVectors", target=self._where):
+            with translated("DeleteVectors", target=self._where, store=VECTORS_NAME):
                 await self._client.delete_vectors(
                     vectorBucketName=self._bucket, indexName=self._index, keys=list(batch)
                 )
@@ -145,7 +147,7 @@ class S3VectorsStore(VectorStore):
             }
             if token is not None:
                 request["nextToken"] = token
-            with translated("ListVectors", target=self._where):
+            with translated("ListVectors", target=self._where, store=VECTORS_NAME):
                 response = await self._client.list_vectors(**request)
             refs = [
                 MemoryRef(*parsed)
