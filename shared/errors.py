@@ -11,6 +11,7 @@ the caller does next::
     ├── ConflictError               a conditional write lost (compare-and-swap): someone else won
     ├── StorageError                the memory or state store failed
     │   ├── StorageUnavailableError     it could not be reached or set up (boot stops on this)
+    │   │   └── StorageTimeoutError         a call to it outlived its deadline (a stalled store)
     │   ├── SchemaError                 the PostgreSQL schema could not be created
     │   └── BudgetError                 a record exceeds the vector metadata budget
     ├── EmbeddingError              the embedder failed or returned something unusable
@@ -77,6 +78,20 @@ class StorageUnavailableError(StorageError):
     """The store could not be reached or opened."""
 
 
+class StorageTimeoutError(StorageUnavailableError):
+    """A storage call did not finish within its deadline (``STORAGE_TIMEOUT_S``).
+
+    Attributes:
+        operation: what was called, as the storage metrics name it (``vector_query``, ...).
+        timeout_s: the deadline it outlived.
+    """
+
+    def __init__(self, message: str, *, store: str, operation: str, timeout_s: float) -> None:
+        super().__init__(message, store=store)
+        self.operation = operation
+        self.timeout_s = timeout_s
+
+
 class SchemaError(StorageError):
     """The PostgreSQL schema (or the pgvector extension) could not be created."""
 
@@ -117,5 +132,6 @@ __all__ = [
     "SchemaError",
     "ServiceError",
     "StorageError",
+    "StorageTimeoutError",
     "StorageUnavailableError",
 ]

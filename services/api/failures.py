@@ -16,11 +16,17 @@ from shared.errors import (
     ConflictError,
     EmbeddingError,
     StorageError,
+    StorageTimeoutError,
     StorageUnavailableError,
 )
 
 RETRY_LATER: Final = "try again in a minute"
 UNKNOWN_STORE: Final = "the store"
+
+
+def tool_timeout_text(timeout_s: float) -> str:
+    """The whole call outlived TOOL_TIMEOUT_S (the embedder, or many slow storage calls)."""
+    return f"the request did not finish within {timeout_s:g} s; {RETRY_LATER}"
 
 
 def caller_text(error: Exception) -> str:
@@ -30,6 +36,8 @@ def caller_text(error: Exception) -> str:
         return str(error)
     if isinstance(error, StorageError):
         store = error.store or UNKNOWN_STORE
+        if isinstance(error, StorageTimeoutError):
+            return f"{store} did not answer within {error.timeout_s:g} s; {RETRY_LATER}"
         if isinstance(error, StorageUnavailableError):
             return f"{store} could not be reached; {RETRY_LATER}"
         return (
@@ -45,4 +53,4 @@ def caller_text(error: Exception) -> str:
     return f"internal error; {RETRY_LATER}, and report it to the operator if it keeps failing"
 
 
-__all__ = ["RETRY_LATER", "caller_text"]
+__all__ = ["RETRY_LATER", "caller_text", "tool_timeout_text"]

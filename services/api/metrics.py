@@ -13,6 +13,13 @@ TOOL_SECONDS = Histogram(
     ["tool"],
     buckets=(0.002, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12),
 )
+# ``stage``: the storage operation that outlived STORAGE_TIMEOUT_S (vector_query, object_get,
+# ...), or ``tool`` when the whole call outlived TOOL_TIMEOUT_S.
+TOOL_TIMEOUTS = Counter(
+    "mcp_memory_tool_timeouts_total",
+    "Tool calls answered with a timeout, by tool and the stage that ran out of time.",
+    ["tool", "stage"],
+)
 
 # Shared by both backends; ``operation`` is the store method (put, query, get, list, cas, ...).
 STORAGE_SECONDS = Histogram(

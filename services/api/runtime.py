@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable
 import msgspec
 
 from services.api.counter_metrics import PrometheusCounterEvents
+from services.api.deadlines import BoundedObjectStore, BoundedVectorStore
 from services.api.instrumented import (
     InstrumentedEmbedder,
     InstrumentedObjectStore,
@@ -51,8 +52,10 @@ async def open_runtime(
         stores = await stack.enter_async_context(open_stores(config))
         stack.enter_context(scan_metrics(stores.vectors))
         embedder = InstrumentedEmbedder(await stack.enter_async_context(open_embedder(config)))
-        vectors = InstrumentedVectorStore(stores.vectors)
-        objects = InstrumentedObjectStore(stores.objects)
+        # Every storage call a tool makes is bounded (STORAGE_TIMEOUT_S), and timed with it.
+        timeout_s = config.storage_timeout_s
+        vectors = InstrumentedVectorStore(BoundedVectorStore(stores.vectors, timeout_s=timeout_s))
+        objects = InstrumentedObjectStore(BoundedObjectStore(stores.objects, timeout_s=timeout_s))
         pid = process_id()
         tracker = CounterTracker(
             objects,
@@ -86,7 +89,7 @@ async def open_runtime(
             else "docs: no KNOWLEDGE_BASE_ID — memories only, search_docs not offered"
         )
         yield Runtime(
-            catalogue=build_catalogue(service, docs=docs),
+            catalogue=build_catalogue(service, docs=docs, timeout_s=config.tool_timeout_s),
             check_ready=storage_check(objects),
             boot_lines=(
                 f"{stores.description} ({config.embedding_provider}:{config.embedding_model}, "

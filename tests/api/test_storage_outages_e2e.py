@@ -2,6 +2,8 @@
 Vectors fake each behind a TcpFaultProxy that can reset every connection or accept and never
 answer, and the official MCP client over real HTTP.
 
+- A stalled store costs a tool call its storage deadline (``STORAGE_TIMEOUT_S``, small here), not
+  the 35 s the call used to hang, and the miss is counted on ``/metrics``.
 - What the model reads names the store and what to do, never an endpoint, a bucket, a key or the
   tenant; the ``tool_failed`` log line keeps that detail for the operator.
 """
@@ -155,6 +157,42 @@ def assert_names_no_infrastructure(text: str, outage: Outage, tenant: str) -> No
         "endpoint",
     ):
         assert leak not in text, f"{leak!r} in {text!r}"
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "stage"),
+    [
+        ("recall", {"query": "Which port does the API listen on?"}, "vector_query"),
+        ("remember", {"content": "The API listens on port 3000 in the cluster."}, "vector_query"),
+    ],
+)
+async def test_a_stalled_s3_vectors_is_a_prompt_clear_tool_error_and_counted(
+    outage: Outage,
+    request: pytest.FixtureRequest,
+    tool: str,
+    arguments: dict[str, object],
+    stage: str,
+) -> None:
+    tenant = tenant_of(request)
+    metric = f'mcp_memory_tool_timeouts_total{{stage="{stage}",tool="{tool}"}}'
+    before = await sample(outage, metric)
+    stalled = outage.vectors.faulted["stall"]
+
+    outage.vectors.mode = "stall"
+    result, elapsed = await call(outage, tenant, tool, arguments)
+
+    text = text_of(result)
+    assert result.is_error, text
+    assert elapsed < PROMPT_S, elapsed
+    assert outage.vectors.faulted["stall"] > stalled  # the fault was met, not bypassed
+    assert f"S3 Vectors did not answer within {STORAGE_TIMEOUT_S:g} s" in text, text
+    assert "try again" in text, text
+    assert_names_no_infrastructure(text, outage, tenant)
+    assert await sample(outage, metric) == before + 1
+
+    outage.vectors.mode = "pass"
+    recovered, _ = await call(outage, tenant, tool, arguments)
+    assert not recovered.is_error, text_of(recovered)
 
 
 @pytest.mark.parametrize(

@@ -34,9 +34,13 @@ MEMORY_TOOLS: tuple[ModuleType, ...] = (
 
 
 def build_catalogue(
-    service: MemoryService, *, docs: KnowledgeBaseRetriever | None = None
+    service: MemoryService,
+    *,
+    docs: KnowledgeBaseRetriever | None = None,
+    timeout_s: float | None = None,
 ) -> tuple[ToolSpec, ...]:
-    """The seven memory tools in order, plus search_docs last when a knowledge base is set."""
+    """The seven memory tools in order, plus search_docs last when a knowledge base is set;
+    ``timeout_s`` bounds each call (TOOL_TIMEOUT_S)."""
     specs = [
         guarded(
             name=module.NAME,
@@ -44,6 +48,7 @@ def build_catalogue(
             schema=module.INPUT_SCHEMA,
             handle=functools.partial(module.handle, service),
             output_schema=module.OUTPUT_SCHEMA,
+            timeout_s=timeout_s,
         )
         for module in MEMORY_TOOLS
     ]
@@ -57,6 +62,7 @@ def build_catalogue(
                 schema=search_docs.INPUT_SCHEMA,
                 handle=functools.partial(search_docs.handle, docs),
                 output_schema=search_docs.OUTPUT_SCHEMA,
+                timeout_s=timeout_s,
             )
         )
     return tuple(specs)

@@ -1,4 +1,5 @@
-"""The catalogue: each tool module wrapped in the one guard that logs, counts and maps errors.
+"""The catalogue: each tool module wrapped in the one guard that logs, counts, bounds and maps
+errors.
 
 Every tool call leaves one ``tool_call`` line on stdout (tenant, tool, ms, ok, inConversation);
 a failure that reaches a tool also leaves ``tool_failed`` on stderr, with the error's own
@@ -6,10 +7,15 @@ message (which may name a bucket or an endpoint: that is what an operator needs)
 content, a query, tags or a conversation id. The caller reads only which store failed and what
 to do (``services.api.failures``). A refusal of the caller's arguments is the model's mistake and
 is answered, not logged as a failure.
+
+A call runs under ``TOOL_TIMEOUT_S``; each storage call in it under ``STORAGE_TIMEOUT_S``
+(``services.api.deadlines``). Either running out is answered as a tool error and counted in
+``mcp_memory_tool_timeouts_total`` by tool and stage.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -17,9 +23,9 @@ from typing import Any, Final
 
 from services.api import metrics
 from services.api.answers import Reply
-from services.api.failures import RETRY_LATER, caller_text
+from services.api.failures import RETRY_LATER, caller_text, tool_timeout_text
 from services.api.tools.spec import ToolContext, ToolResult, ToolSpec
-from shared.errors import DocsError, InvalidInputError
+from shared.errors import DocsError, InvalidInputError, StorageTimeoutError
 
 logger = logging.getLogger(__name__)
 
@@ -71,10 +77,23 @@ def _refuse_unstorable_characters(arguments: Mapping[str, Any], prefix: str = ""
 async def _failure(name: str, ctx: ToolContext, error: Exception) -> ToolResult:
     # exc_info puts the error's message and class on the line (never a traceback).
     logger.error("tool_failed", exc_info=error, extra={"tenant": ctx.tenant, "tool": name})
+    if isinstance(error, StorageTimeoutError):
+        metrics.TOOL_TIMEOUTS.labels(tool=name, stage=error.operation).inc()
     if isinstance(error, DocsError):
         return ToolResult(text=f"Error: {DOCS_FAILURE}; {RETRY_LATER}", is_error=True)
     # An unexpected bug too: the model gets a plain sentence, never a traceback.
     return ToolResult(text=f"Error: {STORE_FAILURE} — {caller_text(error)}", is_error=True)
+
+
+def _out_of_time(name: str, ctx: ToolContext, timeout_s: float) -> ToolResult:
+    logger.error(
+        "tool_failed",
+        extra={"tenant": ctx.tenant, "tool": name, "reason": "timeout", "timeout_s": timeout_s},
+    )
+    metrics.TOOL_TIMEOUTS.labels(tool=name, stage="tool").inc()
+    return ToolResult(
+        text=f"Error: {STORE_FAILURE} — {tool_timeout_text(timeout_s)}", is_error=True
+    )
 
 
 def guarded(
@@ -84,23 +103,33 @@ def guarded(
     schema: dict[str, Any],
     handle: Handle,
     output_schema: dict[str, Any] | None = None,
+    timeout_s: float | None = None,
 ) -> ToolSpec:
-    """A ToolSpec whose handler never raises: every outcome is a ToolResult."""
+    """A ToolSpec whose handler never raises: every outcome is a ToolResult.
+
+    Args:
+        timeout_s: the whole call's deadline (TOOL_TIMEOUT_S); None sets none (benchmarks).
+    """
 
     async def handler(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolResult:
         started = time.perf_counter()
         outcome = "ok"
+        deadline = asyncio.timeout(timeout_s)
         try:
             _refuse_unknown_arguments(schema, arguments)
             _refuse_unstorable_characters(arguments)
-            reply = await handle(ctx, arguments)
+            async with deadline:
+                reply = await handle(ctx, arguments)
             result = ToolResult(text=reply.text, structured=reply.data)
         except InvalidInputError as error:
             outcome = "invalid"
             result = ToolResult(text=f"Error: {error}", is_error=True)
         except Exception as error:
             outcome = "failed"
-            result = await _failure(name, ctx, error)
+            if isinstance(error, TimeoutError) and deadline.expired() and timeout_s is not None:
+                result = _out_of_time(name, ctx, timeout_s)
+            else:
+                result = await _failure(name, ctx, error)
         elapsed_s = time.perf_counter() - started
         metrics.TOOL_CALLS.labels(tool=name, outcome=outcome).inc()
         metrics.TOOL_SECONDS.labels(tool=name).observe(elapsed_s)

@@ -20,11 +20,10 @@ from botocore.exceptions import BotoCoreError, ClientError
 from shared.config import Config
 from shared.errors import ConflictError, NotFoundError, StorageError, StorageUnavailableError
 
-# Standard retry mode backs off on throttling and 5xx; three attempts keep a dead endpoint from
-# stalling a tool call (or the boot) for long.
+# Standard retry mode backs off on throttling, 5xx and dropped connections; three attempts in
+# all (botocore's ``max_attempts`` would count retries, making it four) keep a dead endpoint
+# from stalling the boot or the compactor for long.
 _RETRY_ATTEMPTS: Final = 3
-_CONNECT_TIMEOUT_S: Final = 5.0
-_READ_TIMEOUT_S: Final = 30.0
 # What a caller may be told failed (StorageError.store): products, never an endpoint or bucket.
 VECTORS_NAME: Final = "S3 Vectors"
 OBJECTS_NAME: Final = "S3"
@@ -58,9 +57,12 @@ class AwsClients(msgspec.Struct, frozen=True, kw_only=True):
 async def open_aws_clients(config: Config) -> AsyncIterator[AwsClients]:
     """Open the S3 and S3 Vectors clients in ``config.aws_region`` and close both after."""
     client_config = AioConfig(
-        retries={"max_attempts": _RETRY_ATTEMPTS, "mode": "standard"},
-        connect_timeout=_CONNECT_TIMEOUT_S,
-        read_timeout=_READ_TIMEOUT_S,
+        retries={"total_max_attempts": _RETRY_ATTEMPTS, "mode": "standard"},
+        # Per attempt: a stalled endpoint (it accepts and never answers) is given up on after
+        # STORAGE_TIMEOUT_S, then retried. That bounds the boot and the compactor; the API also
+        # bounds a whole call, retries included, to the same deadline.
+        connect_timeout=config.storage_timeout_s,
+        read_timeout=config.storage_timeout_s,
         max_pool_connections=_MAX_POOL_CONNECTIONS,
     )
     session = _session()
