@@ -90,7 +90,8 @@ async def open_runtime(
         )
         yield Runtime(
             catalogue=build_catalogue(service, docs=docs, timeout_s=config.tool_timeout_s),
-            check_ready=storage_check(objects),
+            # The raw stores: the probe has its own, shorter deadline and no latency samples.
+            check_ready=storage_check(vectors=stores.vectors, objects=stores.objects),
             boot_lines=(
                 f"{stores.description} ({config.embedding_provider}:{config.embedding_model}, "
                 f"{config.embedding_dim}d, floor {config.recall_min_similarity})",

@@ -41,8 +41,11 @@ async def test_ready_follows_the_database_and_health_does_not(
             assert down.status_code == 503
             assert down.headers["Retry-After"] == "5"
             assert down.json()["status"] == "unavailable"
-            # No connection string, host or port in what a prober or a log scraper reads.
-            assert "127.0.0.1" not in down.text and "postgres" not in down.text.lower()
+            # Which store failed, and no connection string, host or port, in what a prober or a
+            # log scraper reads.
+            assert "PostgreSQL" in down.json()["reason"]
+            for leak in ("127.0.0.1", "postgres://", "postgresql://", "/tmp/", ".s.PGSQL"):
+                assert leak not in down.text, down.text
             assert (await http.get(f"{base}/health")).status_code == 200
         # A tool call meanwhile is a tool error that names no host, port or URL either.
         async with mcp_session(f"{base}/mcp", headers={"X-Memory-Tenant": "acme"}) as client:

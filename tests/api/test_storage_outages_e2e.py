@@ -2,6 +2,7 @@
 Vectors fake each behind a TcpFaultProxy that can reset every connection or accept and never
 answer, and the official MCP client over real HTTP.
 
+- ``/ready`` covers both stores: 503 while either resets or stalls, 200 again after.
 - A stalled store costs a tool call its storage deadline (``STORAGE_TIMEOUT_S``, small here), not
   the 35 s the call used to hang, and the miss is counted on ``/metrics``.
 - What the model reads names the store and what to do, never an endpoint, a bucket, a key or the
@@ -26,12 +27,13 @@ import pytest
 from aiohttp import web
 
 from services.api.app import build_app
+from services.api.readiness import READY_TIMEOUT_S
 from services.api.runtime import open_runtime
 from shared.config import load_config
 from shared.logs import JsonLineFormatter
 from tests.api.conftest import mcp_session
 from tests.fakes.aws import create_s3_backend, point_aws_at
-from tests.fakes.tcp_faults import TcpFaultProxy
+from tests.fakes.tcp_faults import Mode, TcpFaultProxy
 
 # A storage deadline just above what botocore's retries of a reset connection take (three
 # attempts, backing off at most 1 s then 2 s), so a reset is "could not be reached", with the
@@ -157,6 +159,32 @@ def assert_names_no_infrastructure(text: str, outage: Outage, tenant: str) -> No
         "endpoint",
     ):
         assert leak not in text, f"{leak!r} in {text!r}"
+
+
+@pytest.mark.parametrize("fault", ["reset", "stall"])
+async def test_ready_follows_s3_vectors_and_recovers(outage: Outage, fault: Mode) -> None:
+    assert (await ready(outage))[:2] == (200, {"status": "ready"})
+
+    outage.vectors.mode = fault
+    status, body, elapsed = await ready(outage)
+    assert status == 503, body
+    assert elapsed < READY_TIMEOUT_S + 1
+    assert body["status"] == "unavailable"
+    assert "S3 Vectors" in body["reason"], body
+    assert "127.0.0.1" not in body["reason"] and outage.vector_bucket not in body["reason"]
+    async with httpx2.AsyncClient() as http:
+        assert (await http.get(f"{outage.base}/health")).status_code == 200
+
+    outage.vectors.mode = "pass"
+    assert (await ready(outage))[:2] == (200, {"status": "ready"})
+
+
+async def test_ready_follows_the_state_bucket(outage: Outage) -> None:
+    outage.s3.mode = "reset"
+    status, body, _ = await ready(outage)
+    assert status == 503 and "S3" in body["reason"] and "S3 Vectors" not in body["reason"], body
+    outage.s3.mode = "pass"
+    assert (await ready(outage))[0] == 200
 
 
 @pytest.mark.parametrize(
