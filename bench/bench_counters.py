@@ -16,10 +16,10 @@ import time
 from pathlib import Path
 
 from shared.config import load_config
-from shared.counters import CounterTracker, encode_shard, fold_tenant
+from shared.counters import COUNTER_LAYOUT, COUNTER_LOG, CounterTracker, encode_shard
 from shared.model.counters import AccessCount
 from shared.model.ids import iso_ms, new_ulid
-from shared.model.keys import shard_key, shard_name
+from shared.model.keys import shard_name
 from shared.storage import ObjectStore, open_stores
 
 LAG_MS = 60_000
@@ -36,7 +36,9 @@ async def write_shards(objects: ObjectStore, tenant: str, *, count: int, at_ms: 
     for start in range(0, count, 50):
         await asyncio.gather(
             *(
-                objects.put(shard_key(tenant, shard_name(new_ulid(at_ms), f"bench{i}")), body)
+                objects.put(
+                    COUNTER_LAYOUT.shard_key(tenant, shard_name(new_ulid(at_ms), f"bench{i}")), body
+                )
                 for i in range(start, min(count, start + 50))
             )
         )
@@ -70,7 +72,7 @@ async def main(data_dir: Path, repeat: int) -> None:
             tenant = f"fold{backlog}"
             await write_shards(objects, tenant, count=backlog, at_ms=now_ms - 2 * LAG_MS)
             started = time.perf_counter()
-            result = await fold_tenant(objects, tenant, now_ms=now_ms, lag_ms=LAG_MS)
+            result = await COUNTER_LOG.fold(objects, tenant, now_ms=now_ms, lag_ms=LAG_MS)
             seconds = time.perf_counter() - started
             assert result.shards_folded == backlog, result
             print(

@@ -19,8 +19,7 @@ import asyncpg
 import pytest
 from mcp_types import TextContent
 
-from shared.counters import COMPACTION_LAG_MS
-from shared.model.keys import merged_key, shard_prefix
+from shared.counters import COMPACTION_LAG_MS, COUNTER_LAYOUT
 from tests.api._process import ApiProcess, clean_env, start
 from tests.api.conftest import mcp_session
 
@@ -61,7 +60,8 @@ async def shard_keys(pg_url: str) -> list[str]:
     connection = await asyncpg.connect(pg_url)
     try:
         rows = await connection.fetch(
-            "SELECT key FROM objects WHERE starts_with(key, $1) ORDER BY key", shard_prefix(TENANT)
+            "SELECT key FROM objects WHERE starts_with(key, $1) ORDER BY key",
+            COUNTER_LAYOUT.shard_prefix(TENANT),
         )
         return [row["key"] for row in rows]
     finally:
@@ -133,7 +133,7 @@ async def test_compactor_folds_the_api_backlog_only_behind_the_lag(
     assert metric(early, "mcp_memory_compactor_runs_total") >= 1
     assert metric(early, "mcp_memory_compactor_shards_folded_total") == 0
     assert metric(early, "mcp_memory_compactor_backlog_shards") >= len(shards)
-    assert await body_of(pg_url, merged_key(TENANT)) is None
+    assert await body_of(pg_url, COUNTER_LAYOUT.merged_key(TENANT)) is None
 
     # Past the lag, the same shards are folded into merged.json and deleted.
     remaining_s = COMPACTION_LAG_MS / 1000 - (time.monotonic() - started) + 4
@@ -146,7 +146,7 @@ async def test_compactor_folds_the_api_backlog_only_behind_the_lag(
         await asyncio.sleep(0.5)
     assert metric(late, "mcp_memory_compactor_shards_folded_total") >= len(shards)
     assert metric(late, "mcp_memory_compactor_shards_deleted_total") >= len(shards)
-    merged = await body_of(pg_url, merged_key(TENANT))
+    merged = await body_of(pg_url, COUNTER_LAYOUT.merged_key(TENANT))
     assert merged is not None and memory_id in merged
     assert not set(shards) & set(await shard_keys(pg_url))
     # The API still reads every count: 3 rounds x 2 recalls of the last memory id.

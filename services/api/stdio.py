@@ -4,9 +4,10 @@ clients that start a server as a child process (Claude Desktop, Claude Code, Cur
 stdout carries the protocol alone; every log line goes to stderr. There are no headers on stdio,
 so the tenant comes from the operator's configuration, ``MCP_MEMORY_TENANT``, and a conversation
 may come from ``MCP_MEMORY_CONVERSATION``; both by the headers' rules, never from a tool argument.
-The process serves one client until its stdin closes or a signal arrives, then leaves the runtime,
-which runs the final counter flush. Several such processes (one per editor window) may share one
-embedded data dir: they are processes on one PostgreSQL, as several pods are.
+The handshake and ``tools/list`` are answered at once and the runtime opens behind them; a tool
+call waits for it. The process serves one client until its stdin closes or a signal arrives, then
+leaves the runtime, which runs the final counter flush. Several such processes (one per editor
+window) may share one embedded data dir: they are processes on one PostgreSQL, as pods are.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ import asyncio
 import logging
 import os
 import signal
+import sys
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
 from mcp.server.stdio import stdio_server
 
 from services.api.catalogue_server import SERVER_NAME, CatalogueServer
+from services.api.deferred import BackgroundRuntime, tool_modules, waiting_catalogue
 from services.api.headers import validated_conversation, validated_tenant
 from services.api.mcp_transport import server_version
 from services.api.tools.spec import ToolContext, ToolSpec
@@ -28,7 +32,7 @@ from shared.cli import watch_embedded_server
 from shared.errors import ConfigError, InvalidInputError
 
 if TYPE_CHECKING:
-    from services.api.app import RuntimeOpener
+    from services.api.app import RuntimeOpener, RuntimeView
     from shared.config import Config
 
 logger = logging.getLogger(__name__)
@@ -80,14 +84,19 @@ class StdioEndpoint:
 
 
 async def serve_stdio(config: Config, context: ToolContext, *, open_runtime: RuntimeOpener) -> int:
-    """Open the runtime, serve one stdio client until it closes stdin (or a signal, or the
-    embedded PostgreSQL's death under ``--local``), leave the runtime; the exit code: 1 when the
-    database died (the client then starts the server again, which starts the database
-    again), else 0."""
+    """Serve one stdio client until it closes stdin (or a signal, or the embedded PostgreSQL's
+    death under ``--local``), answering the handshake and ``tools/list`` at once while the
+    runtime opens behind them (``services.api.deferred``); then leave the runtime. The exit
+    code: 1 when the database died (the client then starts the server again, which starts the
+    database again) or the runtime could not open, else 0."""
     stopping = asyncio.Event()
     embedded_died = watch_embedded_server(config, stopping)
-    async with open_runtime(config) as runtime:
-        endpoint = StdioEndpoint(runtime.catalogue, context=context)
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stopping.set)
+    started = time.monotonic()
+
+    def opened(runtime: RuntimeView) -> None:
         for line in runtime.boot_lines:
             logger.info("boot", extra={"detail": line})
         logger.info(
@@ -97,23 +106,36 @@ async def serve_stdio(config: Config, context: ToolContext, *, open_runtime: Run
                 "version": server_version(),
                 "tenant": context.tenant,
                 "inConversation": context.conversation is not None,
+                "openMs": round((time.monotonic() - started) * 1000),
             },
         )
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, stopping.set)
-        serving = asyncio.create_task(endpoint.serve())
-        stop_wait = asyncio.create_task(stopping.wait())
-        await asyncio.wait({serving, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
-        stop_wait.cancel()
-        # Stopped with stdin still open: the SDK reads stdin on a thread that no cancellation
-        # interrupts, so the serving task is cancelled but not waited for.
-        abandoned = not serving.done()
-        if abandoned:
-            serving.cancel()
-        # Leaving the block runs the runtime's exit: the final counter flush, then the stores.
+
+    def failed(line: str) -> None:
+        # The same line a refused HTTP boot prints; tool calls are answered with it too.
+        print(line, file=sys.stderr, flush=True)
+
+    runtime = BackgroundRuntime(config, open_runtime, on_open=opened, on_failure=failed)
+    endpoint = StdioEndpoint(
+        waiting_catalogue(tool_modules(config), runtime.ready), context=context
+    )
+    serving = asyncio.create_task(endpoint.serve())
+    # The transport starts first: the runtime's first synchronous steps (imports) then cannot
+    # hold back a handshake already on its way.
+    await asyncio.sleep(0)
+    runtime.start()
+    logger.info("stdio_started", extra={"server": SERVER_NAME, "version": server_version()})
+    stop_wait = asyncio.create_task(stopping.wait())
+    await asyncio.wait({serving, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+    stop_wait.cancel()
+    # Stopped with stdin still open: the SDK reads stdin on a thread that no cancellation
+    # interrupts, so the serving task is cancelled but not waited for.
+    abandoned = not serving.done()
+    if abandoned:
+        serving.cancel()
+    # The runtime's exit: the final counter flush, then the stores (after an opening under way).
+    await runtime.close()
     logger.info("shutdown_complete")
-    code = 1 if embedded_died() else 0
+    code = 1 if embedded_died() or runtime.failed else 0
     if abandoned:
         # That thread would also hold the interpreter's exit (asyncio joins its executor):
         # everything is flushed and closed, so the process ends here.

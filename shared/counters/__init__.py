@@ -1,11 +1,13 @@
 """Lock-free access counters: per-process shards folded into merged.json by compare-and-swap.
 
 Pure arithmetic lives in :mod:`~shared.counters.fold`, wire formats in
-:mod:`~shared.counters.codec`, the storage-facing fold in :mod:`~shared.counters.compaction`.
+:mod:`~shared.counters.codec`, their use of the shard log (``shared.shardlog``) in
+:mod:`~shared.counters.compaction`.
 """
 
+from shared.counters._reader import COUNTER_LAYOUT
 from shared.counters.codec import decode_merged, decode_shard, encode_merged, encode_shard
-from shared.counters.compaction import FoldResult, collect_garbage, fold_tenant
+from shared.counters.compaction import COUNTER_LOG, CounterFolding, add_to_merged
 from shared.counters.events import CounterEvents, NoCounterEvents
 from shared.counters.flush_loop import FlushLoop
 from shared.counters.fold import (
@@ -22,21 +24,22 @@ from shared.counters.tracker import CounterTracker, wall_clock_ms
 
 __all__ = [
     "COMPACTION_LAG_MS",
+    "COUNTER_LAYOUT",
+    "COUNTER_LOG",
     "CounterEvents",
+    "CounterFolding",
     "CounterTracker",
     "FlushLoop",
     "FoldPlan",
-    "FoldResult",
     "NoCounterEvents",
     "absorbable_names",
-    "collect_garbage",
+    "add_to_merged",
     "combine",
     "decode_merged",
     "decode_shard",
     "encode_merged",
     "encode_shard",
     "fold",
-    "fold_tenant",
     "fresh_names",
     "merge",
     "total_counts",

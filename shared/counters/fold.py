@@ -6,18 +6,14 @@ Nothing here awaits, reads a clock or touches storage: ``now_ms`` is a parameter
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Final
+from collections.abc import Iterator, Mapping, Sequence
 
 import msgspec
 
 from shared.model.counters import AccessCount, MergedCounters
-from shared.model.keys import shard_time_ms
+from shared.shardlog import COMPACTION_LAG_MS, absorbable_names, fresh_names
 
 Counts = Mapping[str, AccessCount]
-
-# Shards younger than this are never absorbed (see absorbable_names for why).
-COMPACTION_LAG_MS: Final = 60_000
 
 
 class FoldPlan(msgspec.Struct, frozen=True, kw_only=True):
@@ -89,35 +85,19 @@ class SummedCounts(Mapping[str, AccessCount]):
         return len(set().union(*self._parts))
 
 
-def fresh_names(names: Iterable[str], *, watermark: str) -> list[str]:
-    """Shard names not yet folded: strictly above the watermark, ascending."""
-    return sorted(name for name in names if name > watermark)
-
-
-def absorbable_names(
-    names: Iterable[str], *, watermark: str, now_ms: int, lag_ms: int
-) -> list[str]:
-    """Fresh shard names stamped at least ``lag_ms`` before ``now_ms``, ascending.
-
-    A key is stamped when the flush builds it, not when the store accepts it, so a write still in
-    flight (or one from a process whose clock runs behind) can land below names already visible.
-    Drawing the line a full lag in the past means any write that lands within the lag of being
-    stamped is still above the line when it becomes visible, so it is never skipped. A name whose
-    time does not parse is never absorbed (a reader still counts it while it is fresh).
-    """
-    cutoff_ms = now_ms - lag_ms
-    absorbable = []
-    for name in fresh_names(names, watermark=watermark):
-        stamped_ms = shard_time_ms(name)
-        if stamped_ms is not None and stamped_ms <= cutoff_ms:
-            absorbable.append(name)
-    return absorbable
-
-
 def total_counts(merged: MergedCounters, shards: Mapping[str, Counts]) -> dict[str, AccessCount]:
     """What a reader reports: merged counts plus every shard above the watermark."""
     fresh = fresh_names(shards, watermark=merged.watermark)
     return merge(merged.counts, *(shards[name] for name in fresh))
+
+
+def absorb(
+    merged: MergedCounters, shards: Mapping[str, Counts], names: Sequence[str]
+) -> MergedCounters:
+    """``merged`` plus the shards ``names`` (ascending), the watermark at the last of them; a
+    name without a body (gone, or unreadable) moves the watermark all the same."""
+    counts = merge(merged.counts, *(shards[name] for name in names if name in shards))
+    return MergedCounters(counts=counts, watermark=names[-1])
 
 
 def fold(
@@ -132,7 +112,19 @@ def fold(
     absorbed = absorbable_names(shards, watermark=merged.watermark, now_ms=now_ms, lag_ms=lag_ms)
     if not absorbed:
         return FoldPlan(merged=merged, absorbed=())
-    counts = merge(merged.counts, *(shards[name] for name in absorbed))
-    return FoldPlan(
-        merged=MergedCounters(counts=counts, watermark=absorbed[-1]), absorbed=tuple(absorbed)
-    )
+    return FoldPlan(merged=absorb(merged, shards, absorbed), absorbed=tuple(absorbed))
+
+
+__all__ = [
+    "COMPACTION_LAG_MS",
+    "Counts",
+    "FoldPlan",
+    "SummedCounts",
+    "absorb",
+    "absorbable_names",
+    "combine",
+    "fold",
+    "fresh_names",
+    "merge",
+    "total_counts",
+]

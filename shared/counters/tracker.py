@@ -18,9 +18,9 @@ from typing import Final
 
 import msgspec
 
-from shared.counters._reader import MergedCache, read_tenant
+from shared.counters._reader import COUNTER_LAYOUT, MergedCache, read_tenant
 from shared.counters.codec import encode_shard
-from shared.counters.compaction import fold_tenant
+from shared.counters.compaction import COUNTER_LOG
 from shared.counters.events import CounterEvents, NoCounterEvents
 from shared.counters.fold import (
     COMPACTION_LAG_MS,
@@ -32,7 +32,7 @@ from shared.counters.fold import (
 from shared.errors import StorageError
 from shared.model.counters import AccessCount
 from shared.model.ids import iso_ms, new_ulid
-from shared.model.keys import shard_key, shard_name
+from shared.shardlog import shard_name
 from shared.storage.interfaces import ObjectStore
 from shared.tenant_reads import TenantReads
 
@@ -162,7 +162,7 @@ class CounterTracker:
         name = shard_name(new_ulid(self._clock_ms()), self._process_id)
         own = self._reads.writing(tenant, _OwnShard(name=name, deltas=deltas))
         try:
-            await self._objects.put(shard_key(tenant, name), encode_shard(deltas))
+            await self._objects.put(COUNTER_LAYOUT.shard_key(tenant, name), encode_shard(deltas))
         except StorageError:
             self._reads.failed(tenant, own)
             self._events.flush_failed()
@@ -184,7 +184,7 @@ class CounterTracker:
     async def _fold(self, tenant: str) -> None:
         started = time.perf_counter()
         try:
-            result = await fold_tenant(
+            result = await COUNTER_LOG.fold(
                 self._objects,
                 tenant,
                 now_ms=self._clock_ms(),

@@ -16,7 +16,7 @@ in the state store (see ``segments``), on either backend, through the ``ObjectSt
   bodies, written once as merged.json by a create-only put, so two processes doing it at once
   agree.
 - **Folding**: a refresh that finds more than ``fold_threshold`` shards older than the lag folds
-  them in the background; the compactor folds on its schedule (``fold_lexicon_tenant``).
+  them in the background; the compactor folds on its schedule (``LEXICON_LOG``).
 """
 
 from __future__ import annotations
@@ -30,12 +30,11 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-import msgspec
-
-from shared.counters.fold import COMPACTION_LAG_MS, absorbable_names
 from shared.errors import ConflictError, StorageError
 from shared.lexical.index import KeywordQuery, KeywordResult, LexicalIndex
 from shared.lexical.segments import (
+    LEXICON_LAYOUT,
+    LEXICON_LOG,
     Documents,
     LexiconShard,
     MergedHeader,
@@ -47,15 +46,11 @@ from shared.lexical.segments import (
     decode_merged_header,
     decode_shard,
     encode,
-    fold_lexicon,
-    lexicon_merged_key,
-    lexicon_shard_key,
-    lexicon_shard_prefix,
     passage_counts,
 )
 from shared.lexical.tokens import names, terms
-from shared.model import Memory, new_ulid
-from shared.model.keys import shard_name
+from shared.model import Memory
+from shared.shardlog import COMPACTION_LAG_MS, absorbable_names
 from shared.storage.index import index_entries
 from shared.storage.interfaces import ObjectStore, VectorStore
 from shared.tasks import abandon, shared_run
@@ -63,7 +58,6 @@ from shared.tasks import abandon, shared_run
 logger = logging.getLogger(__name__)
 
 LIST_PAGE_KEYS: Final = 1000
-READ_CONCURRENCY: Final = 16
 BACKFILL_BATCH: Final = 100
 DEFAULT_REFRESH_S: Final = 5.0
 DEFAULT_FOLD_THRESHOLD: Final = 200
@@ -243,7 +237,7 @@ class Lexicon:
 
     async def _load(self, tenant: str) -> _TenantLexicon:
         started = time.perf_counter()
-        stored = await self._objects.get(lexicon_merged_key(tenant))
+        stored = await self._objects.get(LEXICON_LAYOUT.merged_key(tenant))
         merged = decode_merged(stored.body) if stored is not None else None
         etag = stored.etag if stored is not None else None
         if merged is None:
@@ -270,7 +264,7 @@ class Lexicon:
 
     async def _refresh(self, tenant: str, state: _TenantLexicon) -> None:
         state.checked_at = time.monotonic()
-        etag = await self._objects.etag(lexicon_merged_key(tenant))
+        etag = await self._objects.etag(LEXICON_LAYOUT.merged_key(tenant))
         if etag != state.merged_etag and not await self._adopt_fold(tenant, state):
             # A fold this index does not already hold (or a backfill elsewhere): its shards
             # may be gone, so read it all.
@@ -288,7 +282,7 @@ class Lexicon:
         """Take a fold's new watermark when this index holds what it absorbed, as it does when
         it refreshed within the lag: reading merged.json's documents again and rebuilding the
         index made every process allocate and free the whole tenant's index on every fold."""
-        stored = await self._objects.get(lexicon_merged_key(tenant))
+        stored = await self._objects.get(LEXICON_LAYOUT.merged_key(tenant))
         header = decode_merged_header(stored.body) if stored is not None else None
         if stored is None or header is None or not state.holds_fold(header):
             return False
@@ -305,10 +299,10 @@ class Lexicon:
             self._in_background(f"fold:{tenant}", lambda: self._fold(tenant))
 
     async def _fold(self, tenant: str) -> None:
-        folded = await fold_lexicon_tenant(
+        folded = await LEXICON_LOG.fold(
             self._objects, tenant, now_ms=self._clock_ms(), lag_ms=self._lag_ms
         )
-        if folded:
+        if folded.shards_folded:
             self.stats.folds += 1
 
     def _in_background(self, key: str, work: Callable[[], Awaitable[None]]) -> None:
@@ -339,13 +333,13 @@ class Lexicon:
         merged = MergedLexicon(docs=docs)
         try:
             written = await self._objects.put(
-                lexicon_merged_key(tenant),
+                LEXICON_LAYOUT.merged_key(tenant),
                 encode(merged),
                 if_match=etag,
                 if_none_match=etag is None,
             )
         except ConflictError:
-            stored = await self._objects.get(lexicon_merged_key(tenant))
+            stored = await self._objects.get(LEXICON_LAYOUT.merged_key(tenant))
             other = decode_merged(stored.body) if stored is not None else None
             if stored is None or other is None:
                 raise StorageError(
@@ -357,7 +351,7 @@ class Lexicon:
         return merged, written
 
     async def _shard_names(self, tenant: str, *, after: str) -> list[str]:
-        return await list_lexicon_shards(self._objects, tenant, after=after)
+        return await LEXICON_LAYOUT.names(self._objects, tenant, after=after)
 
     async def _read_shards(self, tenant: str, names: Sequence[str]) -> dict[str, LexiconShard]:
         return await read_lexicon_shards(self._objects, tenant, names)
@@ -370,51 +364,34 @@ def _build(docs: Documents, watermark: str, etag: str | None) -> _TenantLexicon:
     return _TenantLexicon(index=index, watermark=watermark, merged_etag=etag, applied=set())
 
 
-async def list_lexicon_shards(objects: ObjectStore, tenant: str, *, after: str = "") -> list[str]:
-    """Every lexicon shard name above ``after``, ascending, across all pages."""
-    prefix = lexicon_shard_prefix(tenant)
-    start_after = lexicon_shard_key(tenant, after) if after else None
-    return [
-        key[len(prefix) :]
-        async for keys in objects.pages(prefix, page_size=LIST_PAGE_KEYS, start_after=start_after)
-        for key in keys
-    ]
-
-
 async def read_lexicon_shards(
     objects: ObjectStore, tenant: str, names: Sequence[str]
 ) -> dict[str, LexiconShard]:
     """The bodies of these shards; one that is gone (folded and deleted) or unreadable is left
     out (a fold already holds what a deleted one said)."""
-    gate = asyncio.Semaphore(READ_CONCURRENCY)
-
-    async def one(name: str) -> tuple[str, LexiconShard | None]:
-        async with gate:
-            stored = await objects.get(lexicon_shard_key(tenant, name))
-        return name, decode_shard(stored.body) if stored is not None else None
-
-    read = await asyncio.gather(*(one(name) for name in names))
-    return {name: shard for name, shard in read if shard is not None}
+    bodies = await LEXICON_LAYOUT.bodies(objects, tenant, names)
+    shards = {name: decode_shard(body) for name, body in bodies.items()}
+    return {name: shard for name, shard in shards.items() if shard is not None}
 
 
 async def write_lexicon_shard(
     objects: ObjectStore, tenant: str, shard: LexiconShard, *, process_id: str, now_ms: int
 ) -> str:
     """Write one shard under a name only this process uses; its name."""
-    name = shard_name(new_ulid(now_ms), process_id)
-    await objects.put(lexicon_shard_key(tenant, name), encode(shard))
-    return name
+    return await LEXICON_LAYOUT.write(
+        objects, tenant, encode(shard), process_id=process_id, now_ms=now_ms
+    )
 
 
 async def lexicon_documents(objects: ObjectStore, tenant: str) -> set[str] | None:
     """The memory ids the tenant's lexicon holds now (merged.json and every shard above its
     watermark), or None when it has no readable merged.json yet: the first recall backfills
     that from the memories themselves."""
-    stored = await objects.get(lexicon_merged_key(tenant))
+    stored = await objects.get(LEXICON_LAYOUT.merged_key(tenant))
     merged = decode_for_fold(stored.body) if stored is not None else None
     if merged is None:
         return None
-    names = await list_lexicon_shards(objects, tenant, after=merged.watermark)
+    names = await LEXICON_LAYOUT.names(objects, tenant, after=merged.watermark)
     shards = await read_lexicon_shards(objects, tenant, names)
     held, removed = set(merged.docs), set()
     for shard in (shards[name] for name in names if name in shards):
@@ -423,61 +400,10 @@ async def lexicon_documents(objects: ObjectStore, tenant: str) -> set[str] | Non
     return held - removed  # a removal is final, whichever shard is read first
 
 
-class LexiconFoldResult(msgspec.Struct, frozen=True, kw_only=True):
-    shards_folded: int = 0
-    shards_deleted: int = 0
-    conflict: bool = False
-
-
-async def fold_lexicon_tenant(
-    objects: ObjectStore, tenant: str, *, now_ms: int, lag_ms: int
-) -> LexiconFoldResult:
-    """Fold the tenant's lexicon shards older than the lag into merged.json, then delete them.
-
-    A tenant without a merged.json is left alone: only a backfill (which reads the memories
-    themselves) may create it, or the memories of a 0.9.0 tenant would never be indexed.
-
-    Raises:
-        StorageError: reading or writing merged.json failed (nothing was changed).
-    """
-    stored = await objects.get(lexicon_merged_key(tenant))
-    merged = decode_for_fold(stored.body) if stored is not None else None
-    if stored is None or merged is None:
-        return LexiconFoldResult()
-    names = await list_lexicon_shards(objects, tenant, after=merged.watermark)
-    candidates = absorbable_names(names, watermark=merged.watermark, now_ms=now_ms, lag_ms=lag_ms)
-    if not candidates:
-        return LexiconFoldResult()
-    shards = await read_lexicon_shards(objects, tenant, candidates)
-    # A shard that could not be read still moves the watermark past it: its name is in
-    # ``candidates``; read_lexicon_shards dropped it because it is gone or unreadable.
-    plan = fold_lexicon(
-        merged,
-        {name: shards.get(name, LexiconShard()) for name in candidates},
-        now_ms=now_ms,
-        lag_ms=lag_ms,
-    )
-    try:
-        await objects.put(lexicon_merged_key(tenant), encode(plan.merged), if_match=stored.etag)
-    except ConflictError:
-        logger.info("lexicon_fold_conflict", extra={"tenant": tenant})
-        return LexiconFoldResult(conflict=True)
-    deleted = 0
-    try:
-        await objects.delete([lexicon_shard_key(tenant, name) for name in plan.absorbed])
-        deleted = len(plan.absorbed)
-    except StorageError:
-        logger.warning("lexicon_shard_cleanup_failed", extra={"tenant": tenant}, exc_info=True)
-    return LexiconFoldResult(shards_folded=len(plan.absorbed), shards_deleted=deleted)
-
-
 __all__ = [
     "Lexicon",
-    "LexiconFoldResult",
     "LexiconStats",
-    "fold_lexicon_tenant",
     "lexicon_documents",
-    "list_lexicon_shards",
     "read_lexicon_shards",
     "write_lexicon_shard",
 ]

@@ -5,8 +5,8 @@
     lexicon/<tenant>/shard/<ulid>-<processId>.json   one write: memories added and removed
     lexicon/<tenant>/merged.json                     folded documents + watermark
 
-The same shape as the counters (``shared.counters``), for the same reasons: nothing is modified in
-place, a process writes keys only it will ever write, and a fold moves the watermark by
+A use of the shard log (``shared.shardlog``), beside the counters': nothing is modified in place,
+a process writes keys only it will ever write, and a fold moves the watermark by
 compare-and-swap, absorbing only shards older than the lag. Folding is simpler here: a document is
 a memory id with its passages' term counts, and memories are immutable, so adding the same
 document twice is the same as adding it once, and a removal is final (ids are never reused). A
@@ -16,13 +16,14 @@ shard read twice, or read both in merged.json and on its own, therefore changes 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final, Protocol, TypeVar
 
 import msgspec
 
-from shared.counters.fold import absorbable_names
 from shared.lexical.tokens import terms
+from shared.shardlog import ShardLayout, ShardLog
+from shared.storage.interfaces import StoredObject
 
 LEXICON_ROOT: Final = "lexicon/"
 # Bumped whenever what a memory is indexed as changes (``tokens``, passages): a merged.json of
@@ -86,20 +87,8 @@ _FOLDING_DECODER: Final = msgspec.json.Decoder(FoldingLexicon)
 _ENCODER: Final = msgspec.json.Encoder()
 
 
-def lexicon_prefix(tenant: str) -> str:
-    return f"{LEXICON_ROOT}{tenant}/"
-
-
-def lexicon_shard_prefix(tenant: str) -> str:
-    return f"{lexicon_prefix(tenant)}shard/"
-
-
-def lexicon_shard_key(tenant: str, name: str) -> str:
-    return f"{lexicon_shard_prefix(tenant)}{name}"
-
-
-def lexicon_merged_key(tenant: str) -> str:
-    return f"{lexicon_prefix(tenant)}merged.json"
+# The lexicon's shard log (shared.shardlog): the same layout as the counters' under lexicon/.
+LEXICON_LAYOUT: Final = ShardLayout(LEXICON_ROOT)
 
 
 def passage_counts(text: str) -> Passages:
@@ -190,26 +179,45 @@ def _as_raw(passages: Passages) -> msgspec.Raw:
     return msgspec.Raw(_ENCODER.encode(passages))
 
 
-class LexiconFoldPlan(msgspec.Struct, frozen=True, kw_only=True):
-    merged: FoldingLexicon
-    absorbed: tuple[str, ...]
-
-
-def fold_lexicon(
-    merged: FoldingLexicon, shards: Mapping[str, LexiconShard], *, now_ms: int, lag_ms: int
-) -> LexiconFoldPlan:
-    """Absorb the shards older than the lag into ``merged`` and move the watermark to the
-    largest of them; the rest stay above it for readers (see shared.counters.fold for why)."""
-    absorbed = absorbable_names(shards, watermark=merged.watermark, now_ms=now_ms, lag_ms=lag_ms)
-    if not absorbed:
-        return LexiconFoldPlan(merged=merged, absorbed=())
-    docs = _applied(merged.docs, (shards[name] for name in absorbed), _as_raw)
-    return LexiconFoldPlan(
-        merged=FoldingLexicon(
-            watermark=absorbed[-1],
-            folded_from=merged.watermark,
-            absorbed=absorbed_digest(absorbed),
-            docs=docs,
-        ),
-        absorbed=tuple(absorbed),
+def absorb(
+    merged: FoldingLexicon, shards: Mapping[str, LexiconShard], names: Sequence[str]
+) -> FoldingLexicon:
+    """``merged`` with the shards ``names`` (ascending, all older than the lag) applied and
+    the watermark at the last of them; the fold's start and a digest of what it absorbed are
+    recorded for readers (see ``MergedHeader``). A name without a shard moves the watermark
+    past it all the same."""
+    docs = _applied(merged.docs, (shards[name] for name in names if name in shards), _as_raw)
+    return FoldingLexicon(
+        watermark=names[-1],
+        folded_from=merged.watermark,
+        absorbed=absorbed_digest(names),
+        docs=docs,
     )
+
+
+class LexiconFolding:
+    """merged.json is every document; a shard is memories added and removed. A tenant without
+    a readable merged.json of this version is not folded: only a backfill, which reads the
+    memories themselves, may create it, or the memories of a 0.9.0 tenant would never be
+    indexed."""
+
+    layout: ShardLayout = LEXICON_LAYOUT
+    name: str = "lexicon"
+
+    def start(self, stored: StoredObject | None, tenant: str) -> FoldingLexicon | None:
+        return decode_for_fold(stored.body) if stored is not None else None
+
+    def watermark(self, merged: FoldingLexicon) -> str:
+        return merged.watermark
+
+    def absorb(
+        self, merged: FoldingLexicon, bodies: Mapping[str, str], names: Sequence[str]
+    ) -> FoldingLexicon:
+        shards = {name: decode_shard(body) for name, body in bodies.items()}
+        return absorb(merged, {n: shard for n, shard in shards.items() if shard is not None}, names)
+
+    def encode(self, merged: FoldingLexicon) -> str:
+        return encode(merged)
+
+
+LEXICON_LOG: Final = ShardLog(LexiconFolding())

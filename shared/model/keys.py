@@ -8,6 +8,7 @@
     replaced/<tenant>/<oldUlid>#<newUlid>                                 empty; one replacement
     stats/<tenant>/shard/<ulid>-<processId>.json                          one flush of deltas
     stats/<tenant>/merged.json                                            folded counts + watermark
+    lexicon/<tenant>/shard/…, lexicon/<tenant>/merged.json                the same (shared.shardlog)
     forgetting/<tenant>/<ulid>.json                                       a forget in progress
 
 Expiry and replacement are events recorded beside the memory, never in it: the expiry time is
@@ -154,29 +155,3 @@ def parse_replaced_key(key: str) -> tuple[str, str] | None:
     if not sep or not old_id or not new_id or "#" in new_id:
         return None
     return old_id, new_id
-
-
-def stats_prefix(tenant: str) -> str:
-    return f"{STATS_ROOT}{tenant}/"
-
-
-def shard_prefix(tenant: str) -> str:
-    return f"{stats_prefix(tenant)}shard/"
-
-
-def shard_key(tenant: str, shard_name: str) -> str:
-    return f"{shard_prefix(tenant)}{shard_name}"
-
-
-def shard_name(ulid: str, process_id: str) -> str:
-    """``<ulid>-<processId>.json``: unique per process, ordered by the stamp's time."""
-    return f"{ulid}-{process_id}.json"
-
-
-def shard_time_ms(name: str) -> int | None:
-    """The ULID time a shard's file name was stamped with, or None when it does not parse."""
-    return ulid_time_ms(name[:26])
-
-
-def merged_key(tenant: str) -> str:
-    return f"{stats_prefix(tenant)}merged.json"

@@ -7,26 +7,24 @@ import asyncio
 import pytest
 from prometheus_client import generate_latest
 
-from services.compactor import tenants
 from services.compactor.jobs import JobContext, JobRunner, fold_shards, gc_shards
 from services.compactor.metrics import CompactorMetrics
-from services.compactor.tenants import TenantBacklog, scan_backlog
-from shared.counters import encode_merged
+from shared import shardlog
+from shared.counters import COUNTER_LAYOUT, COUNTER_LOG, encode_merged
 from shared.counters._reader import read_merged
 from shared.errors import StorageUnavailableError
 from shared.expiry import Expirer
 from shared.lexical.segments import (
+    LEXICON_LAYOUT,
     LexiconShard,
     MergedLexicon,
     decode_merged,
     encode,
-    lexicon_merged_key,
-    lexicon_shard_key,
 )
 from shared.model import Memory, index_key, index_prefix, iso_ms, new_ulid
 from shared.model.counters import MergedCounters
-from shared.model.keys import merged_key, shard_key, shard_prefix
 from shared.reconcile import Reconciler
+from shared.shardlog import TenantBacklog
 from shared.storage.interfaces import ObjectStore, StoredObject, VectorStore
 from tests.counters._faults import FaultyStore, SimulatedCrashError
 from tests.counters._names import name_at
@@ -52,9 +50,9 @@ async def test_scan_reads_names_only_and_counts_shards_behind_the_lag(
 ) -> None:
     await write_old_shards(object_store, "a", count=3, at_ms=START_MS - LAG_MS)
     await write_old_shards(object_store, "b", count=2, at_ms=START_MS)
-    await object_store.put(merged_key("c"), encode_merged(MergedCounters()))
-    await object_store.put(shard_key("d", "not-a-ulid.json"), "{}")
-    assert await scan_backlog(object_store, now_ms=START_MS, lag_ms=LAG_MS) == [
+    await object_store.put(COUNTER_LAYOUT.merged_key("c"), encode_merged(MergedCounters()))
+    await object_store.put(COUNTER_LAYOUT.shard_key("d", "not-a-ulid.json"), "{}")
+    assert await COUNTER_LOG.backlog(object_store, now_ms=START_MS, lag_ms=LAG_MS) == [
         TenantBacklog(tenant="a", shards=3, behind_lag=3),
         TenantBacklog(tenant="b", shards=2, behind_lag=0),
         TenantBacklog(tenant="d", shards=1, behind_lag=0),
@@ -64,14 +62,16 @@ async def test_scan_reads_names_only_and_counts_shards_behind_the_lag(
 async def test_scan_pages_through_every_key(
     object_store: ObjectStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(tenants, "LIST_PAGE_KEYS", 10)
+    monkeypatch.setattr(shardlog, "LIST_PAGE_KEYS", 10)
     await asyncio.gather(
         *(
-            object_store.put(shard_key(f"t{i % 3}", name_at(START_MS - LAG_MS, suffix=i)), "{}")
+            object_store.put(
+                COUNTER_LAYOUT.shard_key(f"t{i % 3}", name_at(START_MS - LAG_MS, suffix=i)), "{}"
+            )
             for i in range(35)
         )
     )
-    backlog = await scan_backlog(object_store, now_ms=START_MS, lag_ms=LAG_MS)
+    backlog = await COUNTER_LOG.backlog(object_store, now_ms=START_MS, lag_ms=LAG_MS)
     assert [entry.behind_lag for entry in backlog] == [12, 12, 11]
 
 
@@ -87,7 +87,7 @@ async def test_fold_job_folds_any_tenant_with_one_old_shard_regardless_of_thresh
     assert len(result.fold_durations_s) == 2
     for tenant, total in (("a", 1), ("b", 4)):
         assert (await read_merged(object_store, tenant)).merged.counts["m"].access == total
-    assert await object_store.get(merged_key("young")) is None
+    assert await object_store.get(COUNTER_LAYOUT.merged_key("young")) is None
     again = await fold_shards(context(object_store))
     assert again.shards_folded == 0
 
@@ -96,22 +96,22 @@ async def test_fold_job_folds_lexicon_shards_behind_the_lag_and_leaves_younger_o
     object_store: ObjectStore,
 ) -> None:
     """The keyword leg's shards are folded by the same job, once a backfill made merged.json."""
-    await object_store.put(lexicon_merged_key("kw"), encode(MergedLexicon()))
+    await object_store.put(LEXICON_LAYOUT.merged_key("kw"), encode(MergedLexicon()))
     old = [name_at(START_MS - LAG_MS, suffix=i) for i in range(3)]
     young = name_at(START_MS, suffix=9)
     for i, name in enumerate([*old, young]):
         shard = LexiconShard(add={f"m{i}": [{"e1042": 1, "cache": 1}]})
-        await object_store.put(lexicon_shard_key("kw", name), encode(shard))
+        await object_store.put(LEXICON_LAYOUT.shard_key("kw", name), encode(shard))
     result = await fold_shards(context(object_store))
     assert (result.lexicon_tenants, result.lexicon_shards_folded) == (1, 3)
     assert result.lexicon_backlog_shards == 1
-    stored = await object_store.get(lexicon_merged_key("kw"))
+    stored = await object_store.get(LEXICON_LAYOUT.merged_key("kw"))
     assert stored is not None
     merged = decode_merged(stored.body)
     assert merged is not None and merged.watermark == old[-1]
     assert set(merged.docs) == {"m0", "m1", "m2"}
-    assert await object_store.get(lexicon_shard_key("kw", young)) is not None
-    assert all([await object_store.get(lexicon_shard_key("kw", n)) is None for n in old])
+    assert await object_store.get(LEXICON_LAYOUT.shard_key("kw", young)) is not None
+    assert all([await object_store.get(LEXICON_LAYOUT.shard_key("kw", n)) is None for n in old])
 
 
 class _BrokenTenant(FaultyStore):
@@ -119,7 +119,7 @@ class _BrokenTenant(FaultyStore):
 
     def __init__(self, inner: ObjectStore, *, tenant: str) -> None:
         super().__init__(inner)
-        self.broken_key = merged_key(tenant)
+        self.broken_key = COUNTER_LAYOUT.merged_key(tenant)
 
     async def get(self, key: str) -> StoredObject | None:
         if key == self.broken_key:
@@ -145,10 +145,10 @@ async def test_gc_job_removes_what_a_crashed_fold_left_behind(object_store: Obje
     crashing = FaultyStore(object_store, crash_delete_probability=1.0)
     with pytest.raises(SimulatedCrashError):
         await fold_shards(context(crashing))  # the crash is not a tenant failure: it kills the run
-    assert len(await object_store.list(shard_prefix("t"))) == 3
+    assert len(await object_store.list(COUNTER_LAYOUT.shard_prefix("t"))) == 3
     result = await gc_shards(context(object_store))
     assert (result.tenants, result.shards_deleted) == (1, 3)
-    assert await object_store.list(shard_prefix("t")) == []
+    assert await object_store.list(COUNTER_LAYOUT.shard_prefix("t")) == []
     assert (await read_merged(object_store, "t")).merged.counts["m"].access == 3
 
 

@@ -16,9 +16,10 @@ import aiohttp
 import pytest
 
 from shared.config import load_config
+from shared.counters import COUNTER_LAYOUT
 from shared.counters._reader import read_merged
 from shared.model import Memory, index_key, index_prefix, iso_ms, new_ulid
-from shared.model.keys import EXPIRY_ROOT, expiry_key_of, shard_prefix
+from shared.model.keys import EXPIRY_ROOT, expiry_key_of
 from shared.storage import ObjectStore, Stores, open_stores
 from tests.counters.test_tracker import LAG_MS, write_old_shards
 
@@ -109,8 +110,8 @@ async def test_compactor_process_folds_old_shards_and_reports_it(
         )
         assert success is not None and success > 0
         assert (await read_merged(pg_objects, "acme")).merged.counts["m"].access == SHARDS
-        assert await pg_objects.list(shard_prefix("acme")) == []
-        assert len(await pg_objects.list(shard_prefix("young"))) == 2
+        assert await pg_objects.list(COUNTER_LAYOUT.shard_prefix("acme")) == []
+        assert len(await pg_objects.list(COUNTER_LAYOUT.shard_prefix("young"))) == 2
     finally:
         stdout, stderr = await stop(process)
     assert process.returncode == 0, stderr.decode()[-2000:]

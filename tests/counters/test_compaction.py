@@ -9,19 +9,22 @@ from collections import Counter
 import pytest
 
 from services.compactor.jobs import JobContext, fold_shards, gc_shards
-from shared.counters import CounterTracker, collect_garbage, fold_tenant
+from shared.counters import (
+    COUNTER_LAYOUT,
+    COUNTER_LOG,
+    CounterTracker,
+)
 from shared.counters._reader import read_merged
 from shared.counters.compaction import add_to_merged
 from shared.model.counters import AccessCount
 from shared.model.ids import iso_ms
-from shared.model.keys import shard_prefix
 from shared.storage.interfaces import ObjectStore
 from tests.counters._faults import Clock, FaultyStore, SimulatedCrashError
 from tests.counters.test_tracker import LAG_MS, START_MS, write_old_shards
 
 
 async def shard_count(objects: ObjectStore, tenant: str) -> int:
-    return len(await objects.list(shard_prefix(tenant), limit=100_000))
+    return len(await objects.list(COUNTER_LAYOUT.shard_prefix(tenant), limit=100_000))
 
 
 async def test_fold_then_garbage_collection_after_a_crash_never_double_counts(
@@ -30,39 +33,43 @@ async def test_fold_then_garbage_collection_after_a_crash_never_double_counts(
     await write_old_shards(object_store, "t", count=5, at_ms=START_MS - LAG_MS)
     crashing = FaultyStore(object_store, crash_delete_probability=1.0)
     with pytest.raises(SimulatedCrashError):
-        await fold_tenant(crashing, "t", now_ms=START_MS, lag_ms=LAG_MS)
+        await COUNTER_LOG.fold(crashing, "t", now_ms=START_MS, lag_ms=LAG_MS)
     assert (await read_merged(object_store, "t")).merged.counts["m"].access == 5
     assert await shard_count(object_store, "t") == 5  # left behind, below the watermark
     reader = CounterTracker(
         object_store, process_id="r", compact_threshold=0, clock_ms=lambda: START_MS
     )
     assert (await reader.load("t"))["m"].access == 5
-    again = await fold_tenant(object_store, "t", now_ms=START_MS, lag_ms=LAG_MS)
+    again = await COUNTER_LOG.fold(object_store, "t", now_ms=START_MS, lag_ms=LAG_MS)
     assert again.shards_folded == 0
-    assert await collect_garbage(object_store, "t") == 5
+    assert await COUNTER_LOG.collect_garbage(object_store, "t") == 5
     assert await shard_count(object_store, "t") == 0
     assert (await read_merged(object_store, "t")).merged.counts["m"].access == 5
-    assert await collect_garbage(object_store, "t") == 0
+    assert await COUNTER_LOG.collect_garbage(object_store, "t") == 0
 
 
 async def test_collect_garbage_keeps_shards_above_the_watermark(object_store: ObjectStore) -> None:
     await write_old_shards(object_store, "t", count=3, at_ms=START_MS - LAG_MS)
-    assert await collect_garbage(object_store, "t") == 0  # no merged.json: nothing is absorbed
+    assert (
+        await COUNTER_LOG.collect_garbage(object_store, "t") == 0
+    )  # no merged.json: nothing is absorbed
     crashing = FaultyStore(object_store, crash_delete_probability=1.0)
     with pytest.raises(SimulatedCrashError):
-        await fold_tenant(crashing, "t", now_ms=START_MS, lag_ms=LAG_MS)
+        await COUNTER_LOG.fold(crashing, "t", now_ms=START_MS, lag_ms=LAG_MS)
     await write_old_shards(object_store, "t", count=2, at_ms=START_MS)
-    assert await collect_garbage(object_store, "t") == 3
+    assert await COUNTER_LOG.collect_garbage(object_store, "t") == 3
     assert await shard_count(object_store, "t") == 2
 
 
 async def test_fold_respects_min_and_max_shards(object_store: ObjectStore) -> None:
     await write_old_shards(object_store, "t", count=5, at_ms=START_MS - LAG_MS)
-    skipped = await fold_tenant(object_store, "t", now_ms=START_MS, lag_ms=LAG_MS, min_shards=6)
+    skipped = await COUNTER_LOG.fold(
+        object_store, "t", now_ms=START_MS, lag_ms=LAG_MS, min_shards=6
+    )
     assert skipped.shards_folded == 0
-    first = await fold_tenant(object_store, "t", now_ms=START_MS, lag_ms=LAG_MS, max_shards=3)
+    first = await COUNTER_LOG.fold(object_store, "t", now_ms=START_MS, lag_ms=LAG_MS, max_shards=3)
     assert (first.shards_folded, first.shards_deleted) == (3, 3)
-    second = await fold_tenant(object_store, "t", now_ms=START_MS, lag_ms=LAG_MS, max_shards=3)
+    second = await COUNTER_LOG.fold(object_store, "t", now_ms=START_MS, lag_ms=LAG_MS, max_shards=3)
     assert (second.shards_folded, second.shards_deleted) == (2, 2)
     assert (await read_merged(object_store, "t")).merged.counts["m"].access == 5
 
@@ -70,7 +77,7 @@ async def test_fold_respects_min_and_max_shards(object_store: ObjectStore) -> No
 async def test_two_folders_racing_fold_each_shard_exactly_once(object_store: ObjectStore) -> None:
     await write_old_shards(object_store, "t", count=40, at_ms=START_MS - LAG_MS)
     results = await asyncio.gather(
-        *(fold_tenant(object_store, "t", now_ms=START_MS, lag_ms=LAG_MS) for _ in range(6))
+        *(COUNTER_LOG.fold(object_store, "t", now_ms=START_MS, lag_ms=LAG_MS) for _ in range(6))
     )
     assert sum(r.shards_folded for r in results) == 40
     assert any(r.conflict for r in results)
@@ -177,8 +184,8 @@ class _Simulation:
         self.clock.advance(10 * LAG_MS)
         folded: dict[tuple[str, str], int] = {}
         for tenant in self.TENANTS:
-            await fold_tenant(self.objects, tenant, now_ms=self.clock(), lag_ms=LAG_MS)
-            await collect_garbage(self.objects, tenant)
+            await COUNTER_LOG.fold(self.objects, tenant, now_ms=self.clock(), lag_ms=LAG_MS)
+            await COUNTER_LOG.collect_garbage(self.objects, tenant)
             assert await shard_count(self.objects, tenant) == 0
             for memory, count in (await read_merged(self.objects, tenant)).merged.counts.items():
                 folded[tenant, memory] = count.access
@@ -211,7 +218,7 @@ async def test_counts_from_an_import_are_added_to_merged_and_keep_the_watermark(
     object_store: ObjectStore,
 ) -> None:
     await write_old_shards(object_store, "t", count=2, at_ms=START_MS - 2 * LAG_MS)
-    folded = await fold_tenant(object_store, "t", now_ms=START_MS, lag_ms=LAG_MS)
+    folded = await COUNTER_LOG.fold(object_store, "t", now_ms=START_MS, lag_ms=LAG_MS)
     assert folded.shards_folded == 2
     before = (await read_merged(object_store, "t")).merged
     imported = {

@@ -8,19 +8,19 @@ from collections.abc import Mapping
 
 import pytest
 
+from shared import shardlog
 from shared.counters import (
+    COUNTER_LAYOUT,
+    COUNTER_LOG,
     CounterTracker,
     FlushLoop,
-    _reader,
     decode_shard,
     encode_merged,
     encode_shard,
-    fold_tenant,
 )
 from shared.counters._reader import MergedCache, MergedRead, read_merged
 from shared.model.counters import AccessCount, MergedCounters
 from shared.model.ids import iso_ms
-from shared.model.keys import merged_key, shard_key, shard_prefix
 from shared.storage.interfaces import ObjectStore
 from tests.counters._faults import Clock, FaultyStore, RecordedEvents
 from tests.counters._names import name_at
@@ -50,14 +50,14 @@ def tracker(
 
 
 async def shard_names(objects: ObjectStore, tenant: str) -> list[str]:
-    prefix = shard_prefix(tenant)
+    prefix = COUNTER_LAYOUT.shard_prefix(tenant)
     return [key[len(prefix) :] for key in await objects.list(prefix)]
 
 
 async def write_old_shards(objects: ObjectStore, tenant: str, *, count: int, at_ms: int) -> None:
     for i in range(count):
         body = encode_shard({"m": AccessCount(access=1, last_at=iso_ms(at_ms))})
-        await objects.put(shard_key(tenant, name_at(at_ms, "old", suffix=i)), body)
+        await objects.put(COUNTER_LAYOUT.shard_key(tenant, name_at(at_ms, "old", suffix=i)), body)
 
 
 def accesses(counts: object, memory_id: str = "m") -> int:
@@ -86,7 +86,7 @@ async def test_flush_writes_one_shard_per_tenant(object_store: ObjectStore) -> N
     names = await shard_names(object_store, "t1")
     assert len(names) == 1
     assert names[0].endswith("-proc-a.json")
-    stored = await object_store.get(shard_key("t1", names[0]))
+    stored = await object_store.get(COUNTER_LAYOUT.shard_key("t1", names[0]))
     assert stored is not None
     assert decode_shard(stored.body) == {
         "m1": AccessCount(access=2, last_at=iso_ms(START_MS)),
@@ -168,7 +168,7 @@ async def test_a_read_folds_in_the_background_once_more_than_the_threshold_are_o
     await write_old_shards(object_store, "t", count=3, at_ms=START_MS - LAG_MS)
     assert accesses(await counters.load("t")) == 3
     await counters.settled()
-    assert (await object_store.get(merged_key("t"))) is None  # 3 is not more than 3
+    assert (await object_store.get(COUNTER_LAYOUT.merged_key("t"))) is None  # 3 is not more than 3
     await write_old_shards(object_store, "t", count=1, at_ms=START_MS - LAG_MS - 1)
     clock.advance(60_000)
     assert accesses(await counters.load("t")) == 4
@@ -188,7 +188,7 @@ async def test_young_shards_are_counted_but_not_folded(object_store: ObjectStore
     await write_old_shards(object_store, "t", count=2, at_ms=START_MS - LAG_MS + 1)
     assert accesses(await counters.load("t")) == 2
     await counters.settled()
-    assert await object_store.get(merged_key("t")) is None
+    assert await object_store.get(COUNTER_LAYOUT.merged_key("t")) is None
     assert len(await shard_names(object_store, "t")) == 2
 
 
@@ -200,7 +200,7 @@ async def test_the_loser_of_the_compare_and_swap_does_nothing_else(
     winner_body = encode_merged(MergedCounters(watermark="~winner"))
 
     async def someone_else_folds_first() -> None:
-        await object_store.put(merged_key("t"), winner_body, if_none_match=True)
+        await object_store.put(COUNTER_LAYOUT.merged_key("t"), winner_body, if_none_match=True)
 
     faulty = FaultyStore(object_store, before_conditional_put=someone_else_folds_first)
     counters = tracker(faulty, clock, threshold=0, events=events)
@@ -208,7 +208,7 @@ async def test_the_loser_of_the_compare_and_swap_does_nothing_else(
     await counters.load("t")
     await counters.settled()
     assert events.conflicts == 1
-    stored = await object_store.get(merged_key("t"))
+    stored = await object_store.get(COUNTER_LAYOUT.merged_key("t"))
     assert stored is not None
     assert stored.body == winner_body
     assert len(await shard_names(object_store, "t")) == 2  # nothing deleted
@@ -218,7 +218,7 @@ async def test_an_unreadable_merged_json_reads_empty_and_a_fold_replaces_it(
     object_store: ObjectStore, caplog: pytest.LogCaptureFixture
 ) -> None:
     clock = Clock(START_MS)
-    await object_store.put(merged_key("t"), "{not json")
+    await object_store.put(COUNTER_LAYOUT.merged_key("t"), "{not json")
     await write_old_shards(object_store, "t", count=2, at_ms=START_MS - LAG_MS)
     counters = tracker(object_store, clock, threshold=1)
     with caplog.at_level(logging.WARNING):
@@ -234,7 +234,9 @@ async def test_a_corrupt_shard_is_skipped_and_its_neighbours_counted(
 ) -> None:
     clock = Clock(START_MS)
     await write_old_shards(object_store, "t", count=2, at_ms=START_MS - LAG_MS)
-    await object_store.put(shard_key("t", name_at(START_MS - LAG_MS, "bad")), "[1, 2")
+    await object_store.put(
+        COUNTER_LAYOUT.shard_key("t", name_at(START_MS - LAG_MS, "bad")), "[1, 2"
+    )
     counters = tracker(object_store, clock, threshold=2)
     assert accesses(await counters.load("t")) == 2
     await counters.settled()
@@ -247,12 +249,12 @@ async def test_a_read_pages_through_every_shard(
     object_store: ObjectStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Pages of 10 exercise the same loop as pages of 1,000, without writing thousands of shards.
-    monkeypatch.setattr(_reader, "LIST_PAGE_KEYS", 10)
+    monkeypatch.setattr(shardlog, "LIST_PAGE_KEYS", 10)
     clock = Clock(START_MS)
     body = encode_shard({"m": AccessCount(access=1, last_at=iso_ms(START_MS))})
     await asyncio.gather(
         *(
-            object_store.put(shard_key("t", name_at(START_MS, "w", suffix=i)), body)
+            object_store.put(COUNTER_LAYOUT.shard_key("t", name_at(START_MS, "w", suffix=i)), body)
             for i in range(35)
         )
     )
@@ -327,7 +329,7 @@ async def test_callers_that_find_the_cache_stale_together_share_one_read(
 ) -> None:
     clock = Clock(START_MS)
     await object_store.put(
-        merged_key("t"),
+        COUNTER_LAYOUT.merged_key("t"),
         encode_merged(
             MergedCounters(counts={"m": AccessCount(access=3, last_at=iso_ms(START_MS))})
         ),
@@ -336,17 +338,17 @@ async def test_callers_that_find_the_cache_stale_together_share_one_read(
     counters = tracker(store, clock)
     loads = await asyncio.gather(*(counters.load("t") for _ in range(8)))
     assert [accesses(counts) for counts in loads] == [3] * 8
-    assert store.gets.count(merged_key("t")) == 1
+    assert store.gets.count(COUNTER_LAYOUT.merged_key("t")) == 1
     clock.advance(60_000)  # the cache entry is stale: the next callers read again, once
     await object_store.put(
-        merged_key("t"),
+        COUNTER_LAYOUT.merged_key("t"),
         encode_merged(
             MergedCounters(counts={"m": AccessCount(access=4, last_at=iso_ms(START_MS))})
         ),
     )
     loads = await asyncio.gather(*(counters.load("t") for _ in range(8)))
     assert [accesses(counts) for counts in loads] == [4] * 8
-    assert store.gets.count(merged_key("t")) == 2
+    assert store.gets.count(COUNTER_LAYOUT.merged_key("t")) == 2
 
 
 async def test_a_cold_read_reuses_unchanged_merged_counts_after_one_etag_check(
@@ -354,20 +356,22 @@ async def test_a_cold_read_reuses_unchanged_merged_counts_after_one_etag_check(
 ) -> None:
     clock = Clock(START_MS)
     counts = {f"m{n}": AccessCount(access=n + 1, last_at=iso_ms(START_MS)) for n in range(50)}
-    await object_store.put(merged_key("t"), encode_merged(MergedCounters(counts=counts)))
+    await object_store.put(
+        COUNTER_LAYOUT.merged_key("t"), encode_merged(MergedCounters(counts=counts))
+    )
     store = FaultyStore(object_store)
     counters = tracker(store, clock)
     assert accesses(await counters.load("t"), "m9") == 10
     for _ in range(3):
         clock.advance(60_000)  # stale every time: a cold read, but merged.json is unchanged
         assert accesses(await counters.load("t"), "m9") == 10
-    assert store.gets.count(merged_key("t")) == 1
+    assert store.gets.count(COUNTER_LAYOUT.merged_key("t")) == 1
     # A fold lands (new etag): the next cold read decodes the new body, and shards still count.
     await write_old_shards(object_store, "t", count=2, at_ms=START_MS)
-    await fold_tenant(object_store, "t", now_ms=START_MS + 2 * LAG_MS, lag_ms=LAG_MS)
+    await COUNTER_LOG.fold(object_store, "t", now_ms=START_MS + 2 * LAG_MS, lag_ms=LAG_MS)
     clock.advance(60_000)
     assert accesses(await counters.load("t"), "m") == 2
-    assert store.gets.count(merged_key("t")) == 2
+    assert store.gets.count(COUNTER_LAYOUT.merged_key("t")) == 2
 
 
 def test_the_merged_cache_is_bounded_by_entries_not_tenants() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from shared.expiry import Expirer, ExpiryResult, due_entries
-from shared.lexical.segments import decode_shard, lexicon_shard_prefix
+from shared.lexical.segments import LEXICON_LAYOUT, decode_shard
 from shared.model import Memory, index_key, iso_ms, new_ulid
 from shared.model.keys import expiry_key_of, replaced_key
 from shared.storage.interfaces import ObjectStore, VectorStore
@@ -86,7 +86,7 @@ async def test_a_run_deletes_what_is_due_and_keeps_the_rest(
     assert await exists(object_store, index_key(lasting))
 
     for tenant, removed in (("acme", expired), ("beta", other)):
-        shard_keys = await object_store.list(lexicon_shard_prefix(tenant))
+        shard_keys = await object_store.list(LEXICON_LAYOUT.shard_prefix(tenant))
         assert len(shard_keys) == 1
         stored = await object_store.get(shard_keys[0])
         assert stored is not None
@@ -96,7 +96,7 @@ async def test_a_run_deletes_what_is_due_and_keeps_the_rest(
     assert await due_entries(object_store, now_ms=clock()) == []
     again = await expirer(vector_store, object_store, clock).run()
     assert again == ExpiryResult(tenants=0, tenants_failed=0, deleted=0, due=0)
-    assert len(await object_store.list(lexicon_shard_prefix("acme"))) == 1
+    assert len(await object_store.list(LEXICON_LAYOUT.shard_prefix("acme"))) == 1
 
 
 async def test_nothing_is_due_before_the_expiry(
@@ -131,7 +131,7 @@ async def test_the_expiry_key_of_a_forgotten_memory_is_cleaned_up(
     key = expiry_key_of(forgotten)
     assert key is not None and not await exists(object_store, key)
     assert not await exists(object_store, record)
-    assert await object_store.list(lexicon_shard_prefix("acme")) == []
+    assert await object_store.list(LEXICON_LAYOUT.shard_prefix("acme")) == []
     assert await expirer(vector_store, object_store, clock).run() == ExpiryResult()
 
 

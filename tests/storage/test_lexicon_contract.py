@@ -8,13 +8,12 @@ from collections.abc import Callable
 
 import pytest
 
-from shared.lexical import Lexicon, fold_lexicon_tenant
-from shared.lexical.lexicon import DEFAULT_REFRESH_S, list_lexicon_shards
+from shared.lexical import LEXICON_LOG, Lexicon
+from shared.lexical.lexicon import DEFAULT_REFRESH_S
 from shared.lexical.segments import (
+    LEXICON_LAYOUT,
     LEXICON_VERSION,
     decode_merged,
-    lexicon_merged_key,
-    lexicon_shard_key,
 )
 from shared.model import Memory, index_key, iso_ms, new_ulid
 from shared.storage import Stores
@@ -78,7 +77,7 @@ async def test_a_tenant_written_by_0_9_0_is_backfilled_once_from_its_memories(
     first = lexicon(stores, clock, "first")
     assert await found(first, "t2", "--local") == [old[1].id]
     assert first.stats.backfilled == 1
-    merged = await stores.objects.get(lexicon_merged_key("t2"))
+    merged = await stores.objects.get(LEXICON_LAYOUT.merged_key("t2"))
     assert merged is not None
     assert set(decode_merged(merged.body).docs) == {m.id for m in old}  # type: ignore[union-attr]
     second = lexicon(stores, clock, "second")
@@ -98,16 +97,16 @@ async def test_a_lexicon_the_previous_format_wrote_is_rebuilt_into_passages(
     )
     old_docs = {memory.id: {"deploy": 60, "nginx_proxy_timeout_q2000": 1}}
     await stores.objects.put(
-        lexicon_merged_key("t9"), json.dumps({"v": 3, "watermark": "", "docs": old_docs})
+        LEXICON_LAYOUT.merged_key("t9"), json.dumps({"v": 3, "watermark": "", "docs": old_docs})
     )
     await stores.objects.put(
-        lexicon_shard_key("t9", "00000000000000000000000000-old"),
+        LEXICON_LAYOUT.shard_key("t9", "00000000000000000000000000-old"),
         json.dumps({"v": 3, "add": {"x": {"deploy": 1}}}),
     )
     upgraded = lexicon(stores, Clock(), "upgraded")
     assert await found(upgraded, "t9", "NGINX_PROXY_TIMEOUT_Q2000") == [memory.id]
     assert upgraded.stats.backfilled == 1
-    merged = await stores.objects.get(lexicon_merged_key("t9"))
+    merged = await stores.objects.get(LEXICON_LAYOUT.merged_key("t9"))
     assert merged is not None
     rebuilt = decode_merged(merged.body)
     assert rebuilt is not None and rebuilt.v == LEXICON_VERSION
@@ -147,9 +146,9 @@ async def test_a_fold_absorbs_shards_older_than_the_lag_and_a_fresh_reader_sees_
     await writer.added(young)
     await writer.removed("t4", [memories[0].id])
 
-    result = await fold_lexicon_tenant(stores.objects, "t4", now_ms=NOW_MS + LAG_MS, lag_ms=LAG_MS)
+    result = await LEXICON_LOG.fold(stores.objects, "t4", now_ms=NOW_MS + LAG_MS, lag_ms=LAG_MS)
     assert (result.shards_folded, result.shards_deleted, result.conflict) == (3, 3, False)
-    remaining = await list_lexicon_shards(stores.objects, "t4")
+    remaining = await LEXICON_LAYOUT.names(stores.objects, "t4")
     assert len(remaining) == 2  # the young memory and the removal stay above the watermark
     fresh = lexicon(stores, clock, "fresh")
     assert set(await found(fresh, "t4", "port")) == {memories[1].id, memories[2].id, young.id}
@@ -165,11 +164,9 @@ async def test_a_fold_never_creates_merged_json_for_a_tenant_not_backfilled(
     writer = lexicon(stores, clock, "writer")
     new = await stored(stores, "t5", "new memory about KAFKA_BROKERS", embedding_dim, NOW_MS)
     await writer.added(new)  # a shard, but this process never loaded (or backfilled) t5
-    result = await fold_lexicon_tenant(
-        stores.objects, "t5", now_ms=NOW_MS + 2 * LAG_MS, lag_ms=LAG_MS
-    )
+    result = await LEXICON_LOG.fold(stores.objects, "t5", now_ms=NOW_MS + 2 * LAG_MS, lag_ms=LAG_MS)
     assert result.shards_folded == 0
-    assert await stores.objects.get(lexicon_merged_key("t5")) is None
+    assert await stores.objects.get(LEXICON_LAYOUT.merged_key("t5")) is None
     assert set(await found(lexicon(stores, clock, "later"), "t5", "KAFKA_BROKERS")) == {
         old.id,
         new.id,
@@ -216,7 +213,7 @@ async def _written_then_folded(
     if reader is not None:
         await found(reader, tenant, "worker")
         await reader.settled()
-    result = await fold_lexicon_tenant(
+    result = await LEXICON_LOG.fold(
         stores.objects, tenant, now_ms=NOW_MS + 2 * LAG_MS, lag_ms=LAG_MS
     )
     assert result.shards_folded == 4
@@ -239,7 +236,7 @@ async def test_a_reader_that_refreshed_within_the_lag_keeps_its_index_across_a_f
     expected = {memories[1].id, memories[2].id, later.id}
     assert set(await found(reader, "t9", "worker")) == expected
     assert set(await found(lexicon(stores, clock, "fresh"), "t9", "worker")) == expected
-    merged = await stores.objects.get(lexicon_merged_key("t9"))
+    merged = await stores.objects.get(LEXICON_LAYOUT.merged_key("t9"))
     assert merged is not None
     assert "7000" not in merged.body  # the forget was folded in, not only hidden here
 

@@ -9,7 +9,12 @@ from collections.abc import AsyncIterator, Sequence
 import pytest
 
 from shared.lexical.lexicon import lexicon_documents
-from shared.lexical.segments import MergedLexicon, encode, lexicon_merged_key, passage_counts
+from shared.lexical.segments import (
+    LEXICON_LAYOUT,
+    MergedLexicon,
+    encode,
+    passage_counts,
+)
 from shared.model import Hit, Memory, index_key, index_prefix, iso_ms, new_ulid
 from shared.reconcile import Reconciler, ReconcileResult, TenantInventory, plan_reconcile
 from shared.storage import MemoryRef, ObjectStore, VectorStore
@@ -55,7 +60,7 @@ async def index_ids(objects: ObjectStore, tenant: str) -> set[str]:
 async def with_lexicon(objects: ObjectStore, tenant: str, memories: Sequence[Memory]) -> None:
     """The tenant's merged.json holding these memories, as a backfill or a fold leaves it."""
     docs = {m.id: passage_counts(m.content) for m in memories}
-    await objects.put(lexicon_merged_key(tenant), encode(MergedLexicon(docs=docs)))
+    await objects.put(LEXICON_LAYOUT.merged_key(tenant), encode(MergedLexicon(docs=docs)))
 
 
 async def whole(vectors: VectorStore, objects: ObjectStore, memory: Memory, dim: int) -> None:

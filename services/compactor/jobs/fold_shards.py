@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from typing import Protocol
+from typing import Any
 
 import msgspec
 
 from services.compactor.jobs.context import JobContext
-from services.compactor.tenants import scan_backlog
-from shared.counters import fold_tenant
-from shared.lexical import fold_lexicon_tenant
-from shared.lexical.segments import LEXICON_ROOT
-from shared.model.keys import STATS_ROOT
+from shared.counters import COUNTER_LOG
+from shared.lexical import LEXICON_LOG
+from shared.shardlog import ShardLog
 
 logger = logging.getLogger(__name__)
 
@@ -42,32 +39,16 @@ class FoldJobResult(msgspec.Struct, frozen=True, kw_only=True):
     duration_s: float = 0.0
 
 
-class _Folded(Protocol):
-    """What one tenant's fold reports, counters' (FoldResult) or lexicon's alike."""
-
-    @property
-    def shards_folded(self) -> int: ...
-
-    @property
-    def shards_deleted(self) -> int: ...
-
-    @property
-    def conflict(self) -> bool: ...
-
-
-FoldOne = Callable[..., Awaitable[_Folded]]
-
-
 async def fold_shards(ctx: JobContext) -> FoldJobResult:
-    """Fold each tenant with shards behind the lag, the counters' and then the keyword leg's
-    lexicon (the same layout under another root); a failing tenant is logged and skipped.
+    """Fold each tenant with shards behind the lag, in the counters' log and then the keyword
+    leg's lexicon (two uses of one shard log); a failing tenant is logged and skipped.
 
     Raises:
-        StorageError: a tenant scan itself failed (no tenant of that root was folded).
+        StorageError: a tenant scan itself failed (no tenant of that log was folded).
     """
     started = time.perf_counter()
-    counters = await _fold_root(ctx, STATS_ROOT, fold_tenant)
-    lexicon = await _fold_root(ctx, LEXICON_ROOT, fold_lexicon_tenant)
+    counters = await _fold_log(ctx, COUNTER_LOG)
+    lexicon = await _fold_log(ctx, LEXICON_LOG)
     return msgspec.structs.replace(
         counters,
         tenants_failed=counters.tenants_failed + lexicon.tenants_failed,
@@ -79,8 +60,8 @@ async def fold_shards(ctx: JobContext) -> FoldJobResult:
     )
 
 
-async def _fold_root(ctx: JobContext, root: str, fold_one: FoldOne) -> FoldJobResult:
-    backlog = await scan_backlog(ctx.objects, now_ms=ctx.clock_ms(), lag_ms=ctx.lag_ms, root=root)
+async def _fold_log(ctx: JobContext, log: ShardLog[Any]) -> FoldJobResult:
+    backlog = await log.backlog(ctx.objects, now_ms=ctx.clock_ms(), lag_ms=ctx.lag_ms)
     remaining = {entry.tenant: entry.shards for entry in backlog}
     tenants = failed = folded = deleted = conflicts = 0
     durations: list[float] = []
@@ -90,13 +71,15 @@ async def _fold_root(ctx: JobContext, root: str, fold_one: FoldOne) -> FoldJobRe
         tenants += 1
         fold_started = time.perf_counter()
         try:
-            result = await fold_one(
+            result = await log.fold(
                 ctx.objects, entry.tenant, now_ms=ctx.clock_ms(), lag_ms=ctx.lag_ms
             )
         except Exception:
             # One tenant's broken object or a transient error must not starve the others.
             failed += 1
-            logger.exception("compactor_fold_failed", extra={"tenant": entry.tenant, "root": root})
+            logger.exception(
+                "compactor_fold_failed", extra={"tenant": entry.tenant, "root": log.layout.root}
+            )
             continue
         finally:
             durations.append(time.perf_counter() - fold_started)

@@ -1,4 +1,5 @@
-"""The GC job: delete shards at or below a tenant's watermark, then the vector store's own upkeep
+"""The GC job: delete shards at or below a tenant's watermark, in both shard logs (counters and
+lexicon), then the vector store's own upkeep
 (PostgreSQL prunes change-log rows older than an hour).
 
 A fold deletes what it absorbed right after its compare-and-swap; a fold that died in between
@@ -14,8 +15,8 @@ import time
 import msgspec
 
 from services.compactor.jobs.context import JobContext
-from services.compactor.tenants import scan_backlog
-from shared.counters import collect_garbage
+from shared.counters import COUNTER_LOG
+from shared.lexical import LEXICON_LOG
 
 logger = logging.getLogger(__name__)
 
@@ -38,18 +39,22 @@ async def gc_shards(ctx: JobContext) -> GcJobResult:
         StorageError: the tenant scan itself failed.
     """
     started = time.perf_counter()
-    backlog = await scan_backlog(ctx.objects, now_ms=ctx.clock_ms(), lag_ms=ctx.lag_ms)
     tenants = failed = deleted = 0
-    for entry in backlog:
-        # Anything at or below a watermark was absorbable when folded, so it is behind the lag.
-        if entry.behind_lag == 0:
-            continue
-        tenants += 1
-        try:
-            deleted += await collect_garbage(ctx.objects, entry.tenant)
-        except Exception:
-            failed += 1
-            logger.exception("compactor_gc_failed", extra={"tenant": entry.tenant})
+    for log in (COUNTER_LOG, LEXICON_LOG):
+        backlog = await log.backlog(ctx.objects, now_ms=ctx.clock_ms(), lag_ms=ctx.lag_ms)
+        for entry in backlog:
+            # Anything at or below a watermark was absorbable when folded: behind the lag.
+            if entry.behind_lag == 0:
+                continue
+            tenants += 1
+            try:
+                deleted += await log.collect_garbage(ctx.objects, entry.tenant)
+            except Exception:
+                failed += 1
+                logger.exception(
+                    "compactor_gc_failed",
+                    extra={"tenant": entry.tenant, "root": log.layout.root},
+                )
     pruned = await ctx.vectors.housekeeping() if ctx.vectors is not None else 0
     return GcJobResult(
         tenants=tenants,

@@ -1,0 +1,208 @@
+"""``mcp-memory-api --stdio`` answers the handshake and ``tools/list`` at once and opens its
+runtime behind them: a tool call waits for it, and a runtime that cannot open is answered, not
+hung. Raw JSON-RPC on a real process, each line timed as it arrives."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from services.api.deferred import tool_modules, waiting_catalogue
+from services.api.service import MemoryService
+from services.api.tools import build_catalogue
+from shared.config import load_config
+from tests.api._process import CONSOLE_SCRIPT, clean_env
+
+BOOT_TIMEOUT_S = 120.0
+INITIALIZE = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {},
+    "clientInfo": {"name": "stdio-start-test", "version": "0"},
+}
+
+
+class StdioProcess:
+    """A stdio server whose stdout answers and stderr log lines are kept with their arrival
+    times (seconds since the process was started)."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.started = time.monotonic()
+        self.answers: dict[int, tuple[float, dict[str, Any]]] = {}
+        self.logs: list[tuple[float, dict[str, Any]]] = []
+        self.plain: list[str] = []
+        self._arrived = asyncio.Condition()
+        assert process.stdout is not None and process.stderr is not None
+        self._readers = [
+            asyncio.create_task(self._read(process.stdout, self._answer)),
+            asyncio.create_task(self._read(process.stderr, self._log)),
+        ]
+        self._ids = 0
+
+    async def _read(self, stream: asyncio.StreamReader, keep: Any) -> None:
+        async for raw in stream:
+            keep(time.monotonic() - self.started, raw.decode().strip())
+            async with self._arrived:
+                self._arrived.notify_all()
+
+    def _answer(self, at: float, line: str) -> None:
+        message = json.loads(line)  # stdout is the protocol's: anything else fails here
+        self.answers[message["id"]] = (at, message)
+
+    def _log(self, at: float, line: str) -> None:
+        try:
+            self.logs.append((at, json.loads(line)))
+        except ValueError:
+            self.plain.append(line)
+
+    async def send(self, method: str, params: Mapping[str, Any] | None = None) -> int:
+        self._ids += 1
+        await self._write({"jsonrpc": "2.0", "id": self._ids, "method": method, "params": params})
+        return self._ids
+
+    async def notify(self, method: str) -> None:
+        await self._write({"jsonrpc": "2.0", "method": method})
+
+    async def _write(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        if message.get("params") is None:
+            message.pop("params", None)
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        await self.process.stdin.drain()
+
+    async def answer(self, request_id: int) -> tuple[float, dict[str, Any]]:
+        async with self._arrived:
+            await asyncio.wait_for(
+                self._arrived.wait_for(lambda: request_id in self.answers), BOOT_TIMEOUT_S
+            )
+        return self.answers[request_id]
+
+    def logged_at(self, event: str) -> float:
+        return next(at for at, line in self.logs if line.get("event") == event)
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> tuple[float, str, bool]:
+        at, message = await self.answer(
+            await self.send("tools/call", {"name": tool, "arguments": arguments})
+        )
+        result = message["result"]
+        return at, result["content"][0]["text"], result["isError"]
+
+    async def leave(self) -> int:
+        """Close stdin, as a client leaving does; the exit code."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        code = await asyncio.wait_for(self.process.wait(), BOOT_TIMEOUT_S)
+        await asyncio.gather(*self._readers)
+        return code
+
+
+@contextlib.asynccontextmanager
+async def stdio_server(args: list[str], **env: str) -> AsyncIterator[StdioProcess]:
+    process = await asyncio.create_subprocess_exec(
+        str(CONSOLE_SCRIPT),
+        "--stdio",
+        *args,
+        env=clean_env(**env),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    server = StdioProcess(process)
+    try:
+        yield server
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+@pytest.fixture
+async def laptop(embedded_data_dir: Path) -> AsyncIterator[StdioProcess]:
+    """A stdio server on a fresh embedded data dir, in no conversation."""
+    async with stdio_server(
+        ["--local", "--data-dir", str(embedded_data_dir)], MCP_MEMORY_TENANT="laptop"
+    ) as server:
+        yield server
+
+
+async def test_the_handshake_is_answered_before_the_runtime_opens_and_a_call_waits_for_it(
+    laptop: StdioProcess,
+) -> None:
+    # Everything is sent at once, as a client does; the answers are timed as they arrive.
+    initialize = await laptop.send("initialize", INITIALIZE)
+    await laptop.notify("notifications/initialized")
+    listing = await laptop.send("tools/list")
+    stats = await laptop.send("tools/call", {"name": "memory_stats", "arguments": {}})
+    initialized_at, _ = await laptop.answer(initialize)
+    listed_at, listed = await laptop.answer(listing)
+    called_at, called = await laptop.answer(stats)
+    opened_at = laptop.logged_at("serving_stdio")
+    figures = (
+        f"initialize {initialized_at:.2f} s, tools/list {listed_at:.2f} s, runtime open "
+        f"{opened_at:.2f} s, first tool call {called_at:.2f} s"
+    )
+    print(figures)  # the measurement, with -s
+    # Answered before the database and the model were open: the handshake never waits on them.
+    assert initialized_at < opened_at and listed_at < opened_at, figures
+    assert [tool["name"] for tool in listed["result"]["tools"]][:2] == ["recall", "remember"]
+    # The call waited for the runtime instead of failing.
+    assert opened_at <= called_at, figures
+    assert called["result"]["isError"] is False, called
+    assert "no memories yet" in called["result"]["content"][0]["text"]
+    assert await laptop.leave() == 0
+
+
+async def test_a_runtime_that_cannot_open_answers_every_call_and_exits_1() -> None:
+    # Nothing listens on port 1: the store refuses at once, after the handshake was answered.
+    url = "postgresql://memory:s3cret@127.0.0.1:1/memories"
+    async with stdio_server(
+        [], MCP_MEMORY_TENANT="laptop", DATABASE_URL=url, EMBEDDING_PROVIDER="local"
+    ) as server:
+        _, initialized = await server.answer(await server.send("initialize", INITIALIZE))
+        assert initialized["result"]["serverInfo"]["name"] == "mcp-memory"
+        await server.notify("notifications/initialized")
+        for tool, arguments in (("memory_stats", {}), ("recall", {"query": "anything"})):
+            _, text, is_error = await server.call(tool, arguments)
+            assert is_error and text.startswith(
+                "Error: the memory server could not open its storage or model; the reason is on "
+                "its stderr"
+            ), text
+            # The URL is the operator's to read, not the model's.
+            assert "s3cret" not in text and "127.0.0.1" not in text
+        assert await server.leave() == 1
+        # The reason, one plain line on stderr beside the JSON logs (the client's log).
+        (line,) = server.plain
+        assert line.startswith("startup error: cannot connect to PostgreSQL"), line
+        assert server.logged_at("startup_failed") > 0
+
+
+@pytest.mark.parametrize("knowledge_base", [None, "KB12345678"])
+def test_the_tools_listed_before_the_runtime_are_the_runtimes_own(
+    knowledge_base: str | None,
+) -> None:
+    environ = {"DATABASE_URL": "postgresql://unused/none"}
+    if knowledge_base is not None:
+        environ["KNOWLEDGE_BASE_ID"] = knowledge_base
+    config = load_config(environ)
+
+    async def never() -> str:
+        raise AssertionError("listing must not wait for the runtime")
+
+    listed = waiting_catalogue(tool_modules(config), never)
+    # The handlers are never called: only what tools/list shows is compared.
+    service = cast(MemoryService, None)
+    docs = cast(Any, object()) if knowledge_base is not None else None
+    built = build_catalogue(service, docs=docs)
+
+    def shown(specs: Any) -> list[tuple[Any, ...]]:
+        return [(s.name, s.description, s.input_schema, s.output_schema) for s in specs]
+
+    assert shown(listed) == shown(built)
+    assert (listed[-1].name == "search_docs") is (knowledge_base is not None)
