@@ -82,8 +82,10 @@ def tenant_of(headers: MultiMapping[str]) -> str:
             return validated_tenant(header, value)
     raise InvalidInputError(
         EXPLICIT_TENANT_HEADER,
-        f"{EXPLICIT_TENANT_HEADER} header is required — set it on the MCP server entry in the "
-        f"registry (Agent Studio stamps {STAMPED_TENANT_HEADER} on a bound project's runs)",
+        f"{EXPLICIT_TENANT_HEADER} header is required — add "
+        f'"headers": {{"{EXPLICIT_TENANT_HEADER}": "<project>"}} to this server\'s entry in your '
+        f"MCP client's configuration (Agent Studio stamps {STAMPED_TENANT_HEADER} on a bound "
+        "project's runs)",
     )
 
 

@@ -39,6 +39,11 @@ logger = logging.getLogger(__name__)
 
 TENANT_VARIABLE: Final = "MCP_MEMORY_TENANT"
 CONVERSATION_VARIABLE: Final = "MCP_MEMORY_CONVERSATION"
+# How a stdio server is put in a conversation, as a refusal that needs one says it.
+CONVERSATION_VIA: Final = (
+    f"{CONVERSATION_VARIABLE} set in this server's environment (the env of its entry in your MCP "
+    "client's configuration; stdio has no headers)"
+)
 
 
 def stdio_context(environ: Mapping[str, str]) -> ToolContext:
@@ -62,6 +67,7 @@ def stdio_context(environ: Mapping[str, str]) -> ToolContext:
                 if conversation is not None
                 else None
             ),
+            conversation_via=CONVERSATION_VIA,
         )
     except InvalidInputError as error:
         raise ConfigError(str(error)) from error

@@ -71,7 +71,11 @@ def test_no_tenant_is_refused_naming_the_explicit_header(
     with pytest.raises(InvalidInputError) as refused:
         tenant_of(headers(*pairs))
     message = str(refused.value)
-    assert message.startswith("X-Memory-Tenant header is required — set it on the MCP server entry")
+    # The fix a Claude Code, Cursor or Desktop user can make: their client's headers block.
+    assert message.startswith(
+        'X-Memory-Tenant header is required — add "headers": {"X-Memory-Tenant": "<project>"} '
+        "to this server's entry in your MCP client's configuration"
+    )
     assert refused.value.field == "X-Memory-Tenant"
 
 

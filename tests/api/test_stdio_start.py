@@ -159,6 +159,22 @@ async def test_the_handshake_is_answered_before_the_runtime_opens_and_a_call_wai
     assert await laptop.leave() == 0
 
 
+async def test_a_conversation_refusal_over_stdio_names_mcp_memory_conversation(
+    laptop: StdioProcess,
+) -> None:
+    """stdio has no headers: the fix it names is the server's environment."""
+    await laptop.answer(await laptop.send("initialize", INITIALIZE))
+    await laptop.notify("notifications/initialized")
+    _, text, is_error = await laptop.call(
+        "remember", {"content": "We pair on Fridays.", "scope": "conversation"}
+    )
+    assert is_error and "MCP_MEMORY_CONVERSATION set in this server's environment" in text, text
+    assert "X-Conversation-Id" not in text
+    _, text, is_error = await laptop.call("forget", {"filter": {"conversation_only": True}})
+    assert is_error and "MCP_MEMORY_CONVERSATION set" in text and "X-Conversation-Id" not in text
+    assert await laptop.leave() == 0
+
+
 async def test_a_runtime_that_cannot_open_answers_every_call_and_exits_1() -> None:
     # Nothing listens on port 1: the store refuses at once, after the handshake was answered.
     url = "postgresql://memory:s3cret@127.0.0.1:1/memories"

@@ -89,7 +89,11 @@ async def test_blank_explicit_tenant_falls_back_to_the_stamped_one(
 @pytest.mark.parametrize("mode", MODES)
 async def test_no_tenant_is_refused_naming_x_memory_tenant(mcp_url: str, mode: Mode) -> None:
     message = await refusal_of(mcp_url, {}, mode)
-    assert message.startswith("X-Memory-Tenant header is required — set it on the MCP server entry")
+    # The fix a Claude Code, Cursor or Desktop user can make: their client's headers block.
+    assert message.startswith(
+        'X-Memory-Tenant header is required — add "headers": {"X-Memory-Tenant": "<project>"} '
+        "to this server's entry in your MCP client's configuration"
+    )
 
 
 @pytest.mark.parametrize("mode", MODES)

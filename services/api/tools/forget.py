@@ -137,7 +137,7 @@ async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[st
     if match.conversation_only and ctx.conversation is None:
         raise InvalidInputError(
             "filter.conversation_only",
-            "`filter.conversation_only` needs an X-Conversation-Id header on the request",
+            f"`filter.conversation_only` needs {ctx.conversation_via}",
         )
     answer = await service.forget_matching(
         ctx.tenant, ctx.conversation, match=match, confirm=confirm

@@ -143,8 +143,8 @@ async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[st
     if scope == "conversation" and ctx.conversation is None:
         raise InvalidInputError(
             "scope",
-            '`scope` "conversation" needs an X-Conversation-Id header on the request, and this '
-            'request is in no conversation; use scope "project" to keep it for the project',
+            f'`scope` "conversation" needs {ctx.conversation_via}, and this request is in no '
+            'conversation; use scope "project" to keep it for the project',
         )
     replaces = (
         memory_id(arguments, "replaces") if optional(arguments, "replaces") is not None else None

@@ -18,6 +18,9 @@ class ToolContext(msgspec.Struct, frozen=True, kw_only=True):
 
     tenant: str
     conversation: str | None = None
+    # What puts a call in a conversation on this transport, for a refusal that needs one to say:
+    # a header over HTTP; over stdio, which has no headers, the server's environment.
+    conversation_via: str = "an X-Conversation-Id header on the request"
 
 
 class ToolResult(msgspec.Struct, frozen=True, kw_only=True):
