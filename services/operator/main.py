@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Final, TextIO
 
+from services.operator.paths import PathRefusedError, check_paths
 from services.operator.progress import Progress
 from shared.cli import process_id
 from shared.config import Config, load_config
@@ -248,6 +249,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     configure_logging(stdout_is_protocol=True)  # stdout is the export's
     try:
+        check_paths(args)  # before anything opens: a typo is not worth a database start
         summary = asyncio.run(_run(args, os.environ))
     except ImportLineError as error:
         print(f"import refused: {error}; nothing of that line was written", file=sys.stderr)
@@ -255,7 +257,13 @@ def run(argv: Sequence[str] | None = None) -> int:
     except ImportLinkError as error:
         print(f"import refused: {error}; nothing was written", file=sys.stderr)
         return 1
-    except (CommandRefusedError, ImportTargetError, ConfigError, InvalidInputError) as error:
+    except (
+        CommandRefusedError,
+        PathRefusedError,
+        ImportTargetError,
+        ConfigError,
+        InvalidInputError,
+    ) as error:
         print(f"{args.command} refused: {error}", file=sys.stderr)
         return 1
     except (StorageError, ServiceError) as error:
