@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import gc
 import logging
 import os
@@ -35,6 +36,7 @@ from shared.config import Config, load_config
 from shared.errors import BootError, ConfigError, ServiceError, StorageError
 from shared.listen import is_unspecified, url_host
 from shared.logs import configure_logging
+from shared.ports import port_in_use_text, taken_on
 
 if TYPE_CHECKING:
     from services.api.app import RuntimeOpener
@@ -154,12 +156,20 @@ async def _start(
         await site.start()
     except OSError as error:
         await runner.cleanup()
+        if error.errno == errno.EADDRINUSE:  # taken since serve() checked it
+            text = port_in_use_text(", ".join(hosts), port, variable="PORT", flag="--port")
+            raise BootError(text) from error
         where = ", ".join(hosts)
         raise BootError(f"startup error: cannot listen on {where} port {port}: {error}") from error
 
 
 async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) -> int:
     """Run until a signal, then shut down gracefully; the process's exit code."""
+    # Before the runtime opens (seconds): a port another server holds is refused at once.
+    busy = taken_on(config.hosts, config.port)
+    if busy is not None:
+        print(port_in_use_text(busy, config.port, variable="PORT", flag="--port"), file=sys.stderr)
+        return 1
     # Imported here, not at the top: the MCP SDK takes seconds to import, and a configuration
     # refusal should not wait for it.
     from services.api.app import build_app

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import logging
 import os
 import sys
@@ -35,7 +36,9 @@ from shared.config import Config, load_config
 from shared.counters import COMPACTION_LAG_MS, wall_clock_ms
 from shared.errors import BootError, ConfigError, StorageError
 from shared.expiry import Expirer
+from shared.listen import ALL_INTERFACES
 from shared.logs import configure_logging
+from shared.ports import port_in_use_text, taken_on
 from shared.reconcile import Reconciler
 from shared.storage import open_stores
 
@@ -72,6 +75,9 @@ async def _serve_metrics(
     try:
         await web.TCPSite(runner, port=port).start()
     except OSError as error:
+        if error.errno == errno.EADDRINUSE:  # taken since serve() checked it
+            text = port_in_use_text("*", port, variable="METRICS_PORT", flag="--metrics-port")
+            raise BootError(text) from error
         raise BootError(f"startup error: cannot listen on port {port}: {error}") from error
     # With port 0 each listening socket (IPv4, IPv6) gets its own port: report the IPv4 one.
     ipv4 = [address for address in runner.addresses if len(address) == 2]
@@ -143,15 +149,20 @@ async def _run(config: Config, *, metrics_port: int, stop: asyncio.Event) -> Non
 
 async def serve(config: Config, *, metrics_port: int | None = None) -> int:
     """Run until SIGTERM/SIGINT; the process's exit code."""
+    port = config.metrics_port if metrics_port is None else metrics_port
+    # Before the stores open: /metrics listens on every interface, as aiohttp's default does.
+    busy = taken_on(ALL_INTERFACES, port)
+    if busy is not None:
+        print(
+            port_in_use_text(busy, port, variable="METRICS_PORT", flag="--metrics-port"),
+            file=sys.stderr,
+        )
+        return 1
     stop = asyncio.Event()
     stop_on_signals(stop)
     embedded_died = watch_embedded_server(config, stop)
     try:
-        await _run(
-            config,
-            metrics_port=config.metrics_port if metrics_port is None else metrics_port,
-            stop=stop,
-        )
+        await _run(config, metrics_port=port, stop=stop)
     except BootError as error:
         embedded_died()
         print(error, file=sys.stderr)
