@@ -16,12 +16,13 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from functools import partial
 from typing import Final
 
 from aiohttp import web
 
 from services.compactor.http import build_metrics_app
-from services.compactor.jobs import JobContext, JobRunner
+from services.compactor.jobs import JOBS, JobContext, JobRunner
 from services.compactor.metrics import CompactorMetrics
 from services.compactor.schedule import build_scheduler
 from shared.allocator import tune_allocator
@@ -100,26 +101,21 @@ async def _run(config: Config, *, metrics_port: int, stop: asyncio.Event) -> Non
                 clock_ms=wall_clock_ms,
                 lag_ms=COMPACTION_LAG_MS,
                 vectors=stores.vectors,
+                reconciler=Reconciler(
+                    stores.vectors,
+                    stores.objects,
+                    process_id=pid,
+                    clock_ms=wall_clock_ms,
+                    lag_ms=COMPACTION_LAG_MS,
+                ),
+                expirer=Expirer(
+                    stores.vectors, stores.objects, process_id=pid, clock_ms=wall_clock_ms
+                ),
             ),
             metrics,
-            reconciler=Reconciler(
-                stores.vectors,
-                stores.objects,
-                process_id=pid,
-                clock_ms=wall_clock_ms,
-                lag_ms=COMPACTION_LAG_MS,
-            ),
-            expirer=Expirer(stores.vectors, stores.objects, process_id=pid, clock_ms=wall_clock_ms),
         )
         scheduler = build_scheduler(
-            fold=runner.fold,
-            gc=runner.gc,
-            reconcile=runner.reconcile,
-            expire=runner.expire,
-            fold_interval_s=config.fold_interval_s,
-            gc_interval_s=config.gc_interval_s,
-            reconcile_interval_s=config.reconcile_interval_s,
-            expire_interval_s=config.expire_interval_s,
+            [(job.schedule_id, partial(runner.run, job), job.interval_s(config)) for job in JOBS]
         )
         scheduler.start()
 
@@ -137,10 +133,7 @@ async def _run(config: Config, *, metrics_port: int, stop: asyncio.Event) -> Non
                 "server": "mcp-memory-compactor",
                 "metricsPort": port,
                 "store": stores.description,
-                "foldIntervalS": config.fold_interval_s,
-                "gcIntervalS": config.gc_interval_s,
-                "reconcileIntervalS": config.reconcile_interval_s,
-                "expireIntervalS": config.expire_interval_s,
+                **{f"{job.name}IntervalS": job.interval_s(config) for job in JOBS},
             },
         )
         await stop.wait()

@@ -8,36 +8,21 @@ are idempotent, and the API folds on demand without any compactor.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-Job = Callable[[], Awaitable[object]]
+Run = Callable[[], Awaitable[object]]
 
 
-def build_scheduler(
-    *,
-    fold: Job,
-    gc: Job,
-    reconcile: Job,
-    expire: Job,
-    fold_interval_s: float,
-    gc_interval_s: float,
-    reconcile_interval_s: float,
-    expire_interval_s: float,
-) -> AsyncIOScheduler:
-    """A scheduler (not started) running each job from now on, each at its own interval."""
+def build_scheduler(jobs: Sequence[tuple[str, Run, float]]) -> AsyncIOScheduler:
+    """A scheduler (not started) running each (id, run, interval in seconds) from now on."""
     scheduler = AsyncIOScheduler(event_loop=asyncio.get_running_loop(), timezone=UTC)
     now = datetime.now(UTC)
-    for job_id, job, interval_s in (
-        ("fold_shards", fold, fold_interval_s),
-        ("gc_shards", gc, gc_interval_s),
-        ("reconcile_stores", reconcile, reconcile_interval_s),
-        ("expire_memories", expire, expire_interval_s),
-    ):
+    for job_id, run, interval_s in jobs:
         scheduler.add_job(
-            job,
+            run,
             "interval",
             seconds=interval_s,
             id=job_id,

@@ -7,7 +7,10 @@ import asyncio
 import pytest
 from prometheus_client import generate_latest
 
-from services.compactor.jobs import JobContext, JobRunner, fold_shards, gc_shards
+from services.compactor.jobs import EXPIRE, FOLD, GC, JOBS, RECONCILE, JobContext, JobRunner
+from services.compactor.jobs.fold_shards import fold_shards
+from services.compactor.jobs.gc_shards import gc_shards
+from services.compactor.metrics import JOBS as METRIC_JOBS
 from services.compactor.metrics import CompactorMetrics
 from shared import shardlog
 from shared.counters import COUNTER_LAYOUT, COUNTER_LOG, encode_merged
@@ -31,8 +34,14 @@ from tests.counters._names import name_at
 from tests.counters.test_tracker import LAG_MS, START_MS, write_old_shards
 
 
-def context(objects: ObjectStore) -> JobContext:
-    return JobContext(objects=objects, clock_ms=lambda: START_MS, lag_ms=LAG_MS)
+def context(objects: ObjectStore, vectors: VectorStore | None = None) -> JobContext:
+    return JobContext(
+        objects=objects,
+        clock_ms=lambda: START_MS,
+        lag_ms=LAG_MS,
+        reconciler=reconciler(vectors, objects) if vectors is not None else None,
+        expirer=expirer(vectors, objects) if vectors is not None else None,
+    )
 
 
 def expirer(vectors: VectorStore, objects: ObjectStore) -> Expirer:
@@ -172,15 +181,10 @@ async def test_runner_records_results_in_metrics(
     )
     await object_store.put(index_key(orphan), "")
     metrics = CompactorMetrics()
-    runner = JobRunner(
-        context(object_store),
-        metrics,
-        reconciler=reconciler(vector_store, object_store),
-        expirer=expirer(vector_store, object_store),
-    )
-    await runner.fold()
-    await runner.gc()
-    reconciled = await runner.reconcile()
+    runner = JobRunner(context(object_store, vector_store), metrics)
+    await runner.run(FOLD)
+    await runner.run(GC)
+    reconciled = await runner.run(RECONCILE)
     p = "mcp_memory_compactor_"
     assert sample(metrics, f"{p}runs_total", {"job": "fold", "result": "ok"}) == 1
     assert sample(metrics, f"{p}runs_total", {"job": "gc", "result": "ok"}) == 1
@@ -214,16 +218,9 @@ async def test_a_failed_run_is_counted_as_an_error_and_not_a_success(
 ) -> None:
     metrics = CompactorMetrics()
     unlistable = _Unlistable(object_store)
-    runner = JobRunner(
-        context(unlistable),
-        metrics,
-        reconciler=reconciler(vector_store, unlistable),
-        expirer=expirer(vector_store, unlistable),
-    )
-    assert await runner.fold() is None
-    assert await runner.gc() is None
-    assert await runner.reconcile() is None
-    assert await runner.expire() is None
+    runner = JobRunner(context(unlistable, vector_store), metrics)
+    for job in JOBS:
+        assert await runner.run(job) is None
     for job in ("fold", "gc", "reconcile", "expire"):
         labels = {"job": job, "result": "error"}
         assert sample(metrics, "mcp_memory_compactor_runs_total", labels) == 1
@@ -231,3 +228,9 @@ async def test_a_failed_run_is_counted_as_an_error_and_not_a_success(
             sample(metrics, "mcp_memory_compactor_last_success_timestamp_seconds", {"job": job})
             == 0
         )
+
+
+def test_every_job_of_the_table_has_its_metric_series_and_a_distinct_schedule_id() -> None:
+    assert [job.name for job in JOBS] == list(METRIC_JOBS)
+    assert len({job.schedule_id for job in JOBS}) == len(JOBS)
+    assert EXPIRE in JOBS

@@ -24,14 +24,12 @@ async def test_jobs_start_at_once_repeat_and_never_overlap() -> None:
         return run
 
     scheduler = build_scheduler(
-        fold=job("fold", 0.25),
-        gc=job("gc", 0.0),
-        reconcile=job("reconcile", 0.0),
-        expire=job("expire", 0.0),
-        fold_interval_s=0.05,
-        gc_interval_s=0.1,
-        reconcile_interval_s=0.2,
-        expire_interval_s=0.1,
+        [
+            ("fold_shards", job("fold", 0.25), 0.05),
+            ("gc_shards", job("gc", 0.0), 0.1),
+            ("reconcile_stores", job("reconcile", 0.0), 0.2),
+            ("expire_memories", job("expire", 0.0), 0.1),
+        ]
     )
     scheduler.start()
     try:

@@ -8,7 +8,9 @@ from collections import Counter
 
 import pytest
 
-from services.compactor.jobs import JobContext, fold_shards, gc_shards
+from services.compactor.jobs import JobContext
+from services.compactor.jobs.fold_shards import fold_shards
+from services.compactor.jobs.gc_shards import gc_shards
 from shared.counters import (
     COUNTER_LAYOUT,
     COUNTER_LOG,

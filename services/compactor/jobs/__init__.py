@@ -1,18 +1,18 @@
-"""Compactor jobs: plain async functions over a JobContext, each returning a result record."""
+"""Compactor jobs: plain async functions over a JobContext, each returning a result record,
+listed in one table (``table.JOBS``) that the runner and the scheduler read."""
 
 from services.compactor.jobs.context import JobContext
-from services.compactor.jobs.fold_shards import FoldJobResult, fold_shards
-from services.compactor.jobs.gc_shards import GcJobResult, gc_shards
-from services.compactor.jobs.reconcile_stores import ReconcileJobResult, reconcile_stores
 from services.compactor.jobs.runner import JobRunner
+from services.compactor.jobs.table import EXPIRE, FOLD, GC, JOBS, RECONCILE, Job, JobResult
 
 __all__ = [
-    "FoldJobResult",
-    "GcJobResult",
+    "EXPIRE",
+    "FOLD",
+    "GC",
+    "JOBS",
+    "RECONCILE",
+    "Job",
     "JobContext",
+    "JobResult",
     "JobRunner",
-    "ReconcileJobResult",
-    "fold_shards",
-    "gc_shards",
-    "reconcile_stores",
 ]

@@ -11,7 +11,9 @@ import time
 
 import msgspec
 
-from shared.expiry import Expirer
+from services.compactor.jobs.context import JobContext
+from services.compactor.metrics import CompactorMetrics
+from shared.errors import InvariantError
 
 
 class ExpireJobResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -21,11 +23,19 @@ class ExpireJobResult(msgspec.Struct, frozen=True, kw_only=True):
     due: int = 0
     duration_s: float = 0.0
 
+    def record(self, m: CompactorMetrics) -> None:
+        m.expired_deleted.inc(self.deleted)
 
-async def expire_memories(expirer: Expirer) -> ExpireJobResult:
+    def log_fields(self) -> dict[str, int]:
+        return {"due": self.due, "deleted": self.deleted}
+
+
+async def expire_memories(ctx: JobContext) -> ExpireJobResult:
     """Raises StorageError when the listing itself failed (nothing was deleted)."""
+    if ctx.expirer is None:
+        raise InvariantError("the expiry job was given no expirer")
     started = time.perf_counter()
-    result = await expirer.run()
+    result = await ctx.expirer.run()
     return ExpireJobResult(
         tenants=result.tenants,
         tenants_failed=result.tenants_failed,

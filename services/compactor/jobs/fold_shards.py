@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from services.compactor.jobs.context import JobContext
+from services.compactor.metrics import CompactorMetrics
 from shared.counters import COUNTER_LOG
 from shared.lexical import LEXICON_LOG
 from shared.shardlog import ShardLog
@@ -37,6 +38,27 @@ class FoldJobResult(msgspec.Struct, frozen=True, kw_only=True):
     lexicon_shards_folded: int = 0
     lexicon_backlog_shards: int = 0
     duration_s: float = 0.0
+
+    def record(self, m: CompactorMetrics) -> None:
+        m.shards_folded.inc(self.shards_folded)
+        m.shards_deleted.labels(job="fold").inc(self.shards_deleted)
+        m.cas_conflicts.inc(self.conflicts)
+        m.backlog.set(self.backlog_shards)
+        m.lexicon_shards_folded.inc(self.lexicon_shards_folded)
+        m.lexicon_backlog.set(self.lexicon_backlog_shards)
+        m.backlog_largest.set(self.largest_backlog_shards)
+        for seconds in self.fold_durations_s:
+            m.fold_seconds.observe(seconds)
+
+    def log_fields(self) -> dict[str, int]:
+        return {
+            "shardsFolded": self.shards_folded,
+            "shardsDeleted": self.shards_deleted,
+            "conflicts": self.conflicts,
+            "backlog": self.backlog_shards,
+            "lexiconShardsFolded": self.lexicon_shards_folded,
+            "lexiconBacklog": self.lexicon_backlog_shards,
+        }
 
 
 async def fold_shards(ctx: JobContext) -> FoldJobResult:

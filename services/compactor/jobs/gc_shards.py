@@ -15,6 +15,7 @@ import time
 import msgspec
 
 from services.compactor.jobs.context import JobContext
+from services.compactor.metrics import CompactorMetrics
 from shared.counters import COUNTER_LOG
 from shared.lexical import LEXICON_LOG
 
@@ -30,6 +31,13 @@ class GcJobResult(msgspec.Struct, frozen=True, kw_only=True):
     # Rows the vector store's upkeep removed (PostgreSQL: change-log rows past retention).
     store_rows_pruned: int = 0
     duration_s: float = 0.0
+
+    def record(self, m: CompactorMetrics) -> None:
+        m.shards_deleted.labels(job="gc").inc(self.shards_deleted)
+        m.store_rows_pruned.inc(self.store_rows_pruned)
+
+    def log_fields(self) -> dict[str, int]:
+        return {"shardsDeleted": self.shards_deleted, "storeRowsPruned": self.store_rows_pruned}
 
 
 async def gc_shards(ctx: JobContext) -> GcJobResult:

@@ -13,7 +13,10 @@ import time
 
 import msgspec
 
-from shared.reconcile import Reconciler, ReconcileResult
+from services.compactor.jobs.context import JobContext
+from services.compactor.metrics import CompactorMetrics
+from shared.errors import InvariantError
+from shared.reconcile import ReconcileResult
 
 logger = logging.getLogger(__name__)
 
@@ -24,14 +27,37 @@ class ReconcileJobResult(msgspec.Struct, frozen=True, kw_only=True):
     repaired: ReconcileResult = ReconcileResult()
     duration_s: float = 0.0
 
+    def record(self, m: CompactorMetrics) -> None:
+        for repair, count in self._repairs().items():
+            m.repairs.labels(repair=repair).inc(count)
 
-async def reconcile_stores(reconciler: Reconciler) -> ReconcileJobResult:
+    def log_fields(self) -> dict[str, int]:
+        return {
+            "keysRestored": self.repaired.keys_restored,
+            "keysDeleted": self.repaired.keys_deleted,
+            "lexiconAdded": self.repaired.lexicon_added,
+            "lexiconRemoved": self.repaired.lexicon_removed,
+        }
+
+    def _repairs(self) -> dict[str, int]:
+        return {
+            "key_restored": self.repaired.keys_restored,
+            "key_deleted": self.repaired.keys_deleted,
+            "lexicon_added": self.repaired.lexicon_added,
+            "lexicon_removed": self.repaired.lexicon_removed,
+        }
+
+
+async def reconcile_stores(ctx: JobContext) -> ReconcileJobResult:
     """Reconcile every tenant that has an index key or a vector; a failing tenant is logged and
     skipped.
 
     Raises:
         StorageError: the inventory itself failed (no tenant was reconciled).
     """
+    reconciler = ctx.reconciler
+    if reconciler is None:
+        raise InvariantError("the reconcile job was given no reconciler")
     started = time.perf_counter()
     found = await reconciler.inventory()
     failed = 0
