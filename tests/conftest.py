@@ -43,6 +43,9 @@ CLEARED_ENV_PREFIXES = (
     "RECALL_",
     "STATS_",
     "COMPACTOR_",
+    # Deadlines (STORAGE_TIMEOUT_S, TOOL_TIMEOUT_S): a developer's own must not reach tests.
+    "STORAGE_",
+    "TOOL_",
 )
 
 _database_numbers = itertools.count()

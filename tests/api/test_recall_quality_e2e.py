@@ -8,9 +8,12 @@ above what it revises, and weak answers that do not feed the next ranking.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import asyncpg
@@ -21,6 +24,7 @@ from bench._probe import PLANTED_PER_KIND, probe_corpus
 from shared.config import load_config
 from shared.counters import CounterTracker
 from shared.model import Memory, index_key, iso_ms, new_ulid
+from shared.model.counters import AccessCount
 from shared.storage import open_stores
 from tests.api._process import CONSOLE_SCRIPT, clean_env, start, stop
 from tests.api.test_tools_e2e import (  # noqa: F401  (fixtures, registered by import)
@@ -203,16 +207,34 @@ async def test_only_confident_answers_count_as_uses_so_weak_ones_cannot_climb(
             assert "MEDIUM CONFIDENCE" in await recall(url, question, mode="exploratory")
         # A confident answer does count, once.
         assert "HIGH CONFIDENCE" in await recall(url, "Where does the deploy script live?")
-        api.process.send_signal(signal.SIGTERM)  # the final flush runs on the way out
+        # Waited for, not slept on: the API flushes every 100 ms, but on a loaded machine a
+        # flush can take seconds, and a final flush cut short at exit used to fail this test.
+        counts = await durable_counts(settings, until=lambda c: c.get(deploy) is not None)
+        api.process.send_signal(signal.SIGTERM)
         assert await api.exit_code(timeout_s=30) == 0
     finally:
         await stop(api)
-    async with open_stores(load_config(settings)) as stores:
-        tracker = CounterTracker(stores.objects, process_id="reader", compact_threshold=20)
-        counts = await tracker.load(TENANT["X-Memory-Tenant"])
     assert counts.get(notes) is None
     counted = counts.get(deploy)
     assert counted is not None and counted.access == 1
+
+
+async def durable_counts(
+    settings: dict[str, str],
+    *,
+    until: Callable[[Mapping[str, AccessCount]], bool],
+    timeout_s: float = 120.0,
+) -> Mapping[str, AccessCount]:
+    """The tenant's durable counts (merged.json and every shard), read again until ``until``
+    holds; the last read when the deadline passes."""
+    deadline = time.monotonic() + timeout_s
+    async with open_stores(load_config(settings)) as stores:
+        while True:
+            tracker = CounterTracker(stores.objects, process_id="reader", compact_threshold=20)
+            counts = await tracker.load(TENANT["X-Memory-Tenant"])
+            if until(counts) or time.monotonic() > deadline:
+                return counts
+            await asyncio.sleep(0.2)
 
 
 @pytest.mark.parametrize("query", ["E1042", "src/app/main.py", "--local", "3.12", "OPS-7731"])

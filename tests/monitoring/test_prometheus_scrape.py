@@ -231,6 +231,10 @@ async def processes_on_postgres(
         await stop_compactor(compactor)
 
 
+# Every wait inside is for a condition with its own deadline (a scrape after a moment, a series
+# with a value); the suite's 120 s default was a guess of the whole, and a loaded machine
+# (load ~11 on 2 cores) went past it while every condition was still being met.
+@pytest.mark.timeout(600)
 async def test_a_real_prometheus_scrapes_both_processes_and_every_panel_returns_data(
     processes_on_postgres: tuple[ApiProcess, int, int], pg_objects: ObjectStore, tmp_path: Path
 ) -> None:
