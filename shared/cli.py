@@ -1,6 +1,6 @@
-"""What both processes share at their edge: the embedded-database flags, port and host flags,
-signal handling, the watch on the embedded server under ``--local``, and the process's identity
-in the keys it writes."""
+"""What the processes share at their edge: ``--version``, the embedded-database flags, port and
+host flags, signal handling, the watch on the embedded server under ``--local``, and the
+process's identity in the keys it writes."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from pathlib import Path
 
 from shared.config import Config
 from shared.listen import HOST_RULE, parse_hosts
+from shared.version import installed_version
 
 logger = logging.getLogger(__name__)
 
@@ -25,6 +26,13 @@ def process_id() -> str:
     process's shard names end with, so no two processes ever write the same key."""
     host = os.environ.get("HOSTNAME") or socket.gethostname() or "process"
     return f"{host}-{uuid.uuid4().hex[:8]}"
+
+
+def add_version_argument(parser: argparse.ArgumentParser) -> None:
+    """``--version``: print the program's name and release, and exit 0."""
+    parser.add_argument(
+        "--version", action="version", version=f"{parser.prog} {installed_version()}"
+    )
 
 
 def add_local_arguments(parser: argparse.ArgumentParser, *, local_help: str) -> None:

@@ -4,7 +4,8 @@ import argparse
 
 import pytest
 
-from shared.cli import add_local_arguments, port_type
+from shared.cli import add_local_arguments, add_version_argument, port_type
+from shared.version import installed_version
 
 
 @pytest.mark.parametrize("raw", ["-1", "65536", "http", ""])
@@ -24,3 +25,14 @@ def test_local_flags_parse_a_data_dir() -> None:
     args = parser.parse_args(["--local", "--data-dir", "/tmp/x"])
     assert args.local is True and str(args.data_dir) == "/tmp/x"
     assert parser.parse_args([]).local is False
+
+
+def test_version_prints_the_program_and_the_installed_release(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    parser = argparse.ArgumentParser(prog="mcp-memory-api")
+    add_version_argument(parser)
+    with pytest.raises(SystemExit) as exited:
+        parser.parse_args(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"mcp-memory-api {installed_version()}\n"

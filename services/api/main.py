@@ -27,6 +27,7 @@ from services.api.connections import KEEPALIVE_TIMEOUT_S, ConnectionGuard, Guard
 from shared.allocator import tune_allocator
 from shared.cli import (
     add_local_arguments,
+    add_version_argument,
     host_type,
     port_type,
     stop_on_signals,
@@ -53,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcp-memory-api", description="Long-term memory for AI agents over MCP."
     )
+    add_version_argument(parser)
     add_local_arguments(
         parser,
         local_help="use the embedded PostgreSQL and the local model (no AWS, no database server)",

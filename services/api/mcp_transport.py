@@ -18,7 +18,6 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import version as distribution_version
 from typing import Any, Final
 
 import anyio
@@ -44,10 +43,10 @@ from pydantic import ValidationError
 from services.api.catalogue_server import SERVER_NAME, CatalogueServer
 from services.api.headers import tool_context_of
 from services.api.tools.spec import ToolContext, ToolSpec
+from shared.version import installed_version
 
 logger = logging.getLogger(__name__)
 
-DISTRIBUTION: Final = "mcp-memory"
 MAX_BODY_BYTES: Final = 4 * 1024 * 1024
 # The most a body may take to arrive once its headers have (4 MiB at 0.8 MB/s).
 BODY_READ_TIMEOUT_S: Final = 5.0
@@ -57,8 +56,8 @@ _PROTOCOL_VERSION_META_KEY: Final = types.PROTOCOL_VERSION_META_KEY
 
 
 def server_version() -> str:
-    """The installed distribution's version: pyproject is the one place it is written."""
-    return distribution_version(DISTRIBUTION)
+    """What a client is told it connected to: the release (``shared.version``)."""
+    return installed_version()
 
 
 @dataclass

@@ -28,6 +28,7 @@ from services.compactor.schedule import build_scheduler
 from shared.allocator import tune_allocator
 from shared.cli import (
     add_local_arguments,
+    add_version_argument,
     port_type,
     process_id,
     stop_on_signals,
@@ -57,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
             " schedule."
         ),
     )
+    add_version_argument(parser)
     add_local_arguments(parser, local_help="use the embedded PostgreSQL (as the API's --local)")
     parser.add_argument(
         "--metrics-port",

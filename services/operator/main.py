@@ -27,7 +27,7 @@ from typing import Final, TextIO
 
 from services.operator.paths import PathRefusedError, check_paths
 from services.operator.progress import Progress
-from shared.cli import process_id
+from shared.cli import add_version_argument, process_id
 from shared.config import Config, load_config
 from shared.embedding import Embedder, open_embedder
 from shared.errors import ConfigError, InvalidInputError, ServiceError, StorageError
@@ -61,6 +61,7 @@ class CommandRefusedError(Exception):
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    add_version_argument(parser)
     commands = parser.add_subparsers(dest="command", required=True)
 
     def store_options(sub: argparse.ArgumentParser) -> None:
