@@ -2,7 +2,7 @@
 
 from shared.storage.codec import check_budget, from_metadata, to_metadata, vector_key
 from shared.storage.factory import open_stores
-from shared.storage.index import index_entries
+from shared.storage.index import index_entries, index_tenants
 from shared.storage.interfaces import MemoryRef, ObjectStore, StoredObject, Stores, VectorStore
 
 __all__ = [
@@ -14,6 +14,7 @@ __all__ = [
     "check_budget",
     "from_metadata",
     "index_entries",
+    "index_tenants",
     "open_stores",
     "to_metadata",
     "vector_key",
