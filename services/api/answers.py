@@ -62,8 +62,11 @@ class BulkForgetAnswer(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class StatsAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    """``created``: each counted memory's creation time and type, for a picture over time."""
+
     by_type: dict[str, int]
     capped: bool
+    created: tuple[tuple[int, MemoryType], ...] = ()
 
     @property
     def total(self) -> int:

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Final, Protocol
 
 import msgspec
@@ -20,6 +20,7 @@ from services.api.answers import (
     StatsAnswer,
     Version,
 )
+from services.api.listing import ListFilter, Listing, listed
 from services.api.selection import matching_entries
 from shared.counters import COMPACTION_LAG_MS
 from shared.embedding import Embedder
@@ -39,6 +40,7 @@ from shared.model import (
     iso_ms,
     new_ulid,
     parse_index_key,
+    ulid_time_ms,
 )
 from shared.model.counters import AccessCount
 from shared.model.keys import expiry_key, expiry_key_of
@@ -55,8 +57,9 @@ from shared.ranking import (
 )
 from shared.reconcile import settled
 from shared.revisions import ReplacementLog, Visibility, provably_seen
-from shared.storage import ObjectStore, VectorStore, index_entries
+from shared.storage import ObjectStore, Stores, VectorStore, index_tenants
 from shared.tasks import abandon
+from shared.transfer import ExportedMemory, export_tenant
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +70,6 @@ KEYWORD_CANDIDATES: Final = 100
 # How deep, in multiples of the limit, keyword-only hits are worth fetching (see _candidates).
 FETCH_WINDOW: Final = 3
 DEDUP_CANDIDATES: Final = 5
-LIST_PAGE_SIZE: Final = 1000
 STATS_SCAN_CAP: Final = 10_000
 # A bulk forget deletes at most this many per call and says how many remain.
 BULK_FORGET_BATCH: Final = 1000
@@ -153,7 +155,10 @@ class MemoryService:
         query: str,
         mode: RecallMode,
         limit: int,
+        count_use: bool = True,
     ) -> RecallAnswer:
+        """``count_use`` False: a person reading the ranking (the memory page) is no use of a
+        memory, so its answer does not feed the access counts the next ranking reads."""
         embedding = self._start_embedding(query)
         # Neither the counters nor the keyword scoring depend on the vector: both run while the
         # query is embedded (the model runs on its own thread), so a cold read of either (once
@@ -195,7 +200,7 @@ class MemoryService:
         # Only a confident answer counts as a use: a memory returned as the best of weak matches
         # for unrelated questions must not climb for the next unrelated one.
         for ranked in outcome.results:
-            if ranked.strong:
+            if ranked.strong and count_use:
                 self._counters.record(tenant, ranked.memory.id, at_ms=now_ms)
         return RecallAnswer(mode=mode, visible=len(candidates), outcome=outcome)
 
@@ -394,18 +399,50 @@ class MemoryService:
         memory_type: MemoryType | None,
         limit: int,
     ) -> list[Memory]:
+        listing = await self.browse(
+            tenant, conversation, match=ListFilter(memory_type=memory_type), limit=limit
+        )
+        return listing.memories
+
+    async def browse(
+        self,
+        tenant: str,
+        conversation: str | None,
+        *,
+        match: ListFilter,
+        limit: int,
+        before: str | None = None,
+    ) -> Listing:
+        """list_memories with every filter (``services.api.listing``), resuming after the
+        memory ``before``: what the memory page's list view shows."""
         sight = await self._sight(tenant, conversation)
         forgetting = await self._forgetting(tenant)
-        entries = await self._walk_index(
-            tenant, sight, memory_type=memory_type, limit=limit, skip=forgetting
+        listing = await listed(
+            self._objects,
+            self._vectors,
+            tenant,
+            sight,
+            match=match,
+            limit=limit,
+            skip=forgetting,
+            before=before,
         )
-        if not entries:
-            return []
-        found = await self._vectors.get(tenant, [entry.memory_id for entry in entries])
-        by_id = {memory.id: memory for memory in found}
-        await self._drop_orphan_keys(tenant, [e for e in entries if e.memory_id not in by_id])
-        ordered = (by_id.get(entry.memory_id) for entry in entries)
-        return [m for m in ordered if m is not None and sight.sees(m)]
+        await self._drop_orphan_keys(tenant, listing.bodiless)
+        return listing
+
+    async def access_counts(self, tenant: str) -> Mapping[str, AccessCount]:
+        """How often each memory was returned by recall (approximate; see shared.counters)."""
+        return await self._counters.load(tenant)
+
+    async def tenants(self, *, limit: int) -> list[str]:
+        """Up to ``limit`` tenants with a memory, in key order (the memory page's chooser)."""
+        return await index_tenants(self._objects, limit=limit)
+
+    def export(self, tenant: str) -> AsyncIterator[ExportedMemory]:
+        """The whole tenant as ``mcp-memory export`` writes it (every conversation's notes).
+        Raises InvalidInputError (``tenant``) when it has no memories."""
+        stores = Stores(vectors=self._vectors, objects=self._objects, description="")
+        return export_tenant(stores, tenant, now_ms=self._clock_ms())
 
     async def _sight(self, tenant: str, conversation: str | None) -> Visibility:
         replacements = await self._replacements.view(tenant)
@@ -428,31 +465,6 @@ class MemoryService:
             logger.warning("orphan_key_cleanup_failed", extra={"tenant": tenant})
             return
         logger.info("orphan_keys_deleted", extra={"tenant": tenant, "keys": len(orphaned)})
-
-    async def _walk_index(
-        self,
-        tenant: str,
-        sight: Visibility,
-        *,
-        memory_type: MemoryType | None,
-        limit: int,
-        skip: frozenset[str],
-    ) -> list[IndexEntry]:
-        # Without a filter nearly every key is kept, so pages of `limit` keys are read; a type
-        # filter or another thread's notes can thin a page a lot, so then pages of 1,000. Either
-        # way paging goes on until enough are kept (retired and expired memories thin pages too).
-        thinning = memory_type is not None or sight.conversation is not None
-        page_size = LIST_PAGE_SIZE if thinning else limit
-        kept: list[IndexEntry] = []
-        async for entries in index_entries(self._objects, tenant, page_size=page_size):
-            for entry in entries:
-                if not sight.sees_entry(entry) or entry.memory_id in skip:
-                    continue
-                if memory_type is None or entry.memory_type == memory_type:
-                    kept.append(entry)
-            if len(kept) >= limit:
-                break
-        return kept[:limit]
 
     async def forget(self, tenant: str, conversation: str | None, *, memory_id: str) -> bool:
         """Delete one memory; False (and nothing deleted) when this caller cannot see it.
@@ -572,12 +584,15 @@ class MemoryService:
         forgetting = await self._forgetting(tenant)
         keys = await self._objects.list(index_prefix(tenant), limit=STATS_SCAN_CAP)
         by_type = dict.fromkeys(MEMORY_TYPES, 0)
+        created: list[tuple[int, MemoryType]] = []
         for key in keys:
             entry = parse_index_key(key)
             if entry is not None and sight.sees_entry(entry) and entry.memory_id not in forgetting:
                 by_type[entry.memory_type] += 1
+                created.append((ulid_time_ms(entry.memory_id) or 0, entry.memory_type))
         # The cap is judged on keys scanned, so a total thinned by other threads is flagged too.
         return StatsAnswer(
             by_type={t: n for t, n in by_type.items() if n},
             capped=len(keys) >= STATS_SCAN_CAP,
+            created=tuple(created),
         )

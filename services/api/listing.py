@@ -1,0 +1,139 @@
+"""Which memories list shows, newest first: index keys decide first (type, conversation, expiry
+and retirement are all readable from a key), then bodies, for what only a body says (category,
+tag). list_memories and the memory page both walk it, so a page of the inspector and the tool
+agree on what a tenant holds."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import msgspec
+
+from shared.model import IndexEntry, Memory, MemoryType, index_prefix, inverted_time, ulid_time_ms
+from shared.revisions import Visibility
+from shared.storage import ObjectStore, VectorStore, index_entries
+
+LIST_PAGE_SIZE: Final = 1000
+# With a category or tag filter, bodies are read this many at a time...
+BODY_BATCH: Final = 200
+# ...and one call reads at most this many before it stops and says where it stopped.
+BODY_SCAN_CAP: Final = 5000
+
+
+class ListFilter(msgspec.Struct, frozen=True, kw_only=True):
+    """What a listing keeps; every field set must hold. ``notes_only``: conversation-scoped
+    notes only (those of the asking conversation: no other conversation's are visible)."""
+
+    memory_type: MemoryType | None = None
+    category: str | None = None
+    tag: str | None = None
+    notes_only: bool = False
+
+    @property
+    def needs_bodies(self) -> bool:
+        return self.category is not None or self.tag is not None
+
+    def keeps_entry(self, entry: IndexEntry) -> bool:
+        if self.memory_type is not None and entry.memory_type != self.memory_type:
+            return False
+        return not self.notes_only or entry.conversation_digest is not None
+
+    def keeps(self, memory: Memory) -> bool:
+        if self.category is not None and memory.category != self.category:
+            return False
+        return self.tag is None or self.tag in memory.tags
+
+
+class Listing(msgspec.Struct, frozen=True, kw_only=True):
+    """The memories kept, newest first; ``resume_after``: the id after which the walk would go
+    on when it stopped at ``BODY_SCAN_CAP`` rather than at the limit or the end (else None);
+    ``bodiless``: index entries whose memory was not found (a crash's leftovers)."""
+
+    memories: list[Memory]
+    resume_after: str | None = None
+    bodiless: list[IndexEntry] = msgspec.field(default_factory=list)
+
+
+def position_after(tenant: str, memory_id: str) -> str | None:
+    """The listing position just past a memory's index key (keys go ``<stamp>#<id>#<type>…``
+    and ``~`` sorts after every type), so a page can resume after its last memory; None when
+    ``memory_id`` is not an id."""
+    created_ms = ulid_time_ms(memory_id)
+    if created_ms is None:
+        return None
+    return f"{index_prefix(tenant)}{inverted_time(created_ms)}#{memory_id.upper()}#~"
+
+
+async def _walk(
+    objects: ObjectStore,
+    tenant: str,
+    sight: Visibility,
+    match: ListFilter,
+    *,
+    want: int,
+    skip: frozenset[str],
+    start_after: str | None,
+) -> tuple[list[IndexEntry], str | None]:
+    """Up to ``want`` entries this request sees and ``match`` keeps by key, and the key to
+    resume after (None: the index is exhausted)."""
+    # Without a filter nearly every key is kept, so pages of `want` keys are read; a type filter
+    # or another thread's notes can thin a page a lot, so then pages of 1,000.
+    thinning = match.memory_type is not None or match.notes_only or sight.conversation is not None
+    page_size = LIST_PAGE_SIZE if thinning else want
+    kept: list[IndexEntry] = []
+    async for entries in index_entries(
+        objects, tenant, page_size=page_size, start_after=start_after
+    ):
+        for entry in entries:
+            if entry.memory_id in skip or not sight.sees_entry(entry):
+                continue
+            if match.keeps_entry(entry):
+                kept.append(entry)
+                if len(kept) == want:
+                    return kept, entry.key
+    return kept, None
+
+
+async def listed(
+    objects: ObjectStore,
+    vectors: VectorStore,
+    tenant: str,
+    sight: Visibility,
+    *,
+    match: ListFilter,
+    limit: int,
+    skip: frozenset[str],
+    before: str | None = None,
+) -> Listing:
+    """Up to ``limit`` memories ``match`` keeps, newest first, older than the memory ``before``
+    when given; ``skip``: ids being forgotten."""
+    memories: list[Memory] = []
+    bodiless: list[IndexEntry] = []
+    position = position_after(tenant, before) if before is not None else None
+    scanned = 0
+    while len(memories) < limit:
+        remaining = limit - len(memories)
+        want = max(remaining, BODY_BATCH) if match.needs_bodies else remaining
+        entries, position = await _walk(
+            objects, tenant, sight, match, want=want, skip=skip, start_after=position
+        )
+        if not entries:
+            break
+        found = {m.id: m for m in await vectors.get(tenant, [e.memory_id for e in entries])}
+        for entry in entries:
+            memory = found.get(entry.memory_id)
+            if memory is None:
+                bodiless.append(entry)
+            elif sight.sees(memory) and match.keeps(memory):
+                memories.append(memory)
+                if len(memories) == limit:
+                    return Listing(memories=memories, bodiless=bodiless)
+        scanned += len(entries)
+        if position is None:
+            break
+        if scanned >= BODY_SCAN_CAP:
+            return Listing(memories=memories, resume_after=entries[-1].memory_id, bodiless=bodiless)
+    return Listing(memories=memories, bodiless=bodiless)
+
+
+__all__ = ["BODY_SCAN_CAP", "ListFilter", "Listing", "listed", "position_after"]
