@@ -14,7 +14,7 @@ from typing import Any, Final, Literal, TypeVar
 import msgspec
 
 from shared.errors import ConfigError
-from shared.listen import ALL_INTERFACES, HOST_RULE, LOOPBACK, parse_hosts
+from shared.listen import ALL_INTERFACES, HOST_RULE, LOOPBACK, is_loopback_only, parse_hosts
 
 Backend = Literal["postgres", "embedded", "s3"]
 Provider = Literal["bedrock", "openai", "local"]
@@ -87,6 +87,9 @@ class Config(msgspec.Struct, frozen=True, kw_only=True):
     # plus an embedding, and must still answer well inside an MCP client's patience (~90 s).
     storage_timeout_s: float = 5.0
     tool_timeout_s: float = 20.0
+    # The memory page (services/api/ui): on by default only where it needs no key (_ui_enabled).
+    ui_enabled: bool = False
+    ui_port: int = 3001
 
 
 T = TypeVar("T")
@@ -230,6 +233,30 @@ def _deadlines(env: _Env) -> tuple[float, float]:
     return storage, tool
 
 
+def _flag(raw: str) -> bool:
+    lowered = raw.lower()
+    if lowered not in ("true", "false", "1", "0"):
+        raise ValueError(raw)
+    return lowered in ("true", "1")
+
+
+def _ui_enabled(env: _Env, *, local: bool, hosts: tuple[str, ...], api_key: str | None) -> bool:
+    """The memory page shows and deletes any tenant's memories, so without a key it is served
+    only where nothing but this machine reaches it: ``--local`` on a loopback address. It is on
+    there by default; anywhere else only when UI_ENABLED=true asks, and then only with a key."""
+    enabled = env.cast("UI_ENABLED", _flag, None, "true or false")
+    keyless = local and is_loopback_only(hosts)
+    if enabled is None:
+        return local and (keyless or api_key is not None)
+    if enabled and not keyless and api_key is None:
+        raise ConfigError(
+            "UI_ENABLED=true needs MCP_API_KEY unless the server runs with --local on a loopback "
+            "HOST: the memory page reads and deletes every tenant's memories, so it asks for "
+            "the key"
+        )
+    return enabled
+
+
 def load_config(
     environ: Mapping[str, str], *, local: bool = False, data_dir: Path | None = None
 ) -> Config:
@@ -260,6 +287,7 @@ def load_config(
         base_url, api_key = None, None
     s3 = backend == "s3"
     storage_timeout_s, tool_timeout_s = _deadlines(env)
+    mcp_key = env.text("MCP_API_KEY")
     floor = env.cast(
         "RECALL_MIN_SIMILARITY",
         _similarity_floor,
@@ -285,7 +313,7 @@ def load_config(
         recall_high_similarity=_high_similarity(env, defaults, floor),
         port=port,
         hosts=hosts,
-        mcp_api_key=env.text("MCP_API_KEY"),
+        mcp_api_key=mcp_key,
         stats_flush_ms=env.cast(
             "STATS_FLUSH_MS", _positive_int, _default("stats_flush_ms"), "a positive integer"
         ),
@@ -330,6 +358,8 @@ def load_config(
         ),
         storage_timeout_s=storage_timeout_s,
         tool_timeout_s=tool_timeout_s,
+        ui_enabled=_ui_enabled(env, local=local, hosts=hosts, api_key=mcp_key),
+        ui_port=env.cast("UI_PORT", _port, _default("ui_port"), "an integer between 1 and 65535"),
     )
 
 

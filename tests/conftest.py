@@ -46,6 +46,7 @@ CLEARED_ENV_PREFIXES = (
     # Deadlines (STORAGE_TIMEOUT_S, TOOL_TIMEOUT_S): a developer's own must not reach tests.
     "STORAGE_",
     "TOOL_",
+    "UI_",
 )
 
 _database_numbers = itertools.count()
