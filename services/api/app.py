@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
@@ -25,6 +25,9 @@ from services.api.readiness import READY_PATH, ReadinessCheck, ready_response
 from services.api.tools.spec import ToolSpec
 from shared.config import Config
 
+if TYPE_CHECKING:
+    from services.api.service import MemoryService
+
 
 class RuntimeView(Protocol):
     """What the HTTP layer reads from ``services.api.runtime.Runtime``."""
@@ -37,6 +40,10 @@ class RuntimeView(Protocol):
 
     @property
     def check_ready(self) -> ReadinessCheck: ...
+
+    # The memory page's way to the tools' service; None in a runtime without storage.
+    @property
+    def service(self) -> MemoryService | None: ...
 
 
 RuntimeOpener = Callable[[Config], AbstractAsyncContextManager[RuntimeView]]

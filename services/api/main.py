@@ -74,6 +74,12 @@ def _parser() -> argparse.ArgumentParser:
         "0.0.0.0,:: otherwise, every interface, as a pod needs)",
     )
     parser.add_argument(
+        "--ui-port",
+        type=port_type("--ui-port"),
+        default=None,
+        help="serve the memory page (/ui) here instead of UI_PORT (0: any free port)",
+    )
+    parser.add_argument(
         "--stdio",
         action="store_true",
         help="serve one client over stdin/stdout instead of HTTP (desktop and IDE clients); "
@@ -174,8 +180,9 @@ async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) ->
         return 1
     # Imported here, not at the top: the MCP SDK takes seconds to import, and a configuration
     # refusal should not wait for it.
-    from services.api.app import build_app
+    from services.api.app import RUNTIME_KEY, build_app
     from services.api.runtime import open_runtime as real_runtime
+    from services.api.ui import start_ui
 
     stop = asyncio.Event()
     stop_on_signals(stop)
@@ -194,10 +201,14 @@ async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) ->
         return 1
     logger.info("boot_objects_frozen", extra={"objects": _freeze_boot_objects()})
     _log_boot(runner=runner, app=app, config=config)
+    # The memory page, on its own port; its runner stops first, while the runtime still runs.
+    ui = await start_ui(config, app[RUNTIME_KEY].service)
     embedded_died = watch_embedded_server(config, stop)
     await stop.wait()
     server_died = embedded_died()
     started = time.monotonic()
+    if ui is not None:
+        await ui.cleanup()
     # Stop listening, let in-flight calls finish, then exit the runtime (the final flush).
     await runner.cleanup()
     logger.info("shutdown_complete", extra={"ms": round((time.monotonic() - started) * 1000)})
@@ -221,6 +232,8 @@ def run(argv: Sequence[str] | None = None, *, open_runtime: RuntimeOpener | None
         config = msgspec.structs.replace(config, port=args.port)
     if args.host is not None:
         config = msgspec.structs.replace(config, hosts=args.host)
+    if args.ui_port is not None:
+        config = msgspec.structs.replace(config, ui_port=args.ui_port)
     return asyncio.run(serve(config, open_runtime=open_runtime))
 
 

@@ -65,7 +65,7 @@ def render_memory(
     lines = [f"{index}. [id:{memory.id}] ({', '.join(facets)})", f"   {shown}"]
     if matched:
         # The query's words this memory holds: why a keyword hit was returned, in plain terms.
-        lines.append(f"   matched words: {', '.join(_distinct_words(matched))}")
+        lines.append(f"   matched words: {', '.join(distinct_words(matched))}")
     if memory.tags:
         lines.append(f"   tags: {', '.join(memory.tags)}")
     return "\n".join(lines)
@@ -94,7 +94,7 @@ def _length(memory: Memory) -> str:
     return f"{len(memory.content):,} characters"
 
 
-def _distinct_words(matched: Sequence[str]) -> list[str]:
+def distinct_words(matched: Sequence[str]) -> list[str]:
     """The matched words once each, without the parts of a longer one also listed (``e1042``
     rather than ``e1042, 1042``)."""
     kept: list[str] = []
@@ -199,7 +199,7 @@ def render_recall(query: str, answer: RecallAnswer, *, max_tokens: int) -> Reply
                 **memory_record(ranked.memory),
                 "confidence": ranked.confidence,
                 "standing": percent(ranked.score, outcome.top_score),
-                "matched": _distinct_words([words.get(t, t) for t in ranked.matched]),
+                "matched": distinct_words([words.get(t, t) for t in ranked.matched]),
                 "text": part.of(ranked.memory.content) if part else ranked.memory.content,
                 "excerpt": {"start": part.start, "end": part.end} if part else None,
             }
@@ -331,6 +331,7 @@ def render_stats(answer: StatsAnswer, *, cap: int) -> str:
 
 
 __all__ = [
+    "distinct_words",
     "percent",
     "plural",
     "render_bulk_forget",

@@ -34,12 +34,13 @@ from shared.storage import open_stores
 
 
 class Runtime(msgspec.Struct, frozen=True, kw_only=True):
-    """The fixed tool catalogue, the lines the boot log states about it, and the readiness
-    check ``GET /ready`` runs."""
+    """The fixed tool catalogue, the lines the boot log states about it, the readiness check
+    ``GET /ready`` runs, and the service the tools call (the memory page calls it too)."""
 
     catalogue: tuple[ToolSpec, ...]
     boot_lines: tuple[str, ...]
     check_ready: ReadinessCheck
+    service: MemoryService | None = None
 
 
 @contextlib.asynccontextmanager
@@ -97,6 +98,7 @@ async def open_runtime(
                 f"{config.embedding_dim}d, floor {config.recall_min_similarity})",
                 docs_line,
             ),
+            service=service,
         )
         # Leaving the stack: final flush (FlushLoop), then embedder, then stores.
         await tracker.settled()

@@ -25,6 +25,7 @@ class CatalogueRuntime(msgspec.Struct, frozen=True, kw_only=True):
     catalogue: tuple[ToolSpec, ...]
     boot_lines: tuple[str, ...] = ("store: test catalogue (no storage)",)
     check_ready: Callable[[], Awaitable[None]] = always_ready
+    service: None = None
 
 
 async def _echo(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolResult:

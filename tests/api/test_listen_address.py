@@ -76,7 +76,10 @@ async def test_local_listens_on_loopback_only_says_so_and_refuses_a_foreign_host
 ) -> None:
     async with running(local_args(embedded_data_dir), clean_env()) as (api, listening):
         port = listening["port"]
-        assert listening_sockets(api.process.pid) == {("127.0.0.1", port)}
+        sockets = listening_sockets(api.process.pid)
+        # The API's port, and the memory page's beside it (UI_PORT): on loopback, both.
+        assert ("127.0.0.1", port) in sockets
+        assert {address for address, _ in sockets} == {"127.0.0.1"}
         assert listening["addresses"] == [f"127.0.0.1:{port}"]
         assert listening["endpoint"] == f"POST http://127.0.0.1:{port}/mcp"
 

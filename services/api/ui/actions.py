@@ -1,0 +1,196 @@
+"""The page's changes, each a POST the gate has already checked (session, form token, origin):
+forget, replace with a corrected text, export, and signing in and out. Each is a call to the
+memory service the tools call, then a redirect (post/redirect/get), so reloading the page that
+follows repeats nothing. Lines logged name the tenant and the action, never a memory's text."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Mapping
+from typing import Final
+from urllib.parse import urlencode, urlsplit
+
+from aiohttp import web
+
+from services.api.ui.access import Session
+from services.api.ui.pages import ACCESS_KEY, SERVICE_KEY, render
+from services.api.ui.query import (
+    PageState,
+    conversation_of,
+    corrected_content,
+    memory_id_of,
+    tenant_of,
+)
+from services.api.ui.views import missing
+from shared.errors import InvalidInputError
+from shared.model import MEMORY_TYPES
+from shared.transfer import ExportedMemory, encode_line
+
+logger = logging.getLogger(__name__)
+
+# A wrong key costs this long: guessing by the thousand stops being cheap.
+LOGIN_FAILURE_DELAY_S: Final = 0.5
+EXPORT_LINES_PER_WRITE: Final = 200
+
+
+def _required_tenant(form: Mapping[str, str]) -> str:
+    tenant = tenant_of(form)
+    if tenant is None:
+        raise InvalidInputError("tenant", "`tenant` is required: choose a tenant first")
+    return tenant
+
+
+def _required_id(form: Mapping[str, str]) -> str:
+    memory_id = memory_id_of(form, "id")
+    if memory_id is None:
+        raise InvalidInputError("id", "`id` is required: the memory to act on")
+    return memory_id
+
+
+async def _form(request: web.Request) -> dict[str, str]:
+    """The form's text fields (a file field has no place in any form of this page)."""
+    form = await request.post()
+    return {name: value for name, value in form.items() if isinstance(value, str)}
+
+
+def _see_other(url: str) -> web.Response:
+    return web.Response(status=303, headers={"Location": url})
+
+
+def _with(url: str, **extra: str) -> str:
+    return url + ("&" if "?" in url else "?") + urlencode(extra)
+
+
+async def forget(request: web.Request) -> web.StreamResponse:
+    values = await _form(request)
+    state = PageState(
+        tenant=_required_tenant(values),
+        conversation=conversation_of(values),
+        memory_id=_required_id(values),
+    )
+    assert state.tenant is not None and state.memory_id is not None
+    service = request.app[SERVICE_KEY]
+    if not await service.forget(state.tenant, state.conversation, memory_id=state.memory_id):
+        return missing(request, state)
+    logger.info("ui_forget", extra={"tenant": state.tenant})
+    listed = state.url(memory_id=None)
+    return _see_other(_with(listed, forgotten=state.memory_id))
+
+
+async def replace(request: web.Request) -> web.StreamResponse:
+    values = await _form(request)
+    state = PageState(
+        tenant=_required_tenant(values),
+        conversation=conversation_of(values),
+        memory_id=_required_id(values),
+    )
+    assert state.tenant is not None and state.memory_id is not None
+    content = corrected_content(values)
+    service = request.app[SERVICE_KEY]
+    version = await service.get(state.tenant, state.conversation, memory_id=state.memory_id)
+    if version is None or version.memory is None:
+        return missing(request, state)
+    old = version.memory
+    # The correction keeps what the memory was filed under; only the text changes.
+    answer = await service.remember(
+        state.tenant,
+        state.conversation,
+        content=content,
+        memory_type=old.memory_type,
+        category=old.category,
+        tags=old.tags,
+        scope=old.scope,
+        replaces=old.id,
+    )
+    logger.info("ui_replace", extra={"tenant": state.tenant, "alreadyKnown": answer.already_known})
+    return _see_other(_with(state.url(memory_id=answer.memory.id), replaced=old.id))
+
+
+async def export(request: web.Request) -> web.StreamResponse:
+    """The whole tenant as JSON Lines, as ``mcp-memory export`` writes it (and ``import``
+    reads it), streamed as a download."""
+    values = await _form(request)
+    tenant = _required_tenant(values)
+    records = request.app[SERVICE_KEY].export(tenant)
+    try:
+        first = await anext(records)
+    except InvalidInputError:
+        state = PageState(tenant=tenant)
+        return render(
+            request,
+            "error.html",
+            status=404,
+            state=state,
+            message=f"Tenant {tenant} has no memories: there is nothing to export.",
+            memory_types=MEMORY_TYPES,
+        )
+    response = web.StreamResponse(
+        headers={
+            "Content-Type": "application/jsonl; charset=utf-8",
+            "Content-Disposition": f'attachment; filename="{tenant}-memories.jsonl"',
+        }
+    )
+    await response.prepare(request)
+    lines = 0
+    async for chunk in _chunks(first, records):
+        await response.write(chunk.encode())
+        lines += chunk.count("\n")
+    await response.write_eof()
+    logger.info("ui_export", extra={"tenant": tenant, "memories": lines})
+    return response
+
+
+async def _chunks(first: ExportedMemory, rest: AsyncIterator[ExportedMemory]) -> AsyncIterator[str]:
+    batch = [encode_line(first)]
+    async for record in rest:
+        batch.append(encode_line(record))
+        if len(batch) >= EXPORT_LINES_PER_WRITE:
+            yield "\n".join(batch) + "\n"
+            batch = []
+    if batch:
+        yield "\n".join(batch) + "\n"
+
+
+def safe_next(raw: str | None) -> str:
+    """Where to go after signing in: a path of this page only, never another site (an open
+    redirect would lend the page's name to a phishing link)."""
+    if not raw:
+        return "/ui"
+    parts = urlsplit(raw)
+    if parts.scheme or parts.netloc or not parts.path.startswith("/ui") or raw.startswith("//"):
+        return "/ui"
+    return raw
+
+
+async def login(request: web.Request) -> web.StreamResponse:
+    values = await _form(request)
+    key = values.get("key")
+    target = safe_next(values.get("next"))
+    access = request.app[ACCESS_KEY]
+    if key is None or not access.key_matches(key):
+        logger.warning("ui_login_refused", extra={"remote": request.remote})
+        await asyncio.sleep(LOGIN_FAILURE_DELAY_S)
+        return render(
+            request,
+            "login.html",
+            status=401,
+            state=PageState(),
+            next_url=target,
+            failed=True,
+            memory_types=MEMORY_TYPES,
+        )
+    logger.info("ui_login", extra={"remote": request.remote})
+    response = _see_other(target)
+    session: Session = access.issue()
+    access.set_cookie(response, session, secure=request.secure)
+    return response
+
+
+async def logout(request: web.Request) -> web.StreamResponse:
+    response = _see_other("/ui")
+    request.app[ACCESS_KEY].close_session(response)
+    return response
+
+
+__all__ = ["export", "forget", "login", "logout", "replace", "safe_next"]

@@ -1,0 +1,64 @@
+"""HTML out of templates: one Jinja2 environment, escaping everything it is given (a memory's
+text is data, never markup), and the keys a request and the application carry for it."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from aiohttp import web
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from services.api.render import PREVIEW_CHARS
+from services.api.service import MemoryService
+from services.api.ui.access import CSRF_FIELD, Access
+
+SERVICE_KEY: Final = web.AppKey("ui_service", MemoryService)
+ACCESS_KEY: Final = web.AppKey("ui_access", Access)
+# The session's nonce, once the gate has found or issued one.
+SESSION_KEY: Final = web.RequestKey("ui_session", str)
+
+
+def _day(iso: str | None) -> str:
+    return iso[:10] if iso else ""
+
+
+def _preview(text: str) -> str:
+    """A memory's first ``PREVIEW_CHARS`` on one line, as list_memories previews it."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
+
+
+def _stamp(iso: str | None) -> str:
+    """``2026-01-02T03:04:05.678Z`` as ``2026-01-02 03:04 UTC``."""
+    return f"{iso[:10]} {iso[11:16]} UTC" if iso else ""
+
+
+_ENV: Final = Environment(
+    loader=PackageLoader("services.api.ui", "templates"),
+    autoescape=True,
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+_ENV.filters["day"] = _day
+_ENV.filters["stamp"] = _stamp
+_ENV.filters["preview"] = _preview
+
+
+def render(
+    request: web.Request, template: str, *, status: int = 200, **context: Any
+) -> web.Response:
+    """``template`` rendered with ``context``, plus what every page needs: the form token of
+    this request's session and whether the page is behind the key."""
+    access = request.app[ACCESS_KEY]
+    nonce = request.get(SESSION_KEY)
+    text = _ENV.get_template(template).render(
+        csrf_field=CSRF_FIELD,
+        csrf=access.csrf_token(nonce) if nonce is not None else "",
+        requires_key=access.requires_key,
+        **context,
+    )
+    return web.Response(text=text, status=status, content_type="text/html", charset="utf-8")
+
+
+__all__ = ["ACCESS_KEY", "SERVICE_KEY", "SESSION_KEY", "render"]

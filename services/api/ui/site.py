@@ -1,0 +1,99 @@
+"""Start and stop the memory page beside the API: same addresses, its own port (UI_PORT).
+
+The page is an addition to the MCP server, never a reason for it not to serve: a port already
+taken (a second ``--local`` server on this machine) is logged as ``ui_unavailable`` with what
+to set, and the API runs on. Whether it runs at all is configuration's decision
+(``shared.config``: on under ``--local`` on loopback, elsewhere only with UI_ENABLED=true and a
+key); the boot log says which in ``ui_listening`` or ``ui_off``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Final
+
+from aiohttp import web
+
+from services.api.connections import KEEPALIVE_TIMEOUT_S, ConnectionGuard, GuardedSite
+from services.api.host_header import loopback_names
+from services.api.service import MemoryService
+from services.api.ui.app import UI_PATH, build_ui_app
+from shared.config import Config
+from shared.listen import is_loopback_only, is_unspecified, url_host
+
+logger = logging.getLogger(__name__)
+
+# A page request still running at shutdown gets this long; the API's own grace follows.
+UI_SHUTDOWN_S: Final = 1.0
+
+
+def _off_reason(config: Config) -> str:
+    if config.backend != "embedded":
+        return "set UI_ENABLED=true (with MCP_API_KEY) to serve the memory page outside --local"
+    if is_loopback_only(config.hosts):
+        return "UI_ENABLED=false"
+    return (
+        "HOST reaches beyond this machine and MCP_API_KEY is unset: set MCP_API_KEY to serve "
+        "the memory page behind it"
+    )
+
+
+def page_url(addresses: list[Any], *, port: int) -> str:
+    """The page's URL as a person would open it; a placeholder host on every interface."""
+    if not addresses or any(is_unspecified(host) for host, *_ in addresses):
+        return f"http://<host>:{port}{UI_PATH}"
+    host = addresses[0][0]
+    return f"http://{url_host(host)}:{port}{UI_PATH}"
+
+
+async def start_ui(config: Config, service: MemoryService | None) -> web.AppRunner | None:
+    """The page's runner, listening; None when it is off or its port cannot be had."""
+    if not config.ui_enabled:
+        logger.info("ui_off", extra={"detail": _off_reason(config)})
+        return None
+    if service is None:
+        logger.info("ui_off", extra={"detail": "this runtime has no memory service"})
+        return None
+    if config.mcp_api_key is None and not is_loopback_only(config.hosts):
+        # Configuration decided on HOST; --host may have widened it since. Never keyless there.
+        logger.warning("ui_off", extra={"detail": _off_reason(config)})
+        return None
+    guard = ConnectionGuard()
+    app = build_ui_app(
+        service,
+        api_key=config.mcp_api_key,
+        host_names=loopback_names(config.hosts),
+        guard=guard,
+    )
+    runner = web.AppRunner(
+        app, access_log=None, shutdown_timeout=UI_SHUTDOWN_S, keepalive_timeout=KEEPALIVE_TIMEOUT_S
+    )
+    await runner.setup()
+    site = GuardedSite(runner, guard, hosts=config.hosts, port=config.ui_port)
+    try:
+        await site.start()
+    except OSError as error:
+        await runner.cleanup()
+        logger.warning(
+            "ui_unavailable",
+            extra={
+                "port": config.ui_port,
+                "detail": f"the memory page cannot listen on port {config.ui_port} "
+                f"({error.strerror or error}); set UI_PORT or --ui-port to another port",
+            },
+        )
+        return None
+    ipv4 = [address for address in runner.addresses if len(address) == 2]
+    port = (ipv4 or runner.addresses)[0][1]
+    logger.info(
+        "ui_listening",
+        extra={
+            "url": page_url(runner.addresses, port=port),
+            "port": port,
+            "login": "MCP_API_KEY" if config.mcp_api_key is not None else "none (loopback only)",
+        },
+    )
+    return runner
+
+
+__all__ = ["UI_SHUTDOWN_S", "page_url", "start_ui"]

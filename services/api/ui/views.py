@@ -1,0 +1,158 @@
+"""``GET /ui``: the views, each a caller of the memory service the tools call, so what the page
+shows is what the tools would answer (visibility, ranking, history). A GET changes nothing: a
+search here is read by a person, not used by a model, so it feeds no access count."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Final
+
+from aiohttp import web
+
+from services.api.listing import ListFilter
+from services.api.service import MemoryService, wall_clock_ms
+from services.api.ui.chart import chart
+from services.api.ui.explain import explained
+from services.api.ui.pages import SERVICE_KEY, render
+from services.api.ui.query import PageState, memory_id_of, page_state
+from shared.model import MEMORY_TYPES
+from shared.ranking import RECALL_MODES
+
+PAGE_SIZE: Final = 25
+TENANTS_SHOWN: Final = 200
+
+
+async def page(request: web.Request) -> web.StreamResponse:
+    """The one page, its view chosen by its URL (see ``query``)."""
+    state = page_state(request.query)
+    service = request.app[SERVICE_KEY]
+    if state.tenant is None:
+        return await _tenants(request, service)
+    if state.memory_id is not None:
+        return await _memory(request, service, state)
+    if state.query is not None:
+        return await _search(request, service, state)
+    return await _list(request, service, state)
+
+
+def _notice(values: Mapping[str, str]) -> str | None:
+    """The line a redirect after a change asks the next page to show."""
+    forgotten = memory_id_of(values, "forgotten")
+    if forgotten is not None:
+        return f"Forgot {forgotten}: recall, list_memories and this page no longer show it."
+    replaced = memory_id_of(values, "replaced")
+    if replaced is not None:
+        return (
+            f"Stored as the correction of {replaced}, which is now retired: recall and "
+            "list_memories show this one instead, and the history below shows both."
+        )
+    return None
+
+
+async def _tenants(request: web.Request, service: MemoryService) -> web.StreamResponse:
+    tenants = await service.tenants(limit=TENANTS_SHOWN)
+    return render(
+        request,
+        "tenants.html",
+        state=PageState(),
+        tenants=sorted(tenants),
+        more=len(tenants) >= TENANTS_SHOWN,
+    )
+
+
+async def _list(
+    request: web.Request, service: MemoryService, state: PageState
+) -> web.StreamResponse:
+    assert state.tenant is not None
+    match = ListFilter(
+        memory_type=state.memory_type,
+        category=state.category,
+        tag=state.tag,
+        notes_only=state.notes_only,
+    )
+    stats, listing, counts = await asyncio.gather(
+        service.stats(state.tenant, state.conversation),
+        service.browse(
+            state.tenant,
+            state.conversation,
+            match=match,
+            limit=PAGE_SIZE + 1,
+            before=state.before,
+        ),
+        service.access_counts(state.tenant),
+    )
+    memories = listing.memories[:PAGE_SIZE]
+    older = memories[-1].id if len(listing.memories) > PAGE_SIZE else listing.resume_after
+    return render(
+        request,
+        "list.html",
+        state=state,
+        memories=memories,
+        counts=counts,
+        stats=stats,
+        picture=chart(stats.created, now_ms=wall_clock_ms()),
+        older_url=state.url(before=older) if older else None,
+        newest_url=state.url(before=None) if state.before else None,
+        memory_types=MEMORY_TYPES,
+        notice=_notice(request.query),
+    )
+
+
+async def _search(
+    request: web.Request, service: MemoryService, state: PageState
+) -> web.StreamResponse:
+    assert state.tenant is not None and state.query is not None
+    answer = await service.recall(
+        state.tenant,
+        state.conversation,
+        query=state.query,
+        mode=state.mode,
+        limit=state.result_limit,
+        count_use=False,
+    )
+    outcome = answer.outcome
+    return render(
+        request,
+        "search.html",
+        state=state,
+        answer=answer,
+        results=explained(state.query, outcome) if outcome is not None else [],
+        modes=RECALL_MODES,
+        memory_types=MEMORY_TYPES,
+        floor=service.floor,
+    )
+
+
+async def _memory(
+    request: web.Request, service: MemoryService, state: PageState
+) -> web.StreamResponse:
+    assert state.tenant is not None and state.memory_id is not None
+    version = await service.get(state.tenant, state.conversation, memory_id=state.memory_id)
+    if version is None or version.memory is None:
+        return missing(request, state)
+    versions, counts = await asyncio.gather(
+        service.history(state.tenant, state.conversation, memory_id=state.memory_id),
+        service.access_counts(state.tenant),
+    )
+    return render(
+        request,
+        "forget.html" if state.confirm_forget else "memory.html",
+        state=state,
+        version=version,
+        memory=version.memory,
+        versions=versions or [],
+        counts=counts,
+        memory_types=MEMORY_TYPES,
+        notice=_notice(request.query),
+    )
+
+
+def missing(request: web.Request, state: PageState) -> web.Response:
+    """One answer for every id this page cannot show: never stored, forgotten, expired, another
+    conversation's note or another tenant's memory all read the same, so the page cannot be used
+    to learn that an id exists elsewhere."""
+    return render(request, "missing.html", status=404, state=state, memory_types=MEMORY_TYPES)
+
+
+__all__ = ["PAGE_SIZE", "missing", "page"]

@@ -1,0 +1,62 @@
+"""The state in the page's URL, read back exactly, and a correction's text held to remember's
+rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.api.ui.actions import safe_next
+from services.api.ui.query import PageState, corrected_content, page_state, page_url
+from shared.errors import InvalidInputError
+
+ID = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+
+
+def test_a_url_reads_back_as_the_state_it_was_written_from() -> None:
+    state = PageState(
+        tenant="acme",
+        conversation="chat:1",
+        memory_type="pattern",
+        category="decision",
+        tag="ops",
+        notes_only=True,
+        before=ID,
+    )
+    query = page_url(state).split("?", 1)[1]
+    values = dict(pair.split("=", 1) for pair in query.split("&"))
+    values["conversation"] = "chat:1"
+    assert page_state(values) == state
+
+
+def test_blank_fields_are_absent_and_search_settings_follow_a_search() -> None:
+    state = page_state({"tenant": " acme ", "category": "", "tag": "  ", "mode": "precision"})
+    assert state == PageState(tenant="acme", mode="precision")
+    assert page_url(state) == "/ui?tenant=acme"
+    assert state.result_limit == 3
+    searched = page_state({"tenant": "acme", "q": "port", "mode": "precision", "limit": "7"})
+    assert page_url(searched) == "/ui?tenant=acme&q=port&mode=precision&limit=7"
+
+
+def test_a_correction_is_kept_as_typed_but_never_empty_or_oversized() -> None:
+    assert corrected_content({"content": "  a\r\nb  "}) == "  a\nb  "
+    for content, field in (("", "content"), ("\t\n", "content"), ("a\x00b", "content")):
+        with pytest.raises(InvalidInputError) as refused:
+            corrected_content({"content": content})
+        assert refused.value.field == field
+    with pytest.raises(InvalidInputError, match="at most 32000 bytes"):
+        corrected_content({"content": "é" * 16_001})
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (None, "/ui"),
+        ("/ui?tenant=acme&q=x", "/ui?tenant=acme&q=x"),
+        ("https://evil.example/ui", "/ui"),
+        ("//evil.example/ui", "/ui"),
+        ("/mcp", "/ui"),
+        ("javascript:alert(1)", "/ui"),
+    ],
+)
+def test_after_signing_in_only_this_page_is_a_destination(raw: str | None, expected: str) -> None:
+    assert safe_next(raw) == expected
