@@ -113,6 +113,12 @@ class DocsError(ServiceError):
     """The documentation knowledge base could not be searched."""
 
 
+class RefusedError(ServiceError):
+    """An operator's request refused as a whole before anything was written: an import line
+    that is not a record, links that would corrupt a chain, a target of another width, a path
+    that cannot be used. The message says which line, flag or link, and why."""
+
+
 class InvariantError(ServiceError):
     """A value broke a rule of the code itself (a ULID out of range, vectors of the wrong shape):
     a bug to report, never something a caller sent."""
@@ -129,6 +135,7 @@ __all__ = [
     "InvalidInputError",
     "InvariantError",
     "NotFoundError",
+    "RefusedError",
     "SchemaError",
     "ServiceError",
     "StorageError",

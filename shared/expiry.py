@@ -28,7 +28,6 @@ from shared.storage.interfaces import ObjectStore, VectorStore
 
 logger = logging.getLogger(__name__)
 
-LIST_PAGE_KEYS: Final = 1000
 # Memories deleted per tenant per batch: one GetVectors of 100 is the S3 ceiling, and the
 # store batches bigger reads itself.
 DELETE_BATCH: Final = 500
@@ -44,7 +43,7 @@ class ExpiryResult(msgspec.Struct, frozen=True, kw_only=True):
 async def due_entries(objects: ObjectStore, *, now_ms: int) -> list[ExpiryEntry]:
     """Every expiry key due by ``now_ms``, soonest first."""
     due: list[ExpiryEntry] = []
-    async for keys in objects.pages(EXPIRY_ROOT, page_size=LIST_PAGE_KEYS):
+    async for keys in objects.pages(EXPIRY_ROOT):
         for key in keys:
             entry = parse_expiry_key(key)
             if entry is None:

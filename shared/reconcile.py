@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Set
-from typing import Final
 
 import msgspec
 
@@ -37,8 +36,6 @@ from shared.model.keys import INDEX_ROOT
 from shared.storage.interfaces import ObjectStore, VectorStore
 
 logger = logging.getLogger(__name__)
-
-LIST_PAGE_KEYS: Final = 1000
 
 
 def settled(memory_id: str, *, now_ms: int, lag_ms: int) -> bool:
@@ -127,7 +124,7 @@ class Reconciler:
         """Every tenant with an index key or a vector: its keys by memory id, its vector ids.
         One listing of ``index/`` and one pass over the vector store serve every tenant."""
         found: dict[str, tuple[dict[str, str], set[str]]] = {}
-        async for keys in self._objects.pages(INDEX_ROOT, page_size=LIST_PAGE_KEYS):
+        async for keys in self._objects.pages(INDEX_ROOT):
             for key in keys:
                 entry = parse_index_key(key)
                 tenant = key[len(INDEX_ROOT) :].split("/", 1)[0]

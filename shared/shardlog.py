@@ -30,7 +30,6 @@ logger = logging.getLogger(__name__)
 
 # Shards younger than this are never absorbed (see absorbable_names).
 COMPACTION_LAG_MS: Final = 60_000
-LIST_PAGE_KEYS: Final = 1000
 # Shard bodies read at once.
 READ_CONCURRENCY: Final = 16
 # Bounds one fold's reads and its merged.json write; a larger backlog takes several folds, each
@@ -107,7 +106,7 @@ class ShardLayout(msgspec.Struct, frozen=True):
         prefix = self.shard_prefix(tenant)
         start_after = self.shard_key(tenant, after) if after else None
         found: list[str] = []
-        async for keys in objects.pages(prefix, page_size=LIST_PAGE_KEYS, start_after=start_after):
+        async for keys in objects.pages(prefix, start_after=start_after):
             for key in keys:
                 name = key[len(prefix) :]
                 if up_to is not None and name > up_to:
@@ -258,7 +257,7 @@ class ShardLog(Generic[M]):
         shards: dict[str, int] = {}
         behind: dict[str, int] = {}
         cutoff_ms = now_ms - lag_ms
-        async for keys in objects.pages(self.layout.root, page_size=LIST_PAGE_KEYS):
+        async for keys in objects.pages(self.layout.root):
             for key in keys:
                 parsed = self.layout.parse_shard_key(key)
                 if parsed is None:

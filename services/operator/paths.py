@@ -10,8 +10,10 @@ import argparse
 import os
 from pathlib import Path
 
+from shared.errors import RefusedError
 
-class PathRefusedError(Exception):
+
+class PathRefusedError(RefusedError):
     """A flag names a file that cannot be used; the message names the flag and the path."""
 
 

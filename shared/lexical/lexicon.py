@@ -57,7 +57,6 @@ from shared.tasks import abandon, shared_run
 
 logger = logging.getLogger(__name__)
 
-LIST_PAGE_KEYS: Final = 1000
 BACKFILL_BATCH: Final = 100
 DEFAULT_REFRESH_S: Final = 5.0
 DEFAULT_FOLD_THRESHOLD: Final = 200
@@ -324,7 +323,7 @@ class Lexicon:
         """merged.json built from the memories themselves, written unless another process
         wrote one first (then that one is used)."""
         ids: list[str] = []
-        async for entries in index_entries(self._objects, tenant, page_size=LIST_PAGE_KEYS):
+        async for entries in index_entries(self._objects, tenant):
             ids.extend(entry.memory_id for entry in entries)
         docs: Documents = {}
         for start in range(0, len(ids), BACKFILL_BATCH):

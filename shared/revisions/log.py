@@ -21,13 +21,12 @@ from shared.storage.interfaces import ObjectStore
 from shared.tenant_reads import TenantReads
 
 DEFAULT_MAX_CACHED_TENANTS: Final = 4096
-LIST_PAGE_KEYS: Final = 1000
 
 
 async def read_replacements(objects: ObjectStore, tenant: str) -> Replacements:
     """Every replacement record of one tenant, from key names alone."""
     pairs: list[tuple[str, str]] = []
-    async for keys in objects.pages(replaced_prefix(tenant), page_size=LIST_PAGE_KEYS):
+    async for keys in objects.pages(replaced_prefix(tenant)):
         pairs.extend(pair for pair in map(parse_replaced_key, keys) if pair is not None)
     return Replacements(pairs)
 

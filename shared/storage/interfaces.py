@@ -11,12 +11,16 @@ from __future__ import annotations
 import abc
 import builtins
 from collections.abc import AsyncIterator, Awaitable, Sequence
-from typing import Protocol
+from typing import Final, Protocol
 
 import msgspec
 
 from shared.errors import InvalidInputError
 from shared.model import Hit, Memory
+
+# Keys per list request wherever a caller pages through keys: the most one S3 ListObjectsV2
+# answers. Read at call time, so a test can page by 10 without writing thousands of keys.
+LIST_PAGE_KEYS: Final = 1000
 
 
 class StoredObject(msgspec.Struct, frozen=True, kw_only=True):
@@ -167,16 +171,17 @@ class ObjectStore(abc.ABC):
         """Delete these keys; keys that do not exist are ignored."""
 
     async def pages(
-        self, prefix: str, *, page_size: int = 1000, start_after: str | None = None
+        self, prefix: str, *, page_size: int | None = None, start_after: str | None = None
     ) -> AsyncIterator[builtins.list[str]]:
         """Every key under ``prefix`` (after ``start_after``), ascending, one ``list`` call
         of ``page_size`` keys at a time; no empty page is yielded, and a caller that stops
-        iterating stops the listing."""
+        iterating stops the listing. ``page_size`` defaults to ``LIST_PAGE_KEYS``."""
+        size = page_size or LIST_PAGE_KEYS
         while True:
-            keys = await self.list(prefix, limit=page_size, start_after=start_after)
+            keys = await self.list(prefix, limit=size, start_after=start_after)
             if keys:
                 yield keys
-            if len(keys) < page_size:
+            if len(keys) < size:
                 return
             start_after = keys[-1]
 

@@ -4,7 +4,6 @@ access counts. Expired memories are left out (they are gone for every reader alr
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Final
 
 from shared.counters._reader import read_tenant
 from shared.counters.fold import total_counts
@@ -15,13 +14,11 @@ from shared.revisions import read_replacements
 from shared.storage import ObjectStore, Stores, index_entries
 from shared.transfer.records import ExportedMemory, exported
 
-PAGE_KEYS: Final = 1000
-
 
 async def tenants(objects: ObjectStore) -> list[str]:
     """Every tenant with at least one index key, in byte order (one pass over ``index/``)."""
     found: list[str] = []
-    async for keys in objects.pages(INDEX_ROOT, page_size=PAGE_KEYS):
+    async for keys in objects.pages(INDEX_ROOT):
         for key in keys:
             tenant = key[len(INDEX_ROOT) :].split("/", 1)[0]
             if tenant and (not found or found[-1] != tenant):
@@ -42,7 +39,7 @@ async def export_tenant(
     counts = total_counts(counters.merged, counters.shards)
     now_iso = iso_ms(now_ms)
     seen = 0
-    async for entries in index_entries(stores.objects, tenant, page_size=PAGE_KEYS):
+    async for entries in index_entries(stores.objects, tenant):
         found = {m.id: m for m in await stores.vectors.get(tenant, [e.memory_id for e in entries])}
         for entry in entries:
             memory = found.get(entry.memory_id)

@@ -22,7 +22,7 @@ import msgspec
 
 from shared.counters.compaction import add_to_merged
 from shared.embedding import Embedder
-from shared.errors import ConflictError, InvalidInputError, StorageError
+from shared.errors import ConflictError, InvalidInputError, RefusedError, StorageError
 from shared.lexical.lexicon import write_lexicon_shard
 from shared.lexical.segments import LexiconShard, passage_counts
 from shared.model import Memory, index_key, index_prefix
@@ -39,7 +39,7 @@ PUT_CONCURRENCY: Final = 8
 GET_BATCH: Final = 100
 
 
-class ImportLineError(Exception):
+class ImportLineError(RefusedError):
     """A line that is not a record; nothing of it was written."""
 
     def __init__(self, number: int, field: str, message: str) -> None:
@@ -48,7 +48,7 @@ class ImportLineError(Exception):
         self.field = field
 
 
-class ImportTargetError(Exception):
+class ImportTargetError(RefusedError):
     """The target cannot take these memories (a different embedding width); nothing written."""
 
 

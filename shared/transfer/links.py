@@ -21,11 +21,12 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
+from shared.errors import RefusedError
 from shared.revisions import Replacements
 from shared.revisions.cycles import cyclic_components
 
 
-class ImportLinkError(Exception):
+class ImportLinkError(RefusedError):
     """Links the import refuses; nothing was written. ``numbers``: the lines that hold them."""
 
     field = "replaced_by"

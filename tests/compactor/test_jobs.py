@@ -12,7 +12,6 @@ from services.compactor.jobs.fold_shards import fold_shards
 from services.compactor.jobs.gc_shards import gc_shards
 from services.compactor.metrics import JOBS as METRIC_JOBS
 from services.compactor.metrics import CompactorMetrics
-from shared import shardlog
 from shared.counters import COUNTER_LAYOUT, COUNTER_LOG, encode_merged
 from shared.counters._reader import read_merged
 from shared.errors import StorageUnavailableError
@@ -28,6 +27,7 @@ from shared.model import Memory, index_key, index_prefix, iso_ms, new_ulid
 from shared.model.counters import MergedCounters
 from shared.reconcile import Reconciler
 from shared.shardlog import TenantBacklog
+from shared.storage import interfaces
 from shared.storage.interfaces import ObjectStore, StoredObject, VectorStore
 from tests.counters._faults import FaultyStore, SimulatedCrashError
 from tests.counters._names import name_at
@@ -71,7 +71,7 @@ async def test_scan_reads_names_only_and_counts_shards_behind_the_lag(
 async def test_scan_pages_through_every_key(
     object_store: ObjectStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(shardlog, "LIST_PAGE_KEYS", 10)
+    monkeypatch.setattr(interfaces, "LIST_PAGE_KEYS", 10)
     await asyncio.gather(
         *(
             object_store.put(

@@ -8,7 +8,6 @@ from collections.abc import Mapping
 
 import pytest
 
-from shared import shardlog
 from shared.counters import (
     COUNTER_LAYOUT,
     COUNTER_LOG,
@@ -21,6 +20,7 @@ from shared.counters import (
 from shared.counters._reader import MergedCache, MergedRead, read_merged
 from shared.model.counters import AccessCount, MergedCounters
 from shared.model.ids import iso_ms
+from shared.storage import interfaces
 from shared.storage.interfaces import ObjectStore
 from tests.counters._faults import Clock, FaultyStore, RecordedEvents
 from tests.counters._names import name_at
@@ -249,7 +249,7 @@ async def test_a_read_pages_through_every_shard(
     object_store: ObjectStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Pages of 10 exercise the same loop as pages of 1,000, without writing thousands of shards.
-    monkeypatch.setattr(shardlog, "LIST_PAGE_KEYS", 10)
+    monkeypatch.setattr(interfaces, "LIST_PAGE_KEYS", 10)
     clock = Clock(START_MS)
     body = encode_shard({"m": AccessCount(access=1, last_at=iso_ms(START_MS))})
     await asyncio.gather(

@@ -77,7 +77,7 @@ async def test_another_process_sees_a_record_once_its_cached_view_is_older_than_
 async def test_read_replacements_pages_through_every_record(
     object_store: ObjectStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("shared.revisions.log.LIST_PAGE_KEYS", 2)
+    monkeypatch.setattr("shared.storage.interfaces.LIST_PAGE_KEYS", 2)
     counting = CountingStore(object_store)
     chain = ids(6)
     writer = log(counting, Clock(START_MS))
