@@ -217,10 +217,11 @@ async def _s3(
 ) -> dict[str, Any]:
     from moto.server import ThreadedMotoServer
 
-    from services.api.service import MemoryService, wall_clock_ms
+    from services.api.service import MemoryService
     from shared.config import load_config
     from shared.counters import CounterTracker
     from shared.lexical import Lexicon
+    from shared.model import wall_clock_ms
     from shared.revisions import ReplacementLog
     from shared.storage import open_stores
     from tests.fakes.aws import create_s3_backend

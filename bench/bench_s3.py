@@ -26,12 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from moto.server import ThreadedMotoServer
 
-from services.api.service import MemoryService, wall_clock_ms
+from services.api.service import MemoryService
 from shared.config import load_config
 from shared.counters import CounterTracker
 from shared.embedding import open_embedder
 from shared.lexical import Lexicon
-from shared.model import Memory, iso_ms, new_ulid
+from shared.model import Memory, iso_ms, new_ulid, wall_clock_ms
 from shared.revisions import ReplacementLog
 from shared.storage import open_stores, to_metadata, vector_key
 from tests.fakes.aws import create_s3_backend

@@ -21,7 +21,7 @@ from services.api.instrumented import (
 )
 from services.api.readiness import ReadinessCheck, storage_check
 from services.api.scan_metrics import scan_metrics
-from services.api.service import MemoryService, wall_clock_ms
+from services.api.service import MemoryService
 from services.api.tools import build_catalogue
 from services.api.tools.spec import ToolSpec
 from shared.cli import process_id
@@ -29,6 +29,7 @@ from shared.config import Config
 from shared.counters import CounterTracker, FlushLoop
 from shared.embedding import open_embedder
 from shared.lexical import Lexicon
+from shared.model import wall_clock_ms
 from shared.revisions import ReplacementLog
 from shared.storage import open_stores
 

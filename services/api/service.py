@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Final, Protocol
 
@@ -41,6 +40,7 @@ from shared.model import (
     new_ulid,
     parse_index_key,
     ulid_time_ms,
+    wall_clock_ms,
 )
 from shared.model.counters import AccessCount
 from shared.model.keys import expiry_key, expiry_key_of
@@ -86,10 +86,6 @@ class AccessCounters(Protocol):
 def _may_replace(replacement: Memory, replaced: Memory) -> bool:
     """A conversation note cannot stand in for a project memory: it retires it everywhere."""
     return not (replaced.scope == "project" and replacement.scope == "conversation")
-
-
-def wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class MemoryService:

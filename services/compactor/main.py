@@ -35,11 +35,12 @@ from shared.cli import (
     watch_embedded_server,
 )
 from shared.config import Config, load_config
-from shared.counters import COMPACTION_LAG_MS, wall_clock_ms
+from shared.counters import COMPACTION_LAG_MS
 from shared.errors import BootError, ConfigError, StorageError
 from shared.expiry import Expirer
 from shared.listen import ALL_INTERFACES
 from shared.logs import configure_logging
+from shared.model import wall_clock_ms
 from shared.ports import port_in_use_text, taken_on
 from shared.reconcile import Reconciler
 from shared.storage import open_stores

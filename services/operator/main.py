@@ -32,7 +32,7 @@ from shared.config import Config, load_config
 from shared.embedding import Embedder, open_embedder
 from shared.errors import ConfigError, InvalidInputError, ServiceError, StorageError
 from shared.logs import configure_logging
-from shared.model.ids import is_tenant
+from shared.model.ids import is_tenant, wall_clock_ms
 from shared.storage import Stores, open_stores
 from shared.transfer import (
     ExportedMemory,
@@ -49,10 +49,6 @@ from shared.transfer import (
 logger = logging.getLogger(__name__)
 
 PROG: Final = "mcp-memory"
-
-
-def wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class CommandRefusedError(Exception):

@@ -20,7 +20,8 @@ from shared.counters.fold import (
     merge,
     total_counts,
 )
-from shared.counters.tracker import CounterTracker, wall_clock_ms
+from shared.counters.tracker import CounterTracker
+from shared.model.ids import wall_clock_ms
 
 __all__ = [
     "COMPACTION_LAG_MS",

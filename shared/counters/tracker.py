@@ -31,7 +31,7 @@ from shared.counters.fold import (
 )
 from shared.errors import StorageError
 from shared.model.counters import AccessCount
-from shared.model.ids import iso_ms, new_ulid
+from shared.model.ids import iso_ms, new_ulid, wall_clock_ms
 from shared.shardlog import shard_name
 from shared.storage.interfaces import ObjectStore
 from shared.tenant_reads import TenantReads
@@ -44,10 +44,6 @@ DEFAULT_MAX_CACHED_TENANTS: Final = 4096
 DEFAULT_CACHE_TTL_MS: Final = 60_000
 # Decoded merged counts kept for the etag check of a cold read (~200 B each: ~40 MB at most).
 DEFAULT_MAX_MERGED_ENTRIES: Final = 200_000
-
-
-def wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class _Durable(msgspec.Struct, frozen=True, kw_only=True):

@@ -8,6 +8,7 @@ from shared.model.ids import (
     new_ulid,
     parse_iso_ms,
     ulid_time_ms,
+    wall_clock_ms,
 )
 from shared.model.keys import IndexEntry, index_key, index_prefix, parse_index_key
 from shared.model.memory import MEMORY_TYPES, SCOPES, TRUST_MANUAL, Hit, Memory, MemoryType, Scope
@@ -31,4 +32,5 @@ __all__ = [
     "parse_index_key",
     "parse_iso_ms",
     "ulid_time_ms",
+    "wall_clock_ms",
 ]

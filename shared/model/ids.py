@@ -6,6 +6,7 @@ import functools
 import hashlib
 import os
 import re
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
@@ -30,6 +31,12 @@ TENANT_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 def is_tenant(value: str) -> bool:
     """Whether ``value`` may name a tenant (the X-Memory-Tenant header's rule)."""
     return len(value) <= MAX_TENANT_CHARS and TENANT_PATTERN.fullmatch(value) is not None
+
+
+def wall_clock_ms() -> int:
+    """Now, in milliseconds since the epoch: the clock every process passes where a clock is a
+    parameter (tests pass their own)."""
+    return time.time_ns() // 1_000_000
 
 
 def new_ulid(now_ms: int) -> str:
