@@ -14,7 +14,6 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from shared.config import Config
 from shared.listen import HOST_RULE, parse_hosts
 from shared.version import installed_version
 
@@ -85,17 +84,3 @@ def stop_on_signals(stop: asyncio.Event) -> None:
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, on_signal, signum)
-
-
-def watch_embedded_server(config: Config, stop: asyncio.Event) -> Callable[[], bool]:
-    """Under ``--local``, watch the embedded server and set ``stop`` once it dies. Returns a
-    function the process calls on its way out: True when the server died (the process then
-    exits 1, so what supervises it restarts both), and it stops the watch. For any other backend
-    it always answers False. The PostgreSQL modules are imported only here, for the embedded
-    backend, so an S3 process never loads the driver."""
-    if config.backend != "embedded" or config.data_dir is None:
-        return lambda: False
-    from shared.storage.postgres.embedded import died, stop_when_dead
-
-    watcher = stop_when_dead(config.data_dir, stop)
-    return lambda: died(watcher)

@@ -90,6 +90,24 @@ def test_layer_does_not_import(folder: str, forbidden: tuple[str, ...]) -> None:
     assert offending(folder, forbidden) == []
 
 
+def test_only_the_storage_factory_names_a_backend() -> None:
+    """A process loads only the driver its configuration names: outside the backends
+    themselves, shared/storage/factory.py is the one module that imports one."""
+    backends = ("shared.storage.postgres", "shared.storage.s3")
+    namers = {
+        str(path.relative_to(ROOT))
+        for folder in ("shared", "services")
+        for path in modules_under(folder)
+        if not str(path.relative_to(ROOT)).startswith(
+            ("shared/storage/postgres/", "shared/storage/s3/")
+        )
+        and any(
+            name == b or name.startswith(f"{b}.") for name in imports_of(path) for b in backends
+        )
+    }
+    assert namers == {"shared/storage/factory.py"}
+
+
 def test_only_the_schedule_module_imports_apscheduler() -> None:
     users = [
         str(path.relative_to(ROOT))

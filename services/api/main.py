@@ -31,13 +31,13 @@ from shared.cli import (
     host_type,
     port_type,
     stop_on_signals,
-    watch_embedded_server,
 )
 from shared.config import Config, load_config
 from shared.errors import BootError, ConfigError, ServiceError, StorageError
 from shared.listen import is_unspecified, url_host
 from shared.logs import configure_logging
 from shared.ports import port_in_use_text, taken_on
+from shared.storage.factory import watch_embedded_server
 
 if TYPE_CHECKING:
     from services.api.app import RuntimeOpener

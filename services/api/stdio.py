@@ -28,8 +28,8 @@ from services.api.deferred import BackgroundRuntime, tool_modules, waiting_catal
 from services.api.headers import validated_conversation, validated_tenant
 from services.api.mcp_transport import server_version
 from services.api.tools.spec import ToolContext, ToolSpec
-from shared.cli import watch_embedded_server
 from shared.errors import ConfigError, InvalidInputError
+from shared.storage.factory import watch_embedded_server
 
 if TYPE_CHECKING:
     from services.api.app import RuntimeOpener, RuntimeView

@@ -32,7 +32,6 @@ from shared.cli import (
     port_type,
     process_id,
     stop_on_signals,
-    watch_embedded_server,
 )
 from shared.config import Config, load_config
 from shared.counters import COMPACTION_LAG_MS
@@ -44,6 +43,7 @@ from shared.model import wall_clock_ms
 from shared.ports import port_in_use_text, taken_on
 from shared.reconcile import Reconciler
 from shared.storage import open_stores
+from shared.storage.factory import watch_embedded_server
 
 logger = logging.getLogger(__name__)
 

@@ -3,8 +3,9 @@ SDK is never loaded under PostgreSQL and asyncpg never under S3."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from shared.config import Config
 from shared.storage.interfaces import Stores
@@ -27,3 +28,16 @@ async def open_stores(config: Config) -> AsyncIterator[Stores]:
 
         async with open_postgres_stores(config) as stores:
             yield stores
+
+
+def watch_embedded_server(config: Config, stop: asyncio.Event) -> Callable[[], bool]:
+    """Under ``--local``, watch the embedded server and set ``stop`` once it dies. Returns a
+    function the process calls on its way out: True when the server died (the process then
+    exits 1, so what supervises it restarts both), and it stops the watch. For any other backend
+    it always answers False, and the PostgreSQL modules are not loaded."""
+    if config.backend != "embedded" or config.data_dir is None:
+        return lambda: False
+    from shared.storage.postgres.embedded import died, stop_when_dead
+
+    watcher = stop_when_dead(config.data_dir, stop)
+    return lambda: died(watcher)
