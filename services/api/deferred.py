@@ -13,6 +13,7 @@ which is the operator's to read, not the model's.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import ModuleType
@@ -54,9 +55,11 @@ class BackgroundRuntime:
     """The runtime, entered and left by one task of its own (an async context manager must be
     left by the task that entered it), which ``start()`` starts.
 
-    ``ready()`` waits for it; ``close()`` waits for the opening to finish, never cancelling it
-    (a PostgreSQL half started on a worker thread would be left running), then leaves the
-    runtime, which runs the final counter flush.
+    ``ready()`` waits for it; ``close()`` leaves it, which runs the final counter flush. A client
+    that leaves while it is still opening gets about two seconds before a SIGKILL (the MCP SDKs'
+    stdio close), too few to finish opening first: the opening is cancelled instead, and each
+    step unwinds what it opened (the embedded PostgreSQL is released even when the cancellation
+    arrives while it starts, so none is left running with nobody to stop it).
     """
 
     def __init__(
@@ -95,7 +98,8 @@ class BackgroundRuntime:
             # left to hang them; its line is what the process prints.
             self._failed = True
             logger.error("startup_failed", exc_info=error)
-            self._opened.set_result(startup_error_answer(error))
+            if not self._opened.done():  # close() answers for a cancelled opening
+                self._opened.set_result(startup_error_answer(error))
             self._on_failure(startup_error_line(error))
 
     async def ready(self) -> RuntimeView | str:
@@ -109,7 +113,13 @@ class BackgroundRuntime:
 
     async def close(self) -> None:
         self._leave.set()
-        if self._task is not None:
+        if self._task is None:
+            return
+        if not self._opened.done():
+            self._task.cancel()
+            # Nobody is left to call a tool, but a call still waiting gets an answer.
+            self._opened.set_result("Error: the memory server is shutting down")
+        with contextlib.suppress(asyncio.CancelledError):
             await self._task
 
 

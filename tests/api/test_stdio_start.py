@@ -18,6 +18,7 @@ from services.api.deferred import tool_modules, waiting_catalogue
 from services.api.service import MemoryService
 from services.api.tools import build_catalogue
 from shared.config import load_config
+from shared.storage.postgres.embedded import pgdata_path
 from tests.api._process import CONSOLE_SCRIPT, clean_env
 
 BOOT_TIMEOUT_S = 120.0
@@ -222,3 +223,18 @@ def test_the_tools_listed_before_the_runtime_are_the_runtimes_own(
 
     assert shown(listed) == shown(built)
     assert (listed[-1].name == "search_docs") is (knowledge_base is not None)
+
+
+async def test_a_client_that_leaves_during_the_opening_leaves_no_database_running(
+    laptop: StdioProcess, embedded_data_dir: Path
+) -> None:
+    """A health check (`claude mcp list`, an Inspector call) leaves right after the handshake,
+    and the MCP SDKs SIGKILL a server still running two seconds after stdin closes: the opening
+    is cancelled, and a PostgreSQL it started is stopped, not orphaned."""
+    await laptop.answer(await laptop.send("initialize", INITIALIZE))
+    left = time.monotonic()
+    assert await laptop.leave() == 0
+    took = time.monotonic() - left
+    assert not (pgdata_path(embedded_data_dir) / "postmaster.pid").exists()
+    assert "serving_stdio" not in [line.get("event") for _, line in laptop.logs], took
+    print(f"exited {took:.2f} s after its client left")

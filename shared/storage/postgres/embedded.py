@@ -178,9 +178,21 @@ def release_server(data_dir: Path) -> None:
 
 @contextlib.asynccontextmanager
 async def embedded_database(data_dir: Path) -> AsyncIterator[str]:
-    """The embedded server's URL for the duration of the block, run off the event loop."""
+    """The embedded server's URL for the duration of the block, run off the event loop.
+
+    Cancelled while the server starts (a stdio client that left during the boot), it waits for
+    the start and releases the server before the cancellation goes on: the thread cannot be
+    stopped, and a server it started with nobody to release it would run on, orphaned.
+    """
     _import_pgserver()
-    url = await asyncio.to_thread(acquire_server, data_dir)
+    acquiring = asyncio.ensure_future(asyncio.to_thread(acquire_server, data_dir))
+    try:
+        url = await asyncio.shield(acquiring)
+    except asyncio.CancelledError:
+        with contextlib.suppress(StorageUnavailableError):
+            await acquiring
+            await asyncio.to_thread(release_server, data_dir)
+        raise
     try:
         yield url
     finally:
