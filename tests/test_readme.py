@@ -13,6 +13,7 @@ from bench.__main__ import STAGES
 from services.api.main import _parser as api_parser
 from services.compactor.main import _parser as compactor_parser
 from services.operator.main import _parser as operator_parser
+from shared.memories import DELETE_ORDER, WRITE_ORDER
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -61,3 +62,9 @@ def test_the_readme_names_every_flag_of_every_command() -> None:
 def test_the_readme_lists_every_benchmark_stage() -> None:
     (listed,) = re.findall(r"\(stages: ([a-z,\s]+)\)", README)
     assert tuple(shlex.split(listed.replace(",", " "))) == STAGES
+
+
+def test_the_readme_states_the_write_and_delete_orders_the_code_follows() -> None:
+    prose = " ".join(README.split())
+    assert "`remember` writes: " + ", then ".join(WRITE_ORDER) in prose
+    assert "`forget` deletes: " + ", then ".join(DELETE_ORDER) in prose

@@ -4,7 +4,6 @@ the counters are combined. Tool modules validate arguments and render text; this
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Final, Protocol
@@ -23,9 +22,10 @@ from services.api.listing import ListFilter, Listing, listed
 from services.api.selection import matching_entries
 from shared.counters import COMPACTION_LAG_MS
 from shared.embedding import Embedder
-from shared.errors import BudgetError, ConflictError, InvalidInputError, StorageError
+from shared.errors import ConflictError, InvalidInputError, StorageError
 from shared.forgetting import ForgetJournal
 from shared.lexical import KeywordQuery, Lexicon
+from shared.memories import write_memory
 from shared.model import (
     DAY_MS,
     MEMORY_TYPES,
@@ -354,22 +354,9 @@ class MemoryService:
         return memory
 
     async def _write(self, memory: Memory, embedding: Sequence[float]) -> None:
-        # The keys first: a process killed before the vector lands leaves keys without a body,
-        # which list skips (and deletes once older than the lag) and the reconciler deletes.
-        # The reverse order left a memory that recall finds and list never shows. The expiry
-        # key goes first of all, so an expiring memory is never stored without one.
-        keys = [key for key in (expiry_key_of(memory), index_key(memory)) if key is not None]
-        for key in keys:
-            await self._objects.put(key, "")
-        try:
-            await self._vectors.put(memory, embedding)
-        except (BudgetError, InvalidInputError):
-            # Refused before anything was sent, so the keys are surely orphans. Any other
-            # failure may have landed the vector after all (a timeout), so its keys stay.
-            with contextlib.suppress(StorageError):
-                await self._objects.delete(keys)
-            raise
-        # Last: a memory whose lexicon shard is missing is still recalled by the vector leg.
+        # Keys, vector (shared.memories), then the lexicon: a memory whose lexicon shard is
+        # missing is still recalled by the vector leg.
+        await write_memory(self._objects, self._vectors, memory, embedding)
         await self._lexicon.added(memory)
 
     async def _ensure_listed(self, memory: Memory) -> None:

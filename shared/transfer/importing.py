@@ -25,9 +25,10 @@ from shared.embedding import Embedder
 from shared.errors import ConflictError, InvalidInputError, RefusedError, StorageError
 from shared.lexical.lexicon import write_lexicon_shard
 from shared.lexical.segments import LexiconShard, passage_counts
-from shared.model import Memory, index_key, index_prefix
+from shared.memories import write_memory
+from shared.model import Memory, index_prefix
 from shared.model.ids import is_tenant
-from shared.model.keys import expiry_key_of, replaced_key
+from shared.model.keys import replaced_key
 from shared.revisions import Replacements, read_replacements
 from shared.storage import Stores
 from shared.transfer.links import Line, LinkCheck
@@ -220,10 +221,7 @@ class Importer:
 
         async def one(memory: Memory, embedding: list[float]) -> None:
             async with gate:
-                for key in (expiry_key_of(memory), index_key(memory)):
-                    if key is not None:
-                        await self._stores.objects.put(key, "")
-                await self._stores.vectors.put(memory, embedding)
+                await write_memory(self._stores.objects, self._stores.vectors, memory, embedding)
 
         await asyncio.gather(*(one(m, e) for m, e in zip(memories, embeddings, strict=True)))
 
