@@ -138,10 +138,12 @@ async def serve_stdio(config: Config, context: ToolContext, *, open_runtime: Run
     abandoned = not serving.done()
     if abandoned:
         serving.cancel()
-    # The runtime's exit: the final counter flush, then the stores (after an opening under way).
+    # Asked before the runtime stops the database itself: the watch would take that for a death.
+    server_died = embedded_died()
+    # The runtime's exit: the final counter flush, then the stores (or an opening cancelled).
     await runtime.close()
     logger.info("shutdown_complete")
-    code = 1 if embedded_died() or runtime.failed else 0
+    code = 1 if server_died or runtime.failed else 0
     if abandoned:
         # That thread would also hold the interpreter's exit (asyncio joins its executor):
         # everything is flushed and closed, so the process ends here.

@@ -133,7 +133,7 @@ async def laptop(embedded_data_dir: Path) -> AsyncIterator[StdioProcess]:
         yield server
 
 
-async def test_the_handshake_is_answered_before_the_runtime_opens_and_a_call_waits_for_it(
+async def test_the_handshake_is_answered_before_the_runtime_opens_and_calls_wait_for_it(
     laptop: StdioProcess,
 ) -> None:
     # Everything is sent at once, as a client does; the answers are timed as they arrive.
@@ -157,15 +157,7 @@ async def test_the_handshake_is_answered_before_the_runtime_opens_and_a_call_wai
     assert opened_at <= called_at, figures
     assert called["result"]["isError"] is False, called
     assert "no memories yet" in called["result"]["content"][0]["text"]
-    assert await laptop.leave() == 0
-
-
-async def test_a_conversation_refusal_over_stdio_names_mcp_memory_conversation(
-    laptop: StdioProcess,
-) -> None:
-    """stdio has no headers: the fix it names is the server's environment."""
-    await laptop.answer(await laptop.send("initialize", INITIALIZE))
-    await laptop.notify("notifications/initialized")
+    # stdio has no headers: a refusal that needs a conversation names the server's environment.
     _, text, is_error = await laptop.call(
         "remember", {"content": "We pair on Fridays.", "scope": "conversation"}
     )
