@@ -27,8 +27,8 @@ from mcp_types import TextContent
 
 from shared.config import load_config
 from shared.counters import COMPACTION_LAG_MS
-from shared.forgetting import record_prefix
 from shared.lexical.lexicon import lexicon_documents
+from shared.memories.forgetting import record_prefix
 from shared.model import Memory, index_key, index_prefix, iso_ms, new_ulid
 from shared.storage import Stores, open_stores
 from tests.api._process import ApiProcess, clean_env, start
@@ -333,8 +333,9 @@ async def test_kill_9_mid_bulk_forget_leaves_stats_list_and_forget_in_agreement_
 ) -> None:
     """Issue 29: killed between a bulk forget's vectors and its keys, with no compactor, a
     restarted API said 1,020 memories in stats while listing 20, and the same forget run again
-    matched none of the leftover keys. Now the forget's record (shared.forgetting) is read by
-    every reader: what it names is gone at once, and it is finished once older than the lag."""
+    matched none of the leftover keys. Now the forget's record (shared.memories.forgetting) is
+    read by every reader: what it names is gone at once, and it is finished once older than the
+    lag."""
     environ, hold = forget_backend
     async with open_stores(load_config({**environ, "EMBEDDING_PROVIDER": "local"})) as stores:
         api, url = await start_api(environ)

@@ -23,9 +23,8 @@ from services.api.selection import matching_entries
 from shared.counters import COMPACTION_LAG_MS
 from shared.embedding import Embedder
 from shared.errors import ConflictError, InvalidInputError, StorageError
-from shared.forgetting import ForgetJournal
 from shared.lexical import KeywordQuery, Lexicon
-from shared.memories import write_memory
+from shared.memories import MemoryDeleter, write_memory
 from shared.model import (
     DAY_MS,
     MEMORY_TYPES,
@@ -113,7 +112,9 @@ class MemoryService:
         self._high_similarity = high_similarity
         self._clock_ms = clock_ms
         self._lag_ms = lag_ms
-        self._journal = ForgetJournal(objects, clock_ms=clock_ms, lag_ms=lag_ms)
+        self._deleter = MemoryDeleter(
+            objects, vectors, lexicon.removed, clock_ms=clock_ms, lag_ms=lag_ms
+        )
 
     @property
     def floor(self) -> float:
@@ -399,7 +400,7 @@ class MemoryService:
         """list_memories with every filter (``services.api.listing``), resuming after the
         memory ``before``: what the memory page's list view shows."""
         sight = await self._sight(tenant, conversation)
-        forgetting = await self._forgetting(tenant)
+        forgetting = await self._deleter.forgetting(tenant)
         listing = await listed(
             self._objects,
             self._vectors,
@@ -463,41 +464,8 @@ class MemoryService:
             or memory.expired(iso_ms(self._clock_ms()))
         ):
             return False
-        await self._delete(tenant, [memory_id], [index_key(memory), expiry_key_of(memory)])
+        await self._deleter.delete(tenant, [memory_id], [index_key(memory), expiry_key_of(memory)])
         return True
-
-    async def _delete(
-        self, tenant: str, memory_ids: Sequence[str], keys: Sequence[str | None]
-    ) -> None:
-        """Recorded first (shared.forgetting), so a crash part-way is finished by the next
-        reader instead of leaving keys no filter can reach. A failure leaves the record too:
-        the caller asked for these memories to go, and the next reader past the lag finishes
-        it."""
-        present = [key for key in keys if key is not None]
-        record = await self._journal.begin(tenant, memory_ids, present)
-        await self._delete_now(tenant, memory_ids, present)
-        await self._journal.end(tenant, record)
-
-    async def _forgetting(self, tenant: str) -> frozenset[str]:
-        """The ids of forgets not yet finished, treated as gone; stale ones finished first."""
-        return await self._journal.pending(tenant, self._delete_now)
-
-    async def _delete_now(
-        self, tenant: str, memory_ids: Sequence[str], keys: Sequence[str]
-    ) -> None:
-        """The vectors first, so a failure part-way never leaves a memory recall finds."""
-        await self._vectors.delete(tenant, memory_ids)
-        try:
-            await self._lexicon.removed(tenant, memory_ids)
-        except StorageError:
-            # A keyword hit on a forgotten memory finds no body and is dropped.
-            logger.warning("forget_lexicon_cleanup_failed", extra={"tenant": tenant})
-        try:
-            await self._objects.delete(keys)
-        except StorageError:
-            # The memories are gone already; an orphan index key is skipped by list and only
-            # over-counts stats, so the caller is not told the forget failed.
-            logger.warning("forget_index_cleanup_failed", extra={"tenant": tenant})
 
     async def forget_matching(
         self, tenant: str, conversation: str | None, *, match: ForgetFilter, confirm: bool
@@ -505,7 +473,7 @@ class MemoryService:
         """Every memory this request can see that ``match`` selects, current or replaced;
         counted only unless ``confirm``, then the oldest ``BULK_FORGET_BATCH`` deleted."""
         sight = await self._sight(tenant, conversation)
-        forgetting = await self._forgetting(tenant)
+        forgetting = await self._deleter.forgetting(tenant)
         matched = [
             entry
             for entry in await matching_entries(self._objects, self._vectors, tenant, sight, match)
@@ -517,7 +485,7 @@ class MemoryService:
         keys = [e.key for e in batch] + [
             expiry_key(tenant, e.memory_id, e.expires_ms) for e in batch if e.expires_ms is not None
         ]
-        await self._delete(tenant, [e.memory_id for e in batch], keys)
+        await self._deleter.delete(tenant, [e.memory_id for e in batch], keys)
         logger.info("bulk_forget", extra={"tenant": tenant, "deleted": len(batch)})
         return BulkForgetAnswer(matched=len(matched), deleted=len(batch))
 
@@ -564,7 +532,7 @@ class MemoryService:
 
     async def stats(self, tenant: str, conversation: str | None) -> StatsAnswer:
         sight = await self._sight(tenant, conversation)
-        forgetting = await self._forgetting(tenant)
+        forgetting = await self._deleter.forgetting(tenant)
         keys = await self._objects.list(index_prefix(tenant), limit=STATS_SCAN_CAP)
         by_type = dict.fromkeys(MEMORY_TYPES, 0)
         created: list[tuple[int, MemoryType]] = []

@@ -5,8 +5,8 @@ its index key, its vector, its lexicon entry. They are written in ``WRITE_ORDER`
 process killed between two of them leaves keys without a body (which list skips, and repairs
 once older than the lag) and never a body that recall finds but list never shows; and an
 expiring memory is never stored without the key that has it deleted. A forget undoes them in
-``DELETE_ORDER`` behind a record of itself (``shared.forgetting``). ``docs/architecture.md``
-and the README describe these orders, and a test holds the README to them.
+``DELETE_ORDER`` behind a record of itself (``deleting``, ``forgetting``).
+``docs/architecture.md`` and the README describe these orders; a test holds the README to them.
 
 The lexicon entry is written by the caller after ``write_memory``: the API applies it to its own
 index at once (``Lexicon.added``), an import writes one shard for a whole batch.

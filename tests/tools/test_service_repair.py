@@ -11,7 +11,7 @@ from services.api.service import MemoryService
 from shared.counters import COMPACTION_LAG_MS
 from shared.embedding import Embedder
 from shared.errors import BudgetError
-from shared.forgetting import RECHECK_MS, ForgetJournal, record_prefix
+from shared.memories.forgetting import RECHECK_MS, ForgetJournal, record_prefix
 from shared.model import Memory, index_key, index_prefix, iso_ms, new_ulid
 from shared.storage import Stores
 from tests.tools.conftest import Clock
