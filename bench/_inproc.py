@@ -26,13 +26,12 @@ from services.api.service import (
     KEYWORD_CANDIDATES,
     RECALL_CANDIDATES,
     MemoryService,
-    wall_clock_ms,
 )
 from shared.config import Config, load_config
 from shared.counters import CounterTracker
 from shared.embedding import Embedder, open_embedder
 from shared.lexical import Lexicon
-from shared.model import Memory, MemoryType, index_key, iso_ms, new_ulid
+from shared.model import Memory, MemoryType, index_key, iso_ms, new_ulid, wall_clock_ms
 from shared.ranking import MODE_PROFILES, fuse, rank
 from shared.revisions import ReplacementLog
 from shared.storage import Stores, open_stores

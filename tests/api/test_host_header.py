@@ -45,8 +45,10 @@ def test_host_name_is_the_name_without_the_port(value: str, expected: str | None
 def test_only_a_loopback_listener_checks_the_host() -> None:
     assert loopback_names(("0.0.0.0", "::")) is None
     assert loopback_names(("127.0.0.1", "10.0.0.5")) is None
-    assert loopback_names(("127.0.0.1",)) == {"localhost", "127.0.0.1", "[::1]"}
-    assert loopback_names(("127.0.0.2", "::1")) == {"localhost", "127.0.0.1", "[::1]", "127.0.0.2"}
+    assert loopback_names(("127.0.0.1",)) == frozenset({"localhost", "127.0.0.1", "[::1]"})
+    assert loopback_names(("127.0.0.2", "::1")) == frozenset(
+        {"localhost", "127.0.0.1", "[::1]", "127.0.0.2"}
+    )
 
 
 async def raw_exchange(url: str, head: str) -> tuple[int, dict[str, object]]:

@@ -221,11 +221,11 @@ async def test_a_failed_run_is_counted_as_an_error_and_not_a_success(
     runner = JobRunner(context(unlistable, vector_store), metrics)
     for job in JOBS:
         assert await runner.run(job) is None
-    for job in ("fold", "gc", "reconcile", "expire"):
-        labels = {"job": job, "result": "error"}
+    for name in ("fold", "gc", "reconcile", "expire"):
+        labels = {"job": name, "result": "error"}
         assert sample(metrics, "mcp_memory_compactor_runs_total", labels) == 1
         assert (
-            sample(metrics, "mcp_memory_compactor_last_success_timestamp_seconds", {"job": job})
+            sample(metrics, "mcp_memory_compactor_last_success_timestamp_seconds", {"job": name})
             == 0
         )
 

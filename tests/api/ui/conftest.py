@@ -90,7 +90,7 @@ async def remember(
         result = await client.call_tool("remember", dict(arguments))
     assert not result.is_error, result
     assert result.structured_content is not None
-    return result.structured_content
+    return dict(result.structured_content)
 
 
 async def call(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from services.api.ui.chart import MAX_BARS, MIN_DAYS, PLOT_BOTTOM, PLOT_TOP, chart
-from shared.model import DAY_MS
+from shared.model import DAY_MS, MemoryType
 
 NOW_MS = 1_800_000_000_000
 TODAY = NOW_MS // DAY_MS * DAY_MS
@@ -34,7 +34,7 @@ def test_a_long_history_is_drawn_in_weeks_then_in_wider_buckets() -> None:
 
 
 def test_each_bucket_counts_its_own_days_by_type() -> None:
-    created = [
+    created: list[tuple[int, MemoryType]] = [
         (TODAY - 3 * DAY_MS + 5, "project"),
         (TODAY - 3 * DAY_MS + 9, "project"),
         (TODAY - 3 * DAY_MS + 7, "conversation"),
