@@ -301,6 +301,21 @@ def test_newer_first_reorders_what_is_returned_and_never_brings_in_another() -> 
     assert ids(ranked([old, mid, new], limit=3)) == ["new", "old", "mid"]
 
 
+def test_a_newer_memory_moves_up_at_most_two_places_past_what_it_revises() -> None:
+    """Every memory it passes is more relevant than the newer one: two places (one memory and
+    what it revises) are allowed, three are not."""
+    old = hit("old", 0.80, age_days=20, content="The API listens on port 8080 in staging")
+    fillers = [
+        hit(f"f{n}", 0.79 - n / 100, age_days=20, content=f"Unrelated note number {n} on billing")
+        for n in range(2)
+    ]
+    new = hit("new", 0.76, age_days=1, content="The API listens on port 8443 in staging now")
+    near = ranked([old, *fillers[:1], new], limit=5)
+    assert ids(near) == ["new", "old", "f0"]
+    far = ranked([old, *fillers, new], limit=5)
+    assert ids(far) == ["old", "f0", "f1", "new"]
+
+
 def test_a_loosely_related_newer_memory_with_the_same_facts_keeps_its_place() -> None:
     # The same loose overlap without a changed value is no revision: relevance decides.
     old = hit("old", 0.80, age_days=20, content="The webhook dispatcher sends deliveries to Slack.")
