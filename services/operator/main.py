@@ -30,7 +30,7 @@ from services.operator.progress import Progress
 from shared.cli import add_version_argument, process_id
 from shared.config import Config, load_config
 from shared.embedding import Embedder, open_embedder
-from shared.errors import ConfigError, InvalidInputError, ServiceError, StorageError
+from shared.errors import ConfigError, InvalidInputError, RefusedError, ServiceError, StorageError
 from shared.logs import configure_logging
 from shared.model.ids import is_tenant, wall_clock_ms
 from shared.storage import Stores, open_stores
@@ -51,7 +51,7 @@ logger = logging.getLogger(__name__)
 PROG: Final = "mcp-memory"
 
 
-class CommandRefusedError(Exception):
+class CommandRefusedError(RefusedError):
     """What the operator is told on stderr before exit 1."""
 
 

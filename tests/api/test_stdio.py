@@ -127,7 +127,7 @@ async def _remember_and_recall(stdio_client: Client) -> None:
     assert postmortem in text_of(whole) and whole.structured_content is not None
     # The tenant is never an argument, on stdio as on HTTP.
     refused = await stdio_client.call_tool("memory_stats", {"tenant": "other"})
-    assert refused.is_error and "request headers" in text_of_error(refused)
+    assert refused.is_error and "the server's environment over stdio" in text_of_error(refused)
 
 
 def text_of_error(result: types.CallToolResult) -> str:

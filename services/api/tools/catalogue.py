@@ -40,7 +40,8 @@ def _refuse_unknown_arguments(schema: Mapping[str, Any], arguments: Mapping[str,
     for name in arguments:
         if name not in known:
             hint = (
-                " (the tenant and conversation come from request headers, never from arguments)"
+                " (the tenant and conversation come from the connection, never from arguments:"
+                " request headers over HTTP, the server's environment over stdio)"
                 if name.lower() in {"tenant", "tenantid", "tenant_id", "conversation"}
                 else ""
             )
