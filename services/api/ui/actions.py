@@ -62,13 +62,18 @@ def _with(url: str, **extra: str) -> str:
     return url + ("&" if "?" in url else "?") + urlencode(extra)
 
 
-async def forget(request: web.Request) -> web.StreamResponse:
-    values = await _form(request)
-    state = PageState(
+def _memory_state(values: Mapping[str, str]) -> PageState:
+    """The page a form about one memory was posted from: its tenant, conversation and id."""
+    return PageState(
         tenant=_required_tenant(values),
         conversation=conversation_of(values),
         memory_id=_required_id(values),
     )
+
+
+async def forget(request: web.Request) -> web.StreamResponse:
+    values = await _form(request)
+    state = _memory_state(values)
     assert state.tenant is not None and state.memory_id is not None
     service = request.app[SERVICE_KEY]
     if not await service.forget(state.tenant, state.conversation, memory_id=state.memory_id):
@@ -80,11 +85,7 @@ async def forget(request: web.Request) -> web.StreamResponse:
 
 async def replace(request: web.Request) -> web.StreamResponse:
     values = await _form(request)
-    state = PageState(
-        tenant=_required_tenant(values),
-        conversation=conversation_of(values),
-        memory_id=_required_id(values),
-    )
+    state = _memory_state(values)
     assert state.tenant is not None and state.memory_id is not None
     content = corrected_content(values)
     service = request.app[SERVICE_KEY]
