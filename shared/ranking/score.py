@@ -335,6 +335,33 @@ def rank(
     order = newer_first(
         names_first(values, held)[:limit], memories, values, held, band=REVISION_BAND * floor
     )
+    results = _confidences(
+        [keeping[i] for i in order],
+        [values[i] for i in order],
+        present,
+        floor=floor,
+        high_similarity=high_similarity,
+        names_absent=names_absent,
+    )
+    return RecallOutcome(
+        results=tuple(results),
+        gated=gated,
+        confidence=confidence_of(results),
+        top_score=max(values, default=0.0),
+    )
+
+
+def _confidences(
+    chosen: Sequence[Candidate],
+    scores: Sequence[float],
+    present: Sequence[Candidate],
+    *,
+    floor: float,
+    high_similarity: float,
+    names_absent: bool,
+) -> list[Ranked]:
+    """The chosen candidates as results, each with its confidence: whether it stands clear of
+    the best other relevant memory among everything ``present``."""
     relevances = sorted(
         (c.relevance for c in present if passes_floor(c, floor=floor)), reverse=True
     )
@@ -346,8 +373,8 @@ def rank(
         return relevances[1] if len(relevances) > 1 else 0.0
 
     results = []
-    for i in order:
-        candidate = keeping[i]
+    for candidate, score in zip(chosen, scores, strict=True):
+        assert candidate.memory is not None  # gate() keeps only candidates with a memory
         strong = is_strong(
             candidate,
             runner_up=runner_up(candidate),
@@ -356,19 +383,14 @@ def rank(
         )
         results.append(
             Ranked(
-                memory=memories[i],
+                memory=candidate.memory,
                 similarity=candidate.similarity,
                 relevance=candidate.relevance,
-                score=values[i],
+                score=score,
                 matched=_matched(candidate),
                 coverage=_coverage(candidate),
                 strong=strong,
                 confidence=confidence_of_result(candidate, strong=strong, floor=floor),
             )
         )
-    return RecallOutcome(
-        results=tuple(results),
-        gated=gated,
-        confidence=confidence_of(results),
-        top_score=max(values, default=0.0),
-    )
+    return results
