@@ -17,6 +17,7 @@ the caller does next::
     ├── EmbeddingError              the embedder failed or returned something unusable
     │   └── GraphPatternError           the model graph is not the export the rewrite knows
     ├── DocsError                   the documentation knowledge base could not be searched
+    ├── RefusedError                an operator's request refused whole before any write
     └── InvariantError              a value broke one of the code's own rules: a bug, not input
 
 Driver exceptions (asyncpg, botocore) are translated into these in one place per backend and

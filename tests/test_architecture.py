@@ -134,3 +134,33 @@ def test_only_config_reads_the_environment_for_settings() -> None:
         "shared/cli.py",
     }
     assert set(readers) <= allowed, sorted(set(readers) - allowed)
+
+
+def test_every_exception_the_package_defines_descends_from_service_error() -> None:
+    """One exception tree (shared/errors.py): a caller catching ServiceError, or one of its
+    branches, never misses an error the package raises on purpose."""
+    import importlib
+    import pkgutil
+
+    from shared.errors import ServiceError
+
+    for package in ("shared", "services"):
+        for module in pkgutil.walk_packages([str(ROOT / package)], prefix=f"{package}."):
+            if not module.name.endswith("__main__"):
+                importlib.import_module(module.name)
+
+    def every_subclass(cls: type[BaseException]) -> Iterator[type[BaseException]]:
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from every_subclass(sub)
+
+    ours = {
+        cls
+        for cls in every_subclass(Exception)
+        if cls.__module__.split(".")[0] in ("shared", "services")
+    }
+    assert ServiceError in ours and len(ours) > 10  # the walk really imported the package
+    outside = sorted(
+        f"{c.__module__}.{c.__qualname__}" for c in ours if not issubclass(c, ServiceError)
+    )
+    assert outside == []
