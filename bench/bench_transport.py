@@ -26,10 +26,10 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import psutil
 from aiohttp import web
@@ -37,7 +37,9 @@ from mcp import Client
 
 from services.api.answers import Reply
 from services.api.app import build_app
+from services.api.tools.arguments import ToolArguments
 from services.api.tools.catalogue import guarded
+from services.api.tools.definition import ToolDefinition
 from services.api.tools.spec import ToolContext
 from shared.logs import configure_logging
 from tests.api._catalogue import ECHO, TEST_CATALOGUE, catalogue_runtime
@@ -48,15 +50,24 @@ WARM_UP_CALLS: Final = 20
 THIS_TREE: Final = Path(__file__).resolve().parent.parent
 
 
-async def _guarded_echo(ctx: ToolContext, arguments: Mapping[str, Any]) -> Reply:
-    return Reply(text=(await ECHO.handler(ctx, arguments)).text, data={})
+class EchoArguments(ToolArguments, frozen=True):
+    text: str = ""
+
+
+async def _guarded_echo(backend: None, ctx: ToolContext, arguments: EchoArguments) -> Reply:
+    echoed = await ECHO.handler(ctx, {"text": arguments.text})
+    return Reply(text=echoed.text, data={})
 
 
 GUARDED = guarded(
-    name="guarded",
-    description=ECHO.description,
-    schema=ECHO.input_schema,
-    handle=_guarded_echo,
+    ToolDefinition(
+        name="guarded",
+        description=ECHO.description,
+        arguments=EchoArguments,
+        output_schema={"type": "object"},
+        handle=_guarded_echo,
+    ),
+    None,
 )
 
 

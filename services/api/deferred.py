@@ -3,7 +3,7 @@
 A desktop client gives a server about ten seconds to answer ``initialize`` and ``tools/list``,
 and opening the runtime (the embedded PostgreSQL, the schema, the model) takes most of that on a
 slow machine. The listing needs none of it: names, descriptions and schemas are constants of the
-tool modules, and whether ``search_docs`` is offered is fixed by the configuration. So the
+tool definitions, and whether ``search_docs`` is offered is fixed by the configuration. So the
 runtime opens in a task of its own while the transport already answers, and a tool call waits
 for it. If it cannot open, the process prints the one-line reason on stderr (the client's log),
 and every call is answered with where to find it: a storage error may name a database URL,
@@ -16,10 +16,9 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from services.api.tools import MEMORY_TOOLS
+from services.api.tools import ToolDefinition, offered_tools
 from services.api.tools.spec import ToolContext, ToolResult, ToolSpec
 from shared.errors import ConfigError, InvariantError, ServiceError
 
@@ -123,20 +122,16 @@ class BackgroundRuntime:
             await self._task
 
 
-def tool_modules(config: Config) -> tuple[ModuleType, ...]:
+def tool_definitions(config: Config) -> tuple[ToolDefinition[Any, Any], ...]:
     """The tools the runtime will offer, in its order: the memory tools, and ``search_docs``
     when a knowledge base is configured (as ``build_catalogue`` decides from the same fact)."""
-    if config.knowledge_base_id is None:
-        return MEMORY_TOOLS
-    from services.api.tools import search_docs
-
-    return (*MEMORY_TOOLS, search_docs)
+    return offered_tools(with_docs=config.knowledge_base_id is not None)
 
 
 def waiting_catalogue(
-    modules: Sequence[ModuleType], runtime: Callable[[], Awaitable[RuntimeView | str]]
+    tools: Sequence[ToolDefinition[Any, Any]], runtime: Callable[[], Awaitable[RuntimeView | str]]
 ) -> tuple[ToolSpec, ...]:
-    """Specs listing ``modules``' tools whose handlers run the runtime's own spec once
+    """Specs listing ``tools`` whose handlers run the runtime's own spec once
     ``runtime()`` has it, or answer with the reason it never opened."""
 
     def waiting(name: str) -> Callable[[ToolContext, Mapping[str, Any]], Awaitable[ToolResult]]:
@@ -151,22 +146,13 @@ def waiting_catalogue(
 
         return handler
 
-    return tuple(
-        ToolSpec(
-            name=module.NAME,
-            description=module.DESCRIPTION,
-            input_schema=module.INPUT_SCHEMA,
-            handler=waiting(module.NAME),
-            output_schema=module.OUTPUT_SCHEMA,
-        )
-        for module in modules
-    )
+    return tuple(tool.spec(waiting(tool.name)) for tool in tools)
 
 
 __all__ = [
     "BackgroundRuntime",
     "startup_error_answer",
     "startup_error_line",
-    "tool_modules",
+    "tool_definitions",
     "waiting_catalogue",
 ]

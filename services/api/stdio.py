@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Final
 from mcp.server.stdio import stdio_server
 
 from services.api.catalogue_server import SERVER_NAME, CatalogueServer
-from services.api.deferred import BackgroundRuntime, tool_modules, waiting_catalogue
+from services.api.deferred import BackgroundRuntime, tool_definitions, waiting_catalogue
 from services.api.headers import validated_conversation, validated_tenant
 from services.api.mcp_transport import server_version
 from services.api.tools.spec import ToolContext, ToolSpec
@@ -122,7 +122,7 @@ async def serve_stdio(config: Config, context: ToolContext, *, open_runtime: Run
 
     runtime = BackgroundRuntime(config, open_runtime, on_open=opened, on_failure=failed)
     endpoint = StdioEndpoint(
-        waiting_catalogue(tool_modules(config), runtime.ready), context=context
+        waiting_catalogue(tool_definitions(config), runtime.ready), context=context
     )
     serving = asyncio.create_task(endpoint.serve())
     # The transport starts first: the runtime's first synchronous steps (imports) then cannot

@@ -14,7 +14,7 @@ from typing import Any, cast
 
 import pytest
 
-from services.api.deferred import tool_modules, waiting_catalogue
+from services.api.deferred import tool_definitions, waiting_catalogue
 from services.api.service import MemoryService
 from services.api.tools import build_catalogue
 from shared.config import load_config
@@ -204,7 +204,7 @@ def test_the_tools_listed_before_the_runtime_are_the_runtimes_own(
     async def never() -> str:
         raise AssertionError("listing must not wait for the runtime")
 
-    listed = waiting_catalogue(tool_modules(config), never)
+    listed = waiting_catalogue(tool_definitions(config), never)
     # The handlers are never called: only what tools/list shows is compared.
     service = cast(MemoryService, None)
     docs = cast(Any, object()) if knowledge_base is not None else None

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from services.api.tools import search_docs
-from services.api.tools.search_docs import SearchDocsParams, render, run, validate
+from services.api.tools.catalogue import guarded
+from services.api.tools.refusals import parse_arguments
+from services.api.tools.search_docs import SEARCH_DOCS, SearchDocsArguments, render, run
 from services.api.tools.spec import ToolContext
 from shared.config import Config, load_config
 from shared.docs import DocExcerpt, KnowledgeBaseRetriever, open_retriever
@@ -21,6 +22,12 @@ from tests.fakes._server import Failure
 from tests.fakes.bedrock_agent_runtime import FakeBedrockAgentRuntime
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def validate(arguments: dict[str, Any]) -> SearchDocsArguments:
+    return parse_arguments(SearchDocsArguments, arguments)
+
+
 NOTE = "… (truncated — read the source document for the rest)"
 
 
@@ -63,15 +70,15 @@ def test_limit_outside_1_to_50_or_not_an_integer_is_refused(limit: object) -> No
 def test_limit_defaults_to_5_and_accepts_whole_numbers(
     arguments: dict[str, Any], limit: int
 ) -> None:
-    assert validate({"query": "deploy", **arguments}) == SearchDocsParams(
+    assert validate({"query": "deploy", **arguments}) == SearchDocsArguments(
         query="deploy", limit=limit
     )
 
 
 def test_schema_requires_query_and_states_the_limits() -> None:
-    assert search_docs.NAME == "search_docs"
-    assert search_docs.INPUT_SCHEMA["required"] == ["query"]
-    props = search_docs.INPUT_SCHEMA["properties"]
+    assert SEARCH_DOCS.name == "search_docs"
+    assert SEARCH_DOCS.input_schema["required"] == ["query"]
+    props = SEARCH_DOCS.input_schema["properties"]
     assert "1000 characters" in props["query"]["description"]
     assert "1-50, default 5" in props["limit"]["description"]
 
@@ -96,7 +103,7 @@ async def test_results_are_rendered_relative_to_the_top_with_sources(
 
 
 async def test_one_result_is_one_excerpt(retriever: KnowledgeBaseRetriever) -> None:
-    text = await run(retriever, SearchDocsParams(query="rollback", limit=1))
+    text = await run(retriever, SearchDocsArguments(query="rollback", limit=1))
     assert text.startswith('[DOCS] 1 excerpt matched "rollback" in the documentation library.')
 
 
@@ -104,7 +111,7 @@ async def test_an_empty_library_says_nothing_close_is_indexed(
     retriever: KnowledgeBaseRetriever, agent_runtime: FakeBedrockAgentRuntime
 ) -> None:
     agent_runtime.documents = []
-    text = await run(retriever, SearchDocsParams(query="deploy"))
+    text = await run(retriever, SearchDocsArguments(query="deploy"))
     assert text.startswith('[DOCS] Nothing in the documentation library matched "deploy".')
     assert "nothing close" in text and "not the same as" in text and "rephras" in text
 
@@ -113,7 +120,7 @@ async def test_a_long_excerpt_is_cut_at_2000_characters_with_a_pointer_to_the_so
     retriever: KnowledgeBaseRetriever, agent_runtime: FakeBedrockAgentRuntime
 ) -> None:
     agent_runtime.long_excerpt_chars = 5000
-    text = await run(retriever, SearchDocsParams(query="deploy", limit=1))
+    text = await run(retriever, SearchDocsArguments(query="deploy", limit=1))
     excerpt = text.split("\n")[3]
     assert excerpt.endswith(NOTE)
     assert len(excerpt) == 3 + 2000 + len(NOTE)
@@ -123,7 +130,7 @@ async def test_an_excerpt_of_exactly_2000_characters_is_whole(
     retriever: KnowledgeBaseRetriever, agent_runtime: FakeBedrockAgentRuntime
 ) -> None:
     agent_runtime.long_excerpt_chars = 2000
-    text = await run(retriever, SearchDocsParams(query="deploy", limit=1))
+    text = await run(retriever, SearchDocsArguments(query="deploy", limit=1))
     assert NOTE not in text
     assert len(text.split("\n")[3]) == 3 + 2000
 
@@ -147,7 +154,7 @@ async def test_unusable_results_are_skipped_and_missing_facets_left_out(
             "location": {"type": "S3", "s3Location": {"uri": "s3://b/u"}},
         },
     ]
-    text = await run(retriever, SearchDocsParams(query="anything"))
+    text = await run(retriever, SearchDocsArguments(query="anything"))
     assert text.split("\n")[0].startswith("[DOCS] 3 excerpts matched")
     assert "1. (100% of the top result)\n   scored, no location" in text
     assert "2. (63% of the top result)\n   web page" in text  # 62.5 rounds up, as JS did
@@ -165,7 +172,7 @@ async def test_a_failing_call_is_a_docs_error_with_the_cause(
 ) -> None:
     agent_runtime.knobs.failure = Failure(403, "AccessDeniedException", "not allowed to Retrieve")
     with pytest.raises(DocsError) as raised:
-        await run(retriever, SearchDocsParams(query="deploy"))
+        await run(retriever, SearchDocsArguments(query="deploy"))
     message = str(raised.value)
     assert message.startswith("the knowledge base could not be searched — ")
     assert "AccessDeniedException" in message
@@ -176,7 +183,7 @@ async def test_an_unknown_knowledge_base_is_a_docs_error(
 ) -> None:
     agent_runtime.knowledge_base_id = "KBOTHER001"
     with pytest.raises(DocsError, match="ResourceNotFoundException"):
-        await run(retriever, SearchDocsParams(query="deploy"))
+        await run(retriever, SearchDocsArguments(query="deploy"))
 
 
 async def test_a_response_without_results_is_a_docs_error(
@@ -184,7 +191,7 @@ async def test_a_response_without_results_is_a_docs_error(
 ) -> None:
     agent_runtime.omit_results = True
     with pytest.raises(DocsError, match="no retrieval results"):
-        await run(retriever, SearchDocsParams(query="deploy"))
+        await run(retriever, SearchDocsArguments(query="deploy"))
 
 
 async def test_an_unreachable_service_is_a_docs_error(aws_test_credentials: None) -> None:
@@ -236,9 +243,11 @@ async def test_the_catalogue_handler_validates_then_searches(
     retriever: KnowledgeBaseRetriever,
 ) -> None:
     ctx = ToolContext(tenant="acme")
-    with pytest.raises(InvalidInputError):
-        await search_docs.handle(retriever, ctx, {"query": " "})
-    reply = await search_docs.handle(retriever, ctx, {"query": "pgvector extension", "limit": 1})
+    handler = guarded(SEARCH_DOCS, retriever).handler
+    refused = await handler(ctx, {"query": " "})
+    assert refused.is_error and refused.text.startswith("Error: `query` is required")
+    reply = await handler(ctx, {"query": "pgvector extension", "limit": 1})
     assert "source: s3://docs-bucket/guides/postgres.md" in reply.text
-    [found] = reply.data["excerpts"]
+    assert reply.structured is not None
+    [found] = reply.structured["excerpts"]
     assert found["source"] == "s3://docs-bucket/guides/postgres.md" and found["standing"] == 100

@@ -1,71 +1,70 @@
-"""The MCP tools. One module per tool; :func:`build_catalogue` fixes their order."""
+"""The MCP tools: one module per tool, each ending in its :class:`ToolDefinition`. The tables
+here fix their order."""
 
 from __future__ import annotations
 
-import functools
-from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Final
 
 from services.api.service import MemoryService
-from services.api.tools import (
-    forget,
-    list_memories,
-    memory_get,
-    memory_history,
-    memory_stats,
-    recall,
-    remember,
-)
 from services.api.tools.catalogue import guarded
+from services.api.tools.definition import ToolDefinition
+from services.api.tools.forget import FORGET
+from services.api.tools.list_memories import LIST_MEMORIES
+from services.api.tools.memory_get import MEMORY_GET
+from services.api.tools.memory_history import MEMORY_HISTORY
+from services.api.tools.memory_stats import MEMORY_STATS
+from services.api.tools.recall import RECALL
+from services.api.tools.remember import REMEMBER
 from services.api.tools.spec import ToolContext, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
-    from shared.docs import KnowledgeBaseRetriever
+    from services.api.tools.search_docs import Retriever
 
-MEMORY_TOOLS: tuple[ModuleType, ...] = (
-    recall,
-    remember,
-    list_memories,
-    forget,
-    memory_stats,
-    memory_history,
-    memory_get,
+MEMORY_TOOLS: Final[tuple[ToolDefinition[Any, MemoryService], ...]] = (
+    RECALL,
+    REMEMBER,
+    LIST_MEMORIES,
+    FORGET,
+    MEMORY_STATS,
+    MEMORY_HISTORY,
+    MEMORY_GET,
 )
+
+
+def docs_tool() -> ToolDefinition[Any, Retriever]:
+    """``search_docs``, imported only for a server with a knowledge base (``shared.docs`` and
+    its client are not loaded otherwise)."""
+    from services.api.tools.search_docs import SEARCH_DOCS
+
+    return SEARCH_DOCS
+
+
+def offered_tools(*, with_docs: bool) -> tuple[ToolDefinition[Any, Any], ...]:
+    """The tools in the order tools/list shows them: search_docs last, when offered."""
+    return (*MEMORY_TOOLS, docs_tool()) if with_docs else MEMORY_TOOLS
 
 
 def build_catalogue(
     service: MemoryService,
     *,
-    docs: KnowledgeBaseRetriever | None = None,
+    docs: Retriever | None = None,
     timeout_s: float | None = None,
 ) -> tuple[ToolSpec, ...]:
     """The seven memory tools in order, plus search_docs last when a knowledge base is set;
     ``timeout_s`` bounds each call (TOOL_TIMEOUT_S)."""
-    specs = [
-        guarded(
-            name=module.NAME,
-            description=module.DESCRIPTION,
-            schema=module.INPUT_SCHEMA,
-            handle=functools.partial(module.handle, service),
-            output_schema=module.OUTPUT_SCHEMA,
-            timeout_s=timeout_s,
-        )
-        for module in MEMORY_TOOLS
-    ]
-    if docs is not None:
-        from services.api.tools import search_docs as search_docs
-
-        specs.append(
-            guarded(
-                name=search_docs.NAME,
-                description=search_docs.DESCRIPTION,
-                schema=search_docs.INPUT_SCHEMA,
-                handle=functools.partial(search_docs.handle, docs),
-                output_schema=search_docs.OUTPUT_SCHEMA,
-                timeout_s=timeout_s,
-            )
-        )
-    return tuple(specs)
+    memory = tuple(guarded(tool, service, timeout_s=timeout_s) for tool in MEMORY_TOOLS)
+    if docs is None:
+        return memory
+    return (*memory, guarded(docs_tool(), docs, timeout_s=timeout_s))
 
 
-__all__ = ["ToolContext", "ToolResult", "ToolSpec", "build_catalogue"]
+__all__ = [
+    "MEMORY_TOOLS",
+    "ToolContext",
+    "ToolDefinition",
+    "ToolResult",
+    "ToolSpec",
+    "build_catalogue",
+    "docs_tool",
+    "offered_tools",
+]

@@ -1,22 +1,100 @@
-"""Argument checks shared by the tools. Each refusal names the field and the limit.
+"""The vocabulary each tool's argument struct is written in.
 
-Arguments arrive as JSON decoded by the SDK, unvalidated: a model may send anything. JSON has
-one number type, so 1.0 counts as the integer 1, while ``true`` is refused even though Python
-treats bool as an int.
+A struct's fields say everything about an argument once: its type, its limits and its
+description. msgspec checks what JSON Schema can say (types, integer bounds, enums, unknown
+fields); :func:`checks` names what it cannot (bytes as a store counts them, UTF-16 units as the
+Retrieve API counts them, a memory id, a blank string), and ``services.api.tools.refusals``
+enforces both and words every refusal.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Final, TypeVar
+import functools
+from collections.abc import Sequence
+from typing import Annotated, Any, Final, TypedDict, TypeVar, Unpack
 
-from shared.errors import InvalidInputError
-from shared.model import ulid_time_ms
+import msgspec
+import msgspec.inspect as mi
+from msgspec import Meta, UnsetType
+
+from shared.errors import InvariantError
+from shared.model import MEMORY_TYPES, SCOPES, MemoryType, Scope
+from shared.ranking import RECALL_MODES, RecallMode
 
 MIN_LIMIT: Final = 1
 MAX_LIMIT: Final = 50
 
-T = TypeVar("T", bound=str)
+T = TypeVar("T")
+
+
+class Checks(TypedDict, total=False):
+    """What a field's ``Meta(extra=...)`` may ask beyond msgspec's own constraints."""
+
+    non_blank: bool  # a string with something besides white space
+    memory_id: bool  # a 26-character ULID, as recall and list_memories show it
+    max_utf8_bytes: int  # on a string, or on a list's strings: each entry
+    max_utf16_units: int  # characters as JavaScript and the Retrieve API count them
+    max_entries: int  # a list's length, counted after its struct's __post_init__
+    hint: str  # said after a refusal of the field's type or limit: what to do instead
+    choices: tuple[str, ...]  # a Literal's values in their declared order (msgspec sorts them)
+
+
+def checks(**wanted: Unpack[Checks]) -> dict[str, Any]:
+    """``Meta(extra=checks(max_utf8_bytes=128))``: typed, so a misspelt check cannot pass."""
+    return dict(wanted)
+
+
+class ToolArguments(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The base of every tool's arguments: keyword fields, none unknown, fixed once parsed.
+
+    An optional field without a natural default is ``T | UnsetType = UNSET``, which keeps its
+    schema a plain ``{"type": ...}``; JSON null is read as absent before msgspec sees it.
+    """
+
+
+def choice(values: Sequence[str]) -> Meta:
+    """A Literal typed string in its schema (msgspec leaves an enum untyped, and clients that
+    build function declarations from a schema want every property typed), and its values in the
+    order ``values`` declares them for the schema and the refusals (msgspec sorts them)."""
+    return Meta(
+        extra_json_schema={"type": "string"},
+        extra=checks(choices=tuple(values)),
+    )
+
+
+Limit = Annotated[int, Meta(ge=MIN_LIMIT, le=MAX_LIMIT)]
+MemoryId = Annotated[str, Meta(extra=checks(memory_id=True))]
+Text = Annotated[str, Meta(extra=checks(non_blank=True))]
+MemoryTypeChoice = Annotated[MemoryType, choice(MEMORY_TYPES)]
+ScopeChoice = Annotated[Scope, choice(SCOPES)]
+RecallModeChoice = Annotated[RecallMode, choice(RECALL_MODES)]
+
+
+def either(values: Sequence[object]) -> str:
+    """``a, b or c``: how a refusal and a description list the choices."""
+    words = [str(value) for value in values]
+    return ", ".join(words[:-1]) + f" or {words[-1]}" if len(words) > 1 else "".join(words)
+
+
+def given(value: T | UnsetType, default: T) -> T:
+    """An optional argument's value, or ``default`` when the caller left it out."""
+    return default if isinstance(value, UnsetType) else value
+
+
+@functools.cache
+def struct_info(shape: type[ToolArguments]) -> mi.StructType:
+    """What msgspec knows of ``shape``: its fields, their types, limits and checks."""
+    info = mi.type_info(shape)
+    if not isinstance(info, mi.StructType):
+        raise InvariantError(f"{shape.__name__} is not a struct")
+    return info
+
+
+def unwrapped(info: mi.Type) -> tuple[mi.Type, dict[str, Any]]:
+    """A field's type without its Metadata, and the :class:`Checks` that Metadata carries."""
+    if isinstance(info, mi.Metadata):
+        return info.type, dict(info.extra or {})
+    return info, {}
 
 
 def utf8_bytes(text: str) -> int:
@@ -28,89 +106,23 @@ def utf16_units(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def optional(arguments: Mapping[str, Any], field: str) -> Any:
-    """The value, with JSON null treated as absent."""
-    return arguments.get(field)
-
-
-def required_text(arguments: Mapping[str, Any], field: str) -> str:
-    """A string that is not blank; returned untrimmed (what is stored is what was sent)."""
-    value = optional(arguments, field)
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInputError(field, f"`{field}` is required and must be a non-empty string")
-    return value
-
-
-def optional_limit(arguments: Mapping[str, Any], *, default: int) -> int:
-    value = optional(arguments, "limit")
-    if value is None:
-        return default
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not MIN_LIMIT <= value <= MAX_LIMIT:
-        raise InvalidInputError(
-            "limit", f"`limit` must be an integer between {MIN_LIMIT} and {MAX_LIMIT}"
-        )
-    return value
-
-
-def optional_int(arguments: Mapping[str, Any], field: str, *, low: int, high: int) -> int | None:
-    """An integer in [low, high] (1.0 counts as 1; ``true`` is refused), or None when absent."""
-    value = optional(arguments, field)
-    if value is None:
-        return None
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InvalidInputError(field, f"`{field}` must be an integer between {low} and {high}")
-    return value
-
-
-def optional_bool(arguments: Mapping[str, Any], field: str) -> bool:
-    value = optional(arguments, field)
-    if value is None:
-        return False
-    if not isinstance(value, bool):
-        raise InvalidInputError(field, f"`{field}` must be true or false")
-    return value
-
-
-def memory_id(arguments: Mapping[str, Any], field: str) -> str:
-    """A memory id as recall and list_memories show it: a 26-character ULID."""
-    value = optional(arguments, field)
-    text = value.strip() if isinstance(value, str) else ""
-    if ulid_time_ms(text) is None:
-        raise InvalidInputError(
-            field,
-            f"`{field}` must be a memory id: 26 characters, as recall and list_memories show it "
-            "([id:…])",
-        )
-    return text
-
-
-def optional_choice(
-    arguments: Mapping[str, Any], field: str, choices: Sequence[T], *, default: T | None
-) -> T | None:
-    value = optional(arguments, field)
-    if value is None:
-        return default
-    for choice in choices:
-        if value == choice:
-            return choice
-    allowed = ", ".join(choices[:-1]) + f" or {choices[-1]}"
-    raise InvalidInputError(field, f"`{field}` must be one of {allowed}")
-
-
 __all__ = [
     "MAX_LIMIT",
     "MIN_LIMIT",
-    "memory_id",
-    "optional",
-    "optional_bool",
-    "optional_choice",
-    "optional_int",
-    "optional_limit",
-    "required_text",
+    "Checks",
+    "Limit",
+    "MemoryId",
+    "MemoryTypeChoice",
+    "RecallModeChoice",
+    "ScopeChoice",
+    "Text",
+    "ToolArguments",
+    "checks",
+    "choice",
+    "either",
+    "given",
+    "struct_info",
+    "unwrapped",
     "utf8_bytes",
     "utf16_units",
 ]

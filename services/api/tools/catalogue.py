@@ -1,5 +1,5 @@
-"""The catalogue: each tool module wrapped in the one guard that logs, counts, bounds and maps
-errors.
+"""The catalogue: each tool definition wrapped in the one guard that parses its arguments, logs,
+counts, bounds and maps errors.
 
 Every tool call leaves one ``tool_call`` line on stdout (tenant, tool, ms, ok, inConversation);
 a failure that reaches a tool also leaves ``tool_failed`` on stderr, with the error's own
@@ -18,61 +18,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Any, Final, TypeVar
 
 from services.api import metrics
-from services.api.answers import Reply
 from services.api.failures import RETRY_LATER, caller_text, tool_timeout_text
+from services.api.tools.arguments import ToolArguments
+from services.api.tools.definition import ToolDefinition
+from services.api.tools.refusals import parse_arguments
 from services.api.tools.spec import ToolContext, ToolResult, ToolSpec
 from shared.errors import DocsError, InvalidInputError, StorageTimeoutError
 
 logger = logging.getLogger(__name__)
 
-Handle = Callable[[ToolContext, Mapping[str, Any]], Awaitable[Reply]]
+Args = TypeVar("Args", bound=ToolArguments)
+Backend = TypeVar("Backend")
 
 STORE_FAILURE: Final = "the memory store could not complete this request"
 DOCS_FAILURE: Final = "the documentation index could not be searched"
-
-
-def _refuse_unknown_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> None:
-    known = schema.get("properties", {})
-    for name in arguments:
-        if name not in known:
-            hint = (
-                " (the tenant and conversation come from the connection, never from arguments:"
-                " request headers over HTTP, the server's environment over stdio)"
-                if name.lower() in {"tenant", "tenantid", "tenant_id", "conversation"}
-                else ""
-            )
-            allowed = ", ".join(known) or "none"
-            raise InvalidInputError(
-                name, f"unknown argument `{name}`; this tool takes: {allowed}{hint}"
-            )
-
-
-def _refuse_unstorable_characters(arguments: Mapping[str, Any], prefix: str = "") -> None:
-    """A NUL or a lone surrogate in any string argument (in any entry of a list of them, or in
-    any field of an object such as forget's ``filter``, named ``filter.category``) is refused by
-    the field's name before anything is sent: PostgreSQL rejects both with a driver error, and a
-    surrogate cannot even be encoded for S3 or the embedder."""
-    for name, value in arguments.items():
-        field = f"{prefix}{name}"
-        if isinstance(value, Mapping):
-            _refuse_unstorable_characters(value, prefix=f"{field}.")
-            continue
-        for text in value if isinstance(value, list) else (value,):
-            if not isinstance(text, str):
-                continue
-            if "\x00" in text:
-                raise InvalidInputError(field, f"`{field}` contains a NUL character (U+0000)")
-            surrogate = next((ch for ch in text if "\ud800" <= ch <= "\udfff"), None)
-            if surrogate is not None:
-                raise InvalidInputError(
-                    field,
-                    f"`{field}` contains a lone surrogate (U+{ord(surrogate):04X}), which is not "
-                    "a character: send valid UTF-8",
-                )
 
 
 async def _failure(name: str, ctx: ToolContext, error: Exception) -> ToolResult:
@@ -98,29 +61,24 @@ def _out_of_time(name: str, ctx: ToolContext, timeout_s: float) -> ToolResult:
 
 
 def guarded(
-    *,
-    name: str,
-    description: str,
-    schema: dict[str, Any],
-    handle: Handle,
-    output_schema: dict[str, Any] | None = None,
-    timeout_s: float | None = None,
+    definition: ToolDefinition[Args, Backend], backend: Backend, *, timeout_s: float | None = None
 ) -> ToolSpec:
-    """A ToolSpec whose handler never raises: every outcome is a ToolResult.
+    """``definition`` working on ``backend``, as a ToolSpec whose handler never raises: every
+    outcome is a ToolResult.
 
     Args:
         timeout_s: the whole call's deadline (TOOL_TIMEOUT_S); None sets none (benchmarks).
     """
+    name = definition.name
 
     async def handler(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolResult:
         started = time.perf_counter()
         outcome = "ok"
         deadline = asyncio.timeout(timeout_s)
         try:
-            _refuse_unknown_arguments(schema, arguments)
-            _refuse_unstorable_characters(arguments)
+            parsed = parse_arguments(definition.arguments, arguments)
             async with deadline:
-                reply = await handle(ctx, arguments)
+                reply = await definition.handle(backend, ctx, parsed)
             result = ToolResult(text=reply.text, structured=reply.data)
         except InvalidInputError as error:
             outcome = "invalid"
@@ -146,10 +104,4 @@ def guarded(
         )
         return result
 
-    return ToolSpec(
-        name=name,
-        description=description,
-        input_schema=schema,
-        handler=handler,
-        output_schema=output_schema,
-    )
+    return definition.spec(handler)

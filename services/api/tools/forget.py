@@ -2,147 +2,152 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import Annotated, Final
+
+from msgspec import UNSET, Meta, UnsetType
 
 from services.api.answers import ForgetFilter, Reply
 from services.api.render import render_bulk_forget, render_forget
 from services.api.service import BULK_FORGET_BATCH, MemoryService
 from services.api.structured import FORGET_OUTPUT, bulk_forget_data, forget_data
 from services.api.tools.arguments import (
-    memory_id,
-    optional,
-    optional_bool,
-    optional_choice,
-    optional_int,
-    utf8_bytes,
+    MemoryId,
+    MemoryTypeChoice,
+    Text,
+    ToolArguments,
+    checks,
+    given,
 )
+from services.api.tools.definition import ToolDefinition
 from services.api.tools.spec import ToolContext
 from shared.errors import InvalidInputError
-from shared.model import MEMORY_TYPES
 from shared.storage.codec import MAX_CATEGORY_BYTES, MAX_TAG_BYTES
 
 MAX_OLDER_THAN_DAYS: Final = 36_500
-FILTER_FIELDS: Final = ("type", "category", "tag", "conversation_only", "older_than_days")
-
-NAME: Final = "forget"
-DESCRIPTION: Final = (
-    "Permanently delete one memory that has become wrong (`id`), or every memory a `filter` "
-    "selects. When a fact is merely out of date, prefer remembering the correction with "
-    "`replaces`. Forgetting one version of a corrected fact deletes only that version: what it "
-    "replaced stays retired and what replaced it stays current. A filter first only counts: "
-    f"nothing is deleted without confirm: true, and then at most {BULK_FORGET_BATCH} per call "
-    "(the answer says how many remain). A filter matches current and replaced versions alike, "
-    "and never another conversation's notes."
-)
-INPUT_SCHEMA: Final[dict[str, Any]] = {
-    "type": "object",
-    "properties": {
-        "id": {"type": "string", "description": "One memory id, as recall shows it."},
-        "filter": {
-            "type": "object",
-            "description": "Instead of id: what to delete; every field given must hold.",
-            "properties": {
-                "type": {"type": "string", "enum": list(MEMORY_TYPES)},
-                "category": {
-                    "type": "string",
-                    "description": f"Exact category (at most {MAX_CATEGORY_BYTES} bytes).",
-                },
-                "tag": {
-                    "type": "string",
-                    "description": f"Memories carrying this tag (at most {MAX_TAG_BYTES} bytes).",
-                },
-                "conversation_only": {
-                    "type": "boolean",
-                    "description": "Only this conversation's own notes (scope conversation).",
-                },
-                "older_than_days": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_OLDER_THAN_DAYS,
-                    "description": "Only memories stored more than this many days ago.",
-                },
-            },
-            "additionalProperties": False,
-        },
-        "confirm": {
-            "type": "boolean",
-            "description": "With filter: true deletes; without it the call only counts.",
-        },
-    },
-    "additionalProperties": False,
-}
-OUTPUT_SCHEMA: Final = FORGET_OUTPUT
 
 
-def _text(value: Any, field: str, *, max_bytes: int) -> str | None:
-    """A filter's category or tag, held to the limit ``remember`` stores it under: a longer
-    one can match nothing, and is a mistake worth naming rather than a silent "0 match"."""
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInputError(field, f"`{field}` must be a non-empty string")
-    if utf8_bytes(value) > max_bytes:
-        raise InvalidInputError(field, f"`{field}` may be at most {max_bytes} bytes")
-    return value.strip()
+class FilterArguments(ToolArguments, frozen=True):
+    """What to delete; every field given must hold.
+
+    A category or tag is held to the limit ``remember`` stores it under: a longer one can match
+    nothing, and is a mistake worth naming rather than a silent "0 match".
+    """
+
+    type: MemoryTypeChoice | UnsetType = UNSET
+    category: (
+        Annotated[
+            Text,
+            Meta(
+                description=f"Exact category (at most {MAX_CATEGORY_BYTES} bytes).",
+                extra=checks(max_utf8_bytes=MAX_CATEGORY_BYTES),
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    tag: (
+        Annotated[
+            Text,
+            Meta(
+                description=f"Memories carrying this tag (at most {MAX_TAG_BYTES} bytes).",
+                extra=checks(max_utf8_bytes=MAX_TAG_BYTES),
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    conversation_only: Annotated[
+        bool, Meta(description="Only this conversation's own notes (scope conversation).")
+    ] = False
+    older_than_days: (
+        Annotated[
+            int,
+            Meta(
+                ge=1,
+                le=MAX_OLDER_THAN_DAYS,
+                description="Only memories stored more than this many days ago.",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
-def forget_filter(arguments: Mapping[str, Any]) -> ForgetFilter:
-    value = optional(arguments, "filter")
-    if not isinstance(value, dict):
-        raise InvalidInputError("filter", "`filter` must be an object")
-    unknown = [name for name in value if name not in FILTER_FIELDS]
-    if unknown:
-        raise InvalidInputError(
-            "filter",
-            f"unknown field `filter.{unknown[0]}`; a filter takes: {', '.join(FILTER_FIELDS)}",
-        )
-    # Each field is refused by its full name (``filter.type``), not as a top-level argument.
-    named = {f"filter.{name}": field for name, field in value.items()}
+class ForgetArguments(ToolArguments, frozen=True):
+    id: Annotated[MemoryId, Meta(description="One memory id, as recall shows it.")] | UnsetType = (
+        UNSET
+    )
+    filter: (
+        Annotated[
+            FilterArguments,
+            Meta(description="Instead of id: what to delete; every field given must hold."),
+        ]
+        | UnsetType
+    ) = UNSET
+    confirm: (
+        Annotated[
+            bool, Meta(description="With filter: true deletes; without it the call only counts.")
+        ]
+        | UnsetType
+    ) = UNSET
+
+
+def forget_filter(arguments: FilterArguments, ctx: ToolContext) -> ForgetFilter:
     match = ForgetFilter(
-        memory_type=optional_choice(named, "filter.type", MEMORY_TYPES, default=None),
-        category=_text(
-            named.get("filter.category"), "filter.category", max_bytes=MAX_CATEGORY_BYTES
-        ),
-        tag=_text(named.get("filter.tag"), "filter.tag", max_bytes=MAX_TAG_BYTES),
-        conversation_only=optional_bool(named, "filter.conversation_only"),
-        older_than_days=optional_int(
-            named, "filter.older_than_days", low=1, high=MAX_OLDER_THAN_DAYS
-        ),
+        memory_type=given(arguments.type, None),
+        category=given(arguments.category, "").strip() or None,
+        tag=given(arguments.tag, "").strip() or None,
+        conversation_only=arguments.conversation_only,
+        older_than_days=given(arguments.older_than_days, None),
     )
     if match == ForgetFilter():
+        fields = ", ".join(FilterArguments.__struct_fields__)
         raise InvalidInputError(
             "filter",
-            "`filter` is empty: name at least one of "
-            f"{', '.join(FILTER_FIELDS)} (forget never deletes everything at once)",
+            f"`filter` is empty: name at least one of {fields} (forget never deletes everything "
+            "at once)",
         )
-    return match
-
-
-async def handle(service: MemoryService, ctx: ToolContext, arguments: Mapping[str, Any]) -> Reply:
-    has_id = optional(arguments, "id") is not None
-    has_filter = optional(arguments, "filter") is not None
-    if has_id == has_filter:
-        raise InvalidInputError(
-            "id", "give either `id` (one memory) or `filter` (many), not both and not neither"
-        )
-    confirm = optional_bool(arguments, "confirm")
-    if has_id:
-        if optional(arguments, "confirm") is not None:
-            raise InvalidInputError("confirm", "`confirm` goes with `filter`; `id` deletes at once")
-        target = memory_id(arguments, "id")
-        deleted = await service.forget(ctx.tenant, ctx.conversation, memory_id=target)
-        return Reply(text=render_forget(target, deleted=deleted), data=forget_data(deleted=deleted))
-    match = forget_filter(arguments)
     if match.conversation_only and ctx.conversation is None:
         raise InvalidInputError(
             "filter.conversation_only",
             f"`filter.conversation_only` needs {ctx.conversation_via}",
         )
+    return match
+
+
+async def handle(service: MemoryService, ctx: ToolContext, arguments: ForgetArguments) -> Reply:
+    target, chosen, confirm = arguments.id, arguments.filter, arguments.confirm
+    if isinstance(chosen, UnsetType) and not isinstance(target, UnsetType):
+        if not isinstance(confirm, UnsetType):
+            raise InvalidInputError("confirm", "`confirm` goes with `filter`; `id` deletes at once")
+        memory_id = target.strip()
+        deleted = await service.forget(ctx.tenant, ctx.conversation, memory_id=memory_id)
+        return Reply(
+            text=render_forget(memory_id, deleted=deleted), data=forget_data(deleted=deleted)
+        )
+    if isinstance(chosen, UnsetType) or not isinstance(target, UnsetType):
+        raise InvalidInputError(
+            "id", "give either `id` (one memory) or `filter` (many), not both and not neither"
+        )
+    match, deletes = forget_filter(chosen, ctx), given(confirm, default=False)
     answer = await service.forget_matching(
-        ctx.tenant, ctx.conversation, match=match, confirm=confirm
+        ctx.tenant, ctx.conversation, match=match, confirm=deletes
     )
     return Reply(
-        text=render_bulk_forget(answer, confirm=confirm),
-        data=bulk_forget_data(answer, confirm=confirm),
+        text=render_bulk_forget(answer, confirm=deletes),
+        data=bulk_forget_data(answer, confirm=deletes),
     )
+
+
+FORGET: Final = ToolDefinition(
+    name="forget",
+    description=(
+        "Permanently delete one memory that has become wrong (`id`), or every memory a `filter` "
+        "selects. When a fact is merely out of date, prefer remembering the correction with "
+        "`replaces`. Forgetting one version of a corrected fact deletes only that version: what "
+        "it replaced stays retired and what replaced it stays current. A filter first only "
+        f"counts: nothing is deleted without confirm: true, and then at most {BULK_FORGET_BATCH} "
+        "per call (the answer says how many remain). A filter matches current and replaced "
+        "versions alike, and never another conversation's notes."
+    ),
+    arguments=ForgetArguments,
+    output_schema=FORGET_OUTPUT,
+    handle=handle,
+)

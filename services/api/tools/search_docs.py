@@ -7,67 +7,54 @@ own model's scale, and a number out of context invites the model to treat 0.4 as
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any, Final, Protocol
+from collections.abc import Sequence
+from typing import Annotated, Any, Final, Protocol
 
 import msgspec
+from msgspec import Meta
 
 from services.api.answers import Reply
 from services.api.structured import DOCS_OUTPUT
-from services.api.tools.arguments import MAX_LIMIT, optional_limit, required_text, utf16_units
+from services.api.tools.arguments import (
+    MAX_LIMIT,
+    MIN_LIMIT,
+    Limit,
+    Text,
+    ToolArguments,
+    checks,
+    utf16_units,
+)
+from services.api.tools.definition import ToolDefinition
 from services.api.tools.spec import ToolContext
 from shared.docs import DocExcerpt
-from shared.errors import InvalidInputError
 
-NAME: Final = "search_docs"
 DEFAULT_LIMIT: Final = 5
 MAX_QUERY_CHARS: Final = 1_000
 MAX_EXCERPT_CHARS: Final = 2_000
 TRUNCATION_NOTE: Final = "… (truncated — read the source document for the rest)"
-DESCRIPTION: Final = (
-    "Search the shared documentation library by meaning and get excerpts with their sources. "
-    "Use it when recall does not answer a question about how things are documented. An empty "
-    "result means nothing close is indexed, not that the subject has no answer."
-)
-INPUT_SCHEMA: Final[dict[str, Any]] = {
-    "type": "object",
-    "properties": {
-        "query": {
-            "type": "string",
-            "description": "What you want to find, in natural language; max 1000 characters.",
-        },
-        "limit": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": MAX_LIMIT,
-            "description": "Max excerpts 1-50, default 5.",
-        },
-    },
-    "required": ["query"],
-    "additionalProperties": False,
-}
-OUTPUT_SCHEMA: Final = DOCS_OUTPUT
 
 
-class SearchDocsParams(msgspec.Struct, frozen=True, kw_only=True):
-    query: str
-    limit: int = DEFAULT_LIMIT
+class SearchDocsArguments(ToolArguments, frozen=True):
+    query: Annotated[
+        Text,
+        Meta(
+            description="What you want to find, in natural language; "
+            f"max {MAX_QUERY_CHARS} characters.",
+            # Counted as the Retrieve API counts: UTF-16 units, so an emoji is two.
+            extra=checks(max_utf16_units=MAX_QUERY_CHARS),
+        ),
+    ]
+    limit: Annotated[
+        Limit, Meta(description=f"Max excerpts {MIN_LIMIT}-{MAX_LIMIT}, default {DEFAULT_LIMIT}.")
+    ] = DEFAULT_LIMIT
+
+    def __post_init__(self) -> None:
+        # The query is sent trimmed, so its length is counted trimmed.
+        msgspec.structs.force_setattr(self, "query", self.query.strip())
 
 
 class Retriever(Protocol):
     async def retrieve(self, query: str, *, limit: int) -> list[DocExcerpt]: ...
-
-
-def validate(arguments: Mapping[str, Any]) -> SearchDocsParams:
-    """Check the arguments before anything is sent; a refusal names the field and the limit."""
-    query = required_text(arguments, "query").strip()
-    # Counted as the Retrieve API counts: UTF-16 units, so an emoji is two.
-    length = utf16_units(query)
-    if length > MAX_QUERY_CHARS:
-        raise InvalidInputError(
-            "query", f"`query` is {length} characters; the limit is {MAX_QUERY_CHARS} characters"
-        )
-    return SearchDocsParams(query=query, limit=optional_limit(arguments, default=DEFAULT_LIMIT))
 
 
 def _cut(text: str) -> str:
@@ -107,7 +94,7 @@ def render(query: str, excerpts: Sequence[DocExcerpt]) -> str:
     return "\n".join(lines)
 
 
-async def run(retriever: Retriever, params: SearchDocsParams) -> str:
+async def run(retriever: Retriever, params: SearchDocsArguments) -> str:
     """Search and render. Raises DocsError when the knowledge base fails."""
     excerpts = await retriever.retrieve(params.query, limit=params.limit)
     return render(params.query, excerpts)
@@ -134,9 +121,21 @@ def structured(excerpts: Sequence[DocExcerpt]) -> dict[str, Any]:
     }
 
 
-async def handle(retriever: Retriever, ctx: ToolContext, arguments: Mapping[str, Any]) -> Reply:
-    """The catalogue's entry point. The library is shared: the tenant is required upstream but
-    filters nothing here."""
-    params = validate(arguments)
-    excerpts = await retriever.retrieve(params.query, limit=params.limit)
-    return Reply(text=render(params.query, excerpts), data=structured(excerpts))
+async def handle(retriever: Retriever, ctx: ToolContext, arguments: SearchDocsArguments) -> Reply:
+    """The library is shared: the tenant is required upstream but filters nothing here."""
+    excerpts = await retriever.retrieve(arguments.query, limit=arguments.limit)
+    return Reply(text=render(arguments.query, excerpts), data=structured(excerpts))
+
+
+SEARCH_DOCS: Final = ToolDefinition(
+    name="search_docs",
+    description=(
+        "Search the shared documentation library by meaning and get excerpts with their "
+        "sources. Use it when recall does not answer a question about how things are "
+        "documented. An empty result means nothing close is indexed, not that the subject has "
+        "no answer."
+    ),
+    arguments=SearchDocsArguments,
+    output_schema=DOCS_OUTPUT,
+    handle=handle,
+)
