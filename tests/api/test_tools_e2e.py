@@ -13,10 +13,12 @@ import uuid
 from collections.abc import AsyncIterator, Mapping
 
 import httpx2
+import jsonschema
 import mcp_types as types
 import pytest
 from aiohttp import web
 
+from services.api import tools
 from services.api.app import build_app
 from services.api.runtime import open_runtime
 from shared.config import load_config
@@ -300,6 +302,25 @@ async def test_every_argument_refusal_names_the_field_and_limit(
     assert result.is_error, text
     assert text.startswith("Error: ") and f"`{field}`" in text and expected in text, text
     assert "no memories yet" in text_of(await call(memory_url, "memory_stats", {}))
+
+
+async def test_the_advertised_schemas_are_the_structs_and_refuse_what_the_server_refuses(
+    memory_url: str,
+) -> None:
+    """The official client reads each tool's schema; a call past a bound that schema states is
+    refused by the server with the same field and the same bound."""
+    async with mcp_session(memory_url, headers=TENANT) as client:
+        listed = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
+        assert listed == {tool.name: tool.input_schema for tool in tools.MEMORY_TOOLS}
+        bound = listed["recall"]["properties"]["limit"]
+        arguments = {"query": "Which port?", "limit": bound["maximum"] + 1}
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(arguments, listed["recall"])
+        result = await client.call_tool("recall", arguments)
+    assert result.is_error
+    assert text_of(result) == (
+        f"Error: `limit` must be an integer between {bound['minimum']} and {bound['maximum']}"
+    )
 
 
 @pytest.mark.parametrize(

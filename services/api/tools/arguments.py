@@ -2,7 +2,7 @@
 
 A struct's fields say everything about an argument once: its type, its limits and its
 description. msgspec checks what JSON Schema can say (types, integer bounds, enums, unknown
-fields); :func:`checks` names what it cannot (bytes as a store counts them, UTF-16 units as the
+fields); :func:`about` names what it cannot (bytes as a store counts them, UTF-16 units as the
 Retrieve API counts them, a memory id, a blank string), and ``services.api.tools.refusals``
 enforces both and words every refusal.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Annotated, Any, Final, TypedDict, TypeVar, Unpack
+from typing import Annotated, Any, Final, TypeAlias, TypedDict, TypeVar, Unpack
 
 import msgspec
 import msgspec.inspect as mi
@@ -28,7 +28,7 @@ T = TypeVar("T")
 
 
 class Checks(TypedDict, total=False):
-    """What a field's ``Meta(extra=...)`` may ask beyond msgspec's own constraints."""
+    """What a field may ask beyond msgspec's own constraints (its ``Meta.extra``)."""
 
     non_blank: bool  # a string with something besides white space
     memory_id: bool  # a 26-character ULID, as recall and list_memories show it
@@ -39,32 +39,32 @@ class Checks(TypedDict, total=False):
     choices: tuple[str, ...]  # a Literal's values in their declared order (msgspec sorts them)
 
 
-def checks(**wanted: Unpack[Checks]) -> dict[str, Any]:
-    """``Meta(extra=checks(max_utf8_bytes=128))``: typed, so a misspelt check cannot pass."""
-    return dict(wanted)
-
-
-class ToolArguments(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """The base of every tool's arguments: keyword fields, none unknown, fixed once parsed.
-
-    An optional field without a natural default is ``T | UnsetType = UNSET``, which keeps its
-    schema a plain ``{"type": ...}``; JSON null is read as absent before msgspec sees it.
-    """
+def about(description: str | None = None, **wanted: Unpack[Checks]) -> Meta:
+    """A field's description and the checks it asks: ``about("…", max_utf8_bytes=128)``,
+    typed, so a misspelt check cannot pass."""
+    return Meta(description=description, extra=dict(wanted) or None)
 
 
 def choice(values: Sequence[str]) -> Meta:
     """A Literal typed string in its schema (msgspec leaves an enum untyped, and clients that
     build function declarations from a schema want every property typed), and its values in the
     order ``values`` declares them for the schema and the refusals (msgspec sorts them)."""
-    return Meta(
-        extra_json_schema={"type": "string"},
-        extra=checks(choices=tuple(values)),
-    )
+    return Meta(extra_json_schema={"type": "string"}, extra={"choices": tuple(values)})
 
 
+class ToolArguments(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The base of every tool's arguments: keyword fields, none unknown, fixed once parsed.
+
+    JSON null is read as absent before msgspec sees the arguments.
+    """
+
+
+# An optional argument without a natural default: UNSET when left out, and still a plain
+# ``{"type": ...}`` in the schema, where ``T | None`` would add a null branch.
+Maybe: TypeAlias = T | UnsetType
 Limit = Annotated[int, Meta(ge=MIN_LIMIT, le=MAX_LIMIT)]
-MemoryId = Annotated[str, Meta(extra=checks(memory_id=True))]
-Text = Annotated[str, Meta(extra=checks(non_blank=True))]
+MemoryId = Annotated[str, about(memory_id=True)]
+Text = Annotated[str, about(non_blank=True)]
 MemoryTypeChoice = Annotated[MemoryType, choice(MEMORY_TYPES)]
 ScopeChoice = Annotated[Scope, choice(SCOPES)]
 RecallModeChoice = Annotated[RecallMode, choice(RECALL_MODES)]
@@ -111,13 +111,14 @@ __all__ = [
     "MIN_LIMIT",
     "Checks",
     "Limit",
+    "Maybe",
     "MemoryId",
     "MemoryTypeChoice",
     "RecallModeChoice",
     "ScopeChoice",
     "Text",
     "ToolArguments",
-    "checks",
+    "about",
     "choice",
     "either",
     "given",

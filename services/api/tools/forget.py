@@ -11,11 +11,12 @@ from services.api.render import render_bulk_forget, render_forget
 from services.api.service import BULK_FORGET_BATCH, MemoryService
 from services.api.structured import FORGET_OUTPUT, bulk_forget_data, forget_data
 from services.api.tools.arguments import (
+    Maybe,
     MemoryId,
     MemoryTypeChoice,
     Text,
     ToolArguments,
-    checks,
+    about,
     given,
 )
 from services.api.tools.definition import ToolDefinition
@@ -33,60 +34,47 @@ class FilterArguments(ToolArguments, frozen=True):
     nothing, and is a mistake worth naming rather than a silent "0 match".
     """
 
-    type: MemoryTypeChoice | UnsetType = UNSET
-    category: (
+    type: Maybe[MemoryTypeChoice] = UNSET
+    category: Maybe[
         Annotated[
             Text,
-            Meta(
-                description=f"Exact category (at most {MAX_CATEGORY_BYTES} bytes).",
-                extra=checks(max_utf8_bytes=MAX_CATEGORY_BYTES),
+            about(
+                f"Exact category (at most {MAX_CATEGORY_BYTES} bytes).",
+                max_utf8_bytes=MAX_CATEGORY_BYTES,
             ),
         ]
-        | UnsetType
-    ) = UNSET
-    tag: (
+    ] = UNSET
+    tag: Maybe[
         Annotated[
             Text,
-            Meta(
-                description=f"Memories carrying this tag (at most {MAX_TAG_BYTES} bytes).",
-                extra=checks(max_utf8_bytes=MAX_TAG_BYTES),
+            about(
+                f"Memories carrying this tag (at most {MAX_TAG_BYTES} bytes).",
+                max_utf8_bytes=MAX_TAG_BYTES,
             ),
         ]
-        | UnsetType
-    ) = UNSET
+    ] = UNSET
     conversation_only: Annotated[
-        bool, Meta(description="Only this conversation's own notes (scope conversation).")
+        bool, about("Only this conversation's own notes (scope conversation).")
     ] = False
-    older_than_days: (
+    older_than_days: Maybe[
         Annotated[
             int,
-            Meta(
-                ge=1,
-                le=MAX_OLDER_THAN_DAYS,
-                description="Only memories stored more than this many days ago.",
-            ),
+            Meta(ge=1, le=MAX_OLDER_THAN_DAYS),
+            about(f"Only memories stored more than this many days ago (1-{MAX_OLDER_THAN_DAYS})."),
         ]
-        | UnsetType
-    ) = UNSET
+    ] = UNSET
 
 
 class ForgetArguments(ToolArguments, frozen=True):
-    id: Annotated[MemoryId, Meta(description="One memory id, as recall shows it.")] | UnsetType = (
-        UNSET
-    )
-    filter: (
+    id: Maybe[Annotated[MemoryId, about("One memory id, as recall shows it.")]] = UNSET
+    filter: Maybe[
         Annotated[
-            FilterArguments,
-            Meta(description="Instead of id: what to delete; every field given must hold."),
+            FilterArguments, about("Instead of id: what to delete; every field given must hold.")
         ]
-        | UnsetType
-    ) = UNSET
-    confirm: (
-        Annotated[
-            bool, Meta(description="With filter: true deletes; without it the call only counts.")
-        ]
-        | UnsetType
-    ) = UNSET
+    ] = UNSET
+    confirm: Maybe[
+        Annotated[bool, about("With filter: true deletes; without it the call only counts.")]
+    ] = UNSET
 
 
 def forget_filter(arguments: FilterArguments, ctx: ToolContext) -> ForgetFilter:

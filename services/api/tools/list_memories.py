@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Final
 
-from msgspec import UNSET, Meta, UnsetType
+from msgspec import UNSET
 
 from services.api.answers import Reply
 from services.api.render import preview, render_list
@@ -14,8 +14,10 @@ from services.api.tools.arguments import (
     MAX_LIMIT,
     MIN_LIMIT,
     Limit,
+    Maybe,
     MemoryTypeChoice,
     ToolArguments,
+    about,
     given,
 )
 from services.api.tools.definition import ToolDefinition
@@ -25,10 +27,10 @@ DEFAULT_LIMIT: Final = 20
 
 
 class ListArguments(ToolArguments, frozen=True):
-    type: Annotated[MemoryTypeChoice, Meta(description="Filter to one type.")] | UnsetType = UNSET
-    limit: Annotated[
-        Limit, Meta(description=f"{MIN_LIMIT}-{MAX_LIMIT}, default {DEFAULT_LIMIT}.")
-    ] = DEFAULT_LIMIT
+    type: Maybe[Annotated[MemoryTypeChoice, about("Filter to one type.")]] = UNSET
+    limit: Annotated[Limit, about(f"{MIN_LIMIT}-{MAX_LIMIT}, default {DEFAULT_LIMIT}.")] = (
+        DEFAULT_LIMIT
+    )
 
 
 async def handle(service: MemoryService, ctx: ToolContext, arguments: ListArguments) -> Reply:

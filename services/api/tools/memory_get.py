@@ -4,19 +4,17 @@ from __future__ import annotations
 
 from typing import Annotated, Final
 
-from msgspec import Meta
-
 from services.api.answers import Reply
 from services.api.render import render_get
 from services.api.service import MemoryService
 from services.api.structured import GET_OUTPUT, get_data
-from services.api.tools.arguments import MemoryId, ToolArguments
+from services.api.tools.arguments import MemoryId, ToolArguments, about
 from services.api.tools.definition import ToolDefinition
 from services.api.tools.spec import ToolContext
 
 
 class GetArguments(ToolArguments, frozen=True):
-    id: Annotated[MemoryId, Meta(description="A memory id, as recall or list_memories shows it.")]
+    id: Annotated[MemoryId, about("A memory id, as recall or list_memories shows it.")]
 
 
 async def handle(service: MemoryService, ctx: ToolContext, arguments: GetArguments) -> Reply:

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 from typing import Annotated, Final
 
-from msgspec import Meta
-
 from services.api.answers import Reply
 from services.api.render import render_history
 from services.api.service import MemoryService
 from services.api.structured import HISTORY_OUTPUT, history_data
-from services.api.tools.arguments import MemoryId, ToolArguments
+from services.api.tools.arguments import MemoryId, ToolArguments, about
 from services.api.tools.definition import ToolDefinition
 from services.api.tools.spec import ToolContext
 
 
 class HistoryArguments(ToolArguments, frozen=True):
-    id: Annotated[MemoryId, Meta(description="Any version's memory id.")]
+    id: Annotated[MemoryId, about("Any version's memory id.")]
 
 
 async def handle(service: MemoryService, ctx: ToolContext, arguments: HistoryArguments) -> Reply:

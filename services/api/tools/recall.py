@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Final
 
-from msgspec import UNSET, Meta, UnsetType
+from msgspec import UNSET, Meta
 
 from services.api.answers import Reply
 from services.api.render import render_recall
@@ -14,10 +14,11 @@ from services.api.tools.arguments import (
     MAX_LIMIT,
     MIN_LIMIT,
     Limit,
+    Maybe,
     RecallModeChoice,
     Text,
     ToolArguments,
-    checks,
+    about,
     either,
     given,
 )
@@ -36,48 +37,39 @@ _MODE_BUDGETS: Final = ", ".join(
 class RecallArguments(ToolArguments, frozen=True):
     query: Annotated[
         Text,
-        Meta(
-            description=(
-                "What you want to know, in natural language; exact names (E1042, "
-                "src/app/main.py, --local) are matched as written."
-            )
+        about(
+            "What you want to know, in natural language; exact names (E1042, src/app/main.py, "
+            "--local) are matched as written."
         ),
     ]
-    limit: (
+    limit: Maybe[
         Annotated[
             Limit,
-            RecallModeChoice,
-            Meta(
-                description=f"Max memories, {MIN_LIMIT}-{MAX_LIMIT}; defaults to the mode's own "
-                f"limit ({_MODE_LIMITS})."
+            about(
+                f"Max memories, {MIN_LIMIT}-{MAX_LIMIT}; defaults to the mode's own limit "
+                f"({_MODE_LIMITS})."
             ),
         ]
-        | UnsetType
-    ) = UNSET
-    max_tokens: (
+    ] = UNSET
+    max_tokens: Maybe[
         Annotated[
             int,
-            Meta(
-                ge=1,
-                description=(
-                    "Optional budget for the whole answer, in tokens counted as characters / 4: "
-                    "results are kept in rank order while they fit (the first always, cut to "
-                    f"fit) and the answer says what was left out. Defaults: {_MODE_BUDGETS}; at "
-                    f"most {MAX_TOKENS_CEILING} (larger is clamped)."
-                ),
-                extra=checks(hint=f"a larger one is clamped to {MAX_TOKENS_CEILING}"),
+            Meta(ge=1),
+            about(
+                "Optional budget for the whole answer, in tokens counted as characters / 4: "
+                "results are kept in rank order while they fit (the first always, cut to fit) "
+                f"and the answer says what was left out. Defaults: {_MODE_BUDGETS}; at most "
+                f"{MAX_TOKENS_CEILING} (larger is clamped).",
+                hint=f"a larger one is clamped to {MAX_TOKENS_CEILING}",
             ),
         ]
-        | UnsetType
-    ) = UNSET
+    ] = UNSET
     mode: Annotated[
         RecallModeChoice,
-        Meta(
-            description=(
-                "precision: few, closely matching results. balanced (default): the usual "
-                "trade-off. exploratory: more results on looser matching; use it when a "
-                "balanced search found nothing."
-            )
+        about(
+            "precision: few, closely matching results. balanced (default): the usual trade-off. "
+            "exploratory: more results on looser matching; use it when a balanced search found "
+            "nothing."
         ),
     ] = DEFAULT_MODE
 

@@ -5,19 +5,20 @@ from __future__ import annotations
 from typing import Annotated, Final
 
 import msgspec
-from msgspec import UNSET, Meta, UnsetType
+from msgspec import UNSET, Meta
 
 from services.api.answers import Reply
 from services.api.render import preview, render_remembered
 from services.api.service import MemoryService
 from services.api.structured import REMEMBER_OUTPUT, remember_data
 from services.api.tools.arguments import (
+    Maybe,
     MemoryId,
     MemoryTypeChoice,
     ScopeChoice,
     Text,
     ToolArguments,
-    checks,
+    about,
     given,
 )
 from services.api.tools.definition import ToolDefinition
@@ -27,78 +28,66 @@ from shared.storage.codec import MAX_CATEGORY_BYTES, MAX_CONTENT_BYTES, MAX_TAG_
 
 MIN_EXPIRY_DAYS: Final = 1
 MAX_EXPIRY_DAYS: Final = 3650
+_EXPIRY_RANGE: Final = f"{MIN_EXPIRY_DAYS}-{MAX_EXPIRY_DAYS}"
 
-Tag = Annotated[str, Meta(extra=checks(max_utf8_bytes=MAX_TAG_BYTES))]
+Tag = Annotated[str, about(max_utf8_bytes=MAX_TAG_BYTES)]
 
 
 class RememberArguments(ToolArguments, frozen=True):
     content: Annotated[
         Text,
-        Meta(
-            description=f"The fact, self-contained, at most {MAX_CONTENT_BYTES:,} bytes.",
-            extra=checks(max_utf8_bytes=MAX_CONTENT_BYTES, hint="store the essential fact"),
+        about(
+            f"The fact, self-contained, at most {MAX_CONTENT_BYTES:,} bytes.",
+            max_utf8_bytes=MAX_CONTENT_BYTES,
+            hint="store the essential fact",
         ),
     ]
     type: Annotated[
         MemoryTypeChoice,
-        Meta(
-            description=(
-                "project (default): how the project is built or decided. pattern: a reusable "
-                "snippet or command. reference: an external fact or link. conversation: "
-                "something the user said that should persist."
-            )
+        about(
+            "project (default): how the project is built or decided. pattern: a reusable snippet "
+            "or command. reference: an external fact or link. conversation: something the user "
+            "said that should persist."
         ),
     ] = "project"
-    category: (
+    category: Maybe[
         Annotated[
             str,
-            Meta(
-                description="Optional sub-label such as decision, architecture, convention; "
-                f"at most {MAX_CATEGORY_BYTES} bytes.",
-                extra=checks(max_utf8_bytes=MAX_CATEGORY_BYTES),
+            about(
+                "Optional sub-label such as decision, architecture, convention; at most "
+                f"{MAX_CATEGORY_BYTES} bytes.",
+                max_utf8_bytes=MAX_CATEGORY_BYTES,
             ),
         ]
-        | UnsetType
-    ) = UNSET
+    ] = UNSET
     tags: Annotated[
         tuple[Tag, ...],
-        Meta(
-            description=f"Optional labels: at most {MAX_TAGS}, each at most {MAX_TAG_BYTES} bytes.",
-            extra=checks(max_entries=MAX_TAGS),
+        about(
+            f"Optional labels: at most {MAX_TAGS}, each at most {MAX_TAG_BYTES} bytes.",
+            max_entries=MAX_TAGS,
         ),
     ] = ()
-    replaces: (
+    replaces: Maybe[
         Annotated[
             MemoryId,
-            Meta(
-                description=(
-                    "Optional id of the memory this fact corrects (from recall or "
-                    "list_memories); that memory is retired. The fact is stored even when it "
-                    "resembles another."
-                )
+            about(
+                "Optional id of the memory this fact corrects (from recall or list_memories); "
+                "that memory is retired. The fact is stored even when it resembles another."
             ),
         ]
-        | UnsetType
-    ) = UNSET
-    expires_in_days: (
+    ] = UNSET
+    expires_in_days: Maybe[
         Annotated[
             int,
-            Meta(
-                ge=MIN_EXPIRY_DAYS,
-                le=MAX_EXPIRY_DAYS,
-                description="Optional: forget this fact on its own after "
-                f"{MIN_EXPIRY_DAYS}-{MAX_EXPIRY_DAYS} days.",
-            ),
+            Meta(ge=MIN_EXPIRY_DAYS, le=MAX_EXPIRY_DAYS),
+            about(f"Optional: forget this fact on its own after {_EXPIRY_RANGE} days."),
         ]
-        | UnsetType
-    ) = UNSET
+    ] = UNSET
     scope: Annotated[
         ScopeChoice,
-        Meta(
-            description=(
-                "project (default): shared by every conversation of the project. conversation: "
-                "for this conversation only; needs the request to be in a conversation."
-            )
+        about(
+            "project (default): shared by every conversation of the project. conversation: for "
+            "this conversation only; needs the request to be in a conversation."
         ),
     ] = "project"
 

@@ -28,7 +28,7 @@ def input_schema(shape: type[ToolArguments]) -> dict[str, Any]:
 
 
 def _inlined(node: Any, defs: dict[str, Any]) -> Any:
-    if isinstance(node, list):
+    if isinstance(node, list | tuple):  # a tuple default, such as tags=(), is a JSON array
         return [_inlined(item, defs) for item in node]
     if not isinstance(node, dict):
         return node

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import Annotated, Any, Final, Protocol
 
 import msgspec
-from msgspec import Meta
 
 from services.api.answers import Reply
 from services.api.structured import DOCS_OUTPUT
@@ -21,7 +20,7 @@ from services.api.tools.arguments import (
     Limit,
     Text,
     ToolArguments,
-    checks,
+    about,
     utf16_units,
 )
 from services.api.tools.definition import ToolDefinition
@@ -37,15 +36,14 @@ TRUNCATION_NOTE: Final = "… (truncated — read the source document for the re
 class SearchDocsArguments(ToolArguments, frozen=True):
     query: Annotated[
         Text,
-        Meta(
-            description="What you want to find, in natural language; "
-            f"max {MAX_QUERY_CHARS} characters.",
+        about(
+            f"What you want to find, in natural language; max {MAX_QUERY_CHARS} characters.",
             # Counted as the Retrieve API counts: UTF-16 units, so an emoji is two.
-            extra=checks(max_utf16_units=MAX_QUERY_CHARS),
+            max_utf16_units=MAX_QUERY_CHARS,
         ),
     ]
     limit: Annotated[
-        Limit, Meta(description=f"Max excerpts {MIN_LIMIT}-{MAX_LIMIT}, default {DEFAULT_LIMIT}.")
+        Limit, about(f"Max excerpts {MIN_LIMIT}-{MAX_LIMIT}, default {DEFAULT_LIMIT}.")
     ] = DEFAULT_LIMIT
 
     def __post_init__(self) -> None:
