@@ -1,13 +1,10 @@
 """A tool's arguments parsed into its struct, and every refusal of them worded here, once.
 
-Arguments arrive as JSON decoded by the SDK, unvalidated: a model may send anything. Before
-msgspec sees them, JSON null is read as absent (models send it for "not given") and a whole
-number such as 1.0 as the integer it is (JSON has one number type; ``true`` stays refused even
-though Python treats bool as an int). An unknown argument, a NUL and a lone surrogate are refused
-first; msgspec then checks types, bounds and enums, and the struct's
-:class:`~services.api.tools.arguments.Checks` the rest. Whatever fails, the refusal names the
-field and says what it must be, with the limit the struct declares: msgspec's own message names
-its type in Python's terms, so only its path is kept.
+Arguments arrive as JSON decoded by the SDK, unvalidated. An unknown argument, a NUL and a lone
+surrogate are refused first; JSON null is then read as absent and a whole number (1.0) as an
+integer, as JSON has one number type; msgspec checks types, bounds and enums (``true`` is no
+integer to it), and :func:`_check` the struct's other ``Checks``. msgspec words a refusal in
+Python's terms, so only its path is kept: the refusal names the field and what it must be.
 """
 
 from __future__ import annotations
@@ -91,10 +88,8 @@ def _refuse_unknown(info: mi.StructType, given: Mapping[str, Any], *, prefix: st
 
 
 def _refuse_unstorable_characters(given: Mapping[str, Any], prefix: str = "") -> None:
-    """A NUL or a lone surrogate in any string argument (in any entry of a list of them, or in
-    any field of an object such as forget's ``filter``, named ``filter.category``) is refused by
-    the field's name before anything is sent: PostgreSQL rejects both with a driver error, and a
-    surrogate cannot even be encoded for S3 or the embedder."""
+    """In any string, list entry or object field (named ``filter.category``), before anything is
+    sent: PostgreSQL rejects both, and a surrogate cannot even be encoded for S3 or the embedder."""
     for name, value in given.items():
         field = f"{prefix}{name}"
         if isinstance(value, Mapping):
