@@ -98,7 +98,8 @@ def test_a_valid_call_satisfies_the_advertised_schema(tool: str) -> None:
 def declared_limits() -> Iterator[tuple[str, str, str, Any, Any, str]]:
     """(tool, field path, kind, limit, the value just past it, the words its refusal says)."""
     for tool, definition in TOOLS.items():
-        yield from _limits(tool, struct_info(definition.arguments), prefix="")
+        shape: type[ToolArguments] = definition.arguments
+        yield from _limits(tool, struct_info(shape), prefix="")
 
 
 def _limits(
