@@ -8,7 +8,7 @@ without this file changing: what is declared once is what is refused and what is
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import jsonschema
 import msgspec.inspect as mi
@@ -95,16 +95,23 @@ def test_a_valid_call_satisfies_the_advertised_schema(tool: str) -> None:
     parse_arguments(TOOLS[tool].arguments, arguments)
 
 
-def declared_limits() -> Iterator[tuple[str, str, str, Any, Any, str]]:
-    """(tool, field path, kind, limit, the value just past it, the words its refusal says)."""
+class Limit(NamedTuple):
+    tool: str
+    field: str  # its path: filter.tag
+    kind: str
+    limit: int
+    at: Any  # a value right at the limit, which is taken
+    past: Any  # the value just past it, which is refused
+    words: str  # what the refusal says
+
+
+def declared_limits() -> Iterator[Limit]:
     for tool, definition in TOOLS.items():
         shape: type[ToolArguments] = definition.arguments
         yield from _limits(tool, struct_info(shape), prefix="")
 
 
-def _limits(
-    tool: str, info: mi.StructType, *, prefix: str
-) -> Iterator[tuple[str, str, str, Any, Any, str]]:
+def _limits(tool: str, info: mi.StructType, *, prefix: str) -> Iterator[Limit]:
     for field in info.fields:
         name = f"{prefix}{field.encode_name}"
         inner, checks = unwrapped(field.type)
@@ -112,31 +119,27 @@ def _limits(
             yield from _limits(tool, inner, prefix=f"{name}.")
         if isinstance(inner, mi.IntType) and inner.ge is not None:
             floor = f"between {inner.ge} and" if inner.le is not None else f"of at least {inner.ge}"
-            yield tool, name, "ge", inner.ge, inner.ge - 1, f"must be an integer {floor}"
+            words = f"must be an integer {floor}"
+            yield Limit(tool, name, "ge", inner.ge, inner.ge, inner.ge - 1, words)
         if isinstance(inner, mi.IntType) and inner.le is not None:
-            yield (
-                tool,
-                name,
-                "le",
-                inner.le,
-                inner.le + 1,
-                f"must be an integer between {inner.ge} and {inner.le}",
-            )
-        if "max_utf8_bytes" in checks:
-            limit = checks["max_utf8_bytes"]
-            yield tool, name, "bytes", limit, "é" * (limit // 2 + 1), f"at most {limit} bytes"
-        if "max_utf16_units" in checks:
-            limit = checks["max_utf16_units"]
-            yield tool, name, "units", limit, "😀" * (limit // 2 + 1), f"at most {limit} characters"
+            words = f"must be an integer between {inner.ge} and {inner.le}"
+            yield Limit(tool, name, "le", inner.le, inner.le, inner.le + 1, words)
+        if "max_utf8_bytes" in checks:  # é is two bytes
+            n = checks["max_utf8_bytes"]
+            yield Limit(tool, name, "bytes", n, "é" * (n // 2), "é" * (n // 2 + 1), f"{n} bytes")
+        if "max_utf16_units" in checks:  # an emoji is two units
+            n = checks["max_utf16_units"]
+            words = f"at most {n} characters"
+            yield Limit(tool, name, "units", n, "😀" * (n // 2), "😀" * (n // 2 + 1), words)
         if "max_entries" in checks:
-            limit = checks["max_entries"]
-            many = [f"t{i}" for i in range(limit + 1)]
-            yield tool, name, "entries", limit, many, f"at most {limit} entries"
+            n = checks["max_entries"]
+            entries = [f"t{i}" for i in range(n + 1)]
+            yield Limit(tool, name, "entries", n, entries[:n], entries, f"at most {n} entries")
         if isinstance(inner, mi.CollectionType):
             _, each = unwrapped(inner.item_type)
             if "max_utf8_bytes" in each:
-                limit = each["max_utf8_bytes"]
-                yield tool, name, "each", limit, ["t" * (limit + 1)], f"at most {limit} bytes"
+                n = each["max_utf8_bytes"]
+                yield Limit(tool, name, "each", n, ["t" * n], ["t" * (n + 1)], f"at most {n} bytes")
 
 
 def _with(tool: str, path: str, value: Any) -> dict[str, Any]:
@@ -152,10 +155,13 @@ def _with(tool: str, path: str, value: Any) -> dict[str, Any]:
 
 
 LIMITS = list(declared_limits())
+each_limit = pytest.mark.parametrize(
+    "limit", LIMITS, ids=[f"{case.tool}.{case.field}.{case.kind}" for case in LIMITS]
+)
 
 
 def test_the_limits_read_from_the_structs_are_every_limit_the_tools_have() -> None:
-    assert sorted({f"{tool}.{name}" for tool, name, *_ in LIMITS}) == [
+    assert sorted({f"{case.tool}.{case.field}" for case in LIMITS}) == [
         "forget.filter.category",
         "forget.filter.older_than_days",
         "forget.filter.tag",
@@ -171,35 +177,25 @@ def test_the_limits_read_from_the_structs_are_every_limit_the_tools_have() -> No
     ]
 
 
-@pytest.mark.parametrize(
-    ("tool", "field", "kind", "limit", "past", "words"),
-    LIMITS,
-    ids=[f"{tool}.{name}.{kind}" for tool, name, kind, *_ in LIMITS],
-)
-def test_each_declared_limit_is_refused_by_name_with_the_limit(
-    tool: str, field: str, kind: str, limit: Any, past: Any, words: str
-) -> None:
-    error = refusal(tool, _with(tool, field, past))
-    assert error.field == field
-    assert str(error).startswith(f"`{field}` ") or f"of `{field}`" in str(error), str(error)
-    assert words in str(error), str(error)
+@each_limit
+def test_each_declared_limit_is_taken_at_the_limit_and_refused_past_it(limit: Limit) -> None:
+    parse_arguments(TOOLS[limit.tool].arguments, _with(limit.tool, limit.field, limit.at))
+    error = refusal(limit.tool, _with(limit.tool, limit.field, limit.past))
+    assert error.field == limit.field
+    text = str(error)
+    assert text.startswith(f"`{limit.field}` ") or f"of `{limit.field}`" in text, text
+    assert limit.words in text, text
 
 
-@pytest.mark.parametrize(
-    ("tool", "field", "kind", "limit", "past", "words"),
-    LIMITS,
-    ids=[f"{tool}.{name}.{kind}" for tool, name, kind, *_ in LIMITS],
-)
-def test_each_declared_limit_is_stated_in_the_description(
-    tool: str, field: str, kind: str, limit: Any, past: Any, words: str
-) -> None:
-    if kind == "ge" and limit <= 1:
+@each_limit
+def test_each_declared_limit_is_stated_in_the_description(limit: Limit) -> None:
+    if limit.kind == "ge" and limit.limit <= 1:
         return  # "at least 1" is what an integer count means; descriptions say the ceiling
-    schema = TOOLS[tool].input_schema
-    for name in field.split("."):
+    schema = TOOLS[limit.tool].input_schema
+    for name in limit.field.split("."):
         schema = schema["properties"][name]
     description = schema["description"]
-    assert str(limit) in description or f"{limit:,}" in description, (field, description)
+    assert str(limit.limit) in description or f"{limit.limit:,}" in description, description
 
 
 @pytest.mark.parametrize(
