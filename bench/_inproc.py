@@ -21,12 +21,9 @@ import msgspec
 import numpy as np
 
 from services.api.answers import RecallAnswer
+from services.api.candidates import KEYWORD_CANDIDATES, RECALL_CANDIDATES
 from services.api.render import render_recall
-from services.api.service import (
-    KEYWORD_CANDIDATES,
-    RECALL_CANDIDATES,
-    MemoryService,
-)
+from services.api.service import MemoryService
 from shared.config import Config, load_config
 from shared.counters import CounterTracker
 from shared.embedding import Embedder, open_embedder

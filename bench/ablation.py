@@ -39,7 +39,7 @@ import numpy.typing as npt
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._data import load_beam, load_devbench, load_locomo, load_tech_notes
-from services.api.service import FETCH_WINDOW, KEYWORD_CANDIDATES, RECALL_CANDIDATES
+from services.api.candidates import FETCH_WINDOW, KEYWORD_CANDIDATES, RECALL_CANDIDATES
 from shared.embedding.local import LocalEmbedder
 from shared.lexical import LexicalIndex, terms
 from shared.lexical.segments import passage_counts

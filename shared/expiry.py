@@ -3,8 +3,9 @@
 An expired memory is invisible from the moment it expires, in every process, whether or not
 this runs (recall, list, stats and dedup compare its expiry with their clock). This is storage
 hygiene: it deletes the vector, the lexicon entry, the index key and the replacement records
-that name the memory as the replaced one, then the ``expiry/`` key, which is what makes a run
-that died part-way safe to repeat. Records where the expired memory is the replacement stay:
+that name the memory as the replaced one (``shared.memories.delete_memories``, the order a
+forget deletes in), then the ``expiry/`` key, which is what makes a run that died part-way safe
+to repeat. Records where the expired memory is the replacement stay:
 what it corrected stays retired.
 
 ``expiry/`` keys sort by time across tenants, so one listing from the start finds everything
@@ -14,17 +15,16 @@ due and stops at the first key still in the future: a run costs O(due / 1000) li
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Final
 
 import msgspec
 
-from shared.lexical.lexicon import write_lexicon_shard
-from shared.lexical.segments import LexiconShard
+from shared.memories.deleting import delete_memories
+from shared.memories.upkeep import Upkeep
 from shared.model import index_key
 from shared.model.keys import EXPIRY_ROOT, ExpiryEntry, parse_expiry_key, replaced_key
 from shared.revisions import Replacements, read_replacements
-from shared.storage.interfaces import ObjectStore, VectorStore
+from shared.storage.interfaces import ObjectStore
 
 logger = logging.getLogger(__name__)
 
@@ -57,18 +57,8 @@ async def due_entries(objects: ObjectStore, *, now_ms: int) -> list[ExpiryEntry]
 class Expirer:
     """Deletes what has expired; lexicon removals go out as this process's shards."""
 
-    def __init__(
-        self,
-        vectors: VectorStore,
-        objects: ObjectStore,
-        *,
-        process_id: str,
-        clock_ms: Callable[[], int],
-    ) -> None:
-        self._vectors = vectors
-        self._objects = objects
-        self._process_id = process_id
-        self._clock_ms = clock_ms
+    def __init__(self, upkeep: Upkeep) -> None:
+        self._upkeep = upkeep
 
     async def run(self) -> ExpiryResult:
         """One pass over everything due; a failing tenant is logged and skipped.
@@ -76,14 +66,14 @@ class Expirer:
         Raises:
             StorageError: the listing itself failed (nothing was deleted).
         """
-        due = await due_entries(self._objects, now_ms=self._clock_ms())
+        due = await due_entries(self._upkeep.objects, now_ms=self._upkeep.clock_ms())
         by_tenant: dict[str, list[ExpiryEntry]] = {}
         for entry in due:
             by_tenant.setdefault(entry.tenant, []).append(entry)
         deleted = failed = 0
         for tenant, entries in sorted(by_tenant.items()):
             try:
-                replacements = await read_replacements(self._objects, tenant)
+                replacements = await read_replacements(self._upkeep.objects, tenant)
                 for start in range(0, len(entries), DELETE_BATCH):
                     batch = entries[start : start + DELETE_BATCH]
                     deleted += await self._expire(tenant, batch, replacements)
@@ -100,19 +90,14 @@ class Expirer:
     ) -> int:
         """Delete one batch of a tenant's due memories; how many vectors were deleted.
         ``replacements``: the tenant's records, listed once for all its batches."""
-        now_ms = self._clock_ms()
+        upkeep = self._upkeep
+        now_ms = upkeep.clock_ms()
         ids = [entry.memory_id for entry in entries]
-        found = {m.id: m for m in await self._vectors.get(tenant, ids)}
+        found = {m.id: m for m in await upkeep.vectors.get(tenant, ids)}
         # The expiry key and the memory say the same time unless the memory was damaged: only
         # a memory that is itself expired is deleted.
         doomed = [m for m in found.values() if m.expires_at is not None and m.expired_by(now_ms)]
         doomed_ids = [m.id for m in doomed]
-        if doomed_ids:
-            await self._vectors.delete(tenant, doomed_ids)
-            shard = LexiconShard(remove=doomed_ids)
-            await write_lexicon_shard(
-                self._objects, tenant, shard, process_id=self._process_id, now_ms=now_ms
-            )
         records = [
             replaced_key(tenant, memory_id, new_id)
             for memory_id in ids
@@ -120,12 +105,19 @@ class Expirer:
             for new_id in replacements.successors(memory_id)
         ]
         keys = [index_key(m) for m in doomed] + records
-        if keys:
-            await self._objects.delete(keys)
+        await delete_memories(
+            upkeep.objects,
+            upkeep.vectors,
+            upkeep.remove_from_lexicon,
+            tenant,
+            doomed_ids,
+            keys,
+            cleanup_failures_raise=True,
+        )
         # Last: a run that died before this finds the same keys due and finishes the job. A
         # memory whose own record says it has not expired (damaged metadata) is kept, and its
         # key goes too: the memory's record is what visibility reads.
-        await self._objects.delete([e.key for e in entries])
+        await upkeep.objects.delete([e.key for e in entries])
         if doomed_ids:
             logger.info("memories_expired", extra={"tenant": tenant, "memories": len(doomed_ids)})
         return len(doomed_ids)

@@ -17,32 +17,25 @@ Only what is older than the lag is touched: a younger mismatch may be a write st
 another process. Every repair is checked against the vector store once more just before it is
 made, so a remember or forget racing the pass is not undone; whatever a race still gets wrong is
 older than the lag by the next pass, and repaired then. The compactor runs this on a schedule;
-the API repairs the two cases it meets on its own paths (see MemoryService).
+the API repairs the two cases it meets on its own paths (``shared.memories.repairs``).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Set
+from collections.abc import Mapping, Set
 
 import msgspec
 
 from shared.errors import ConflictError
-from shared.lexical.lexicon import lexicon_documents, write_lexicon_shard
+from shared.lexical.lexicon import lexicon_documents
 from shared.lexical.segments import LexiconShard, passage_counts
+from shared.memories.repairs import settled
+from shared.memories.upkeep import Upkeep
 from shared.model import Memory, index_key, parse_index_key
-from shared.model.ids import ulid_time_ms
 from shared.model.keys import INDEX_ROOT
-from shared.storage.interfaces import ObjectStore, VectorStore
 
 logger = logging.getLogger(__name__)
-
-
-def settled(memory_id: str, *, now_ms: int, lag_ms: int) -> bool:
-    """Whether a memory is older than the lag, judged by its id's time. An id that is not a
-    ULID is never judged settled: what cannot be dated is never repaired."""
-    created_ms = ulid_time_ms(memory_id)
-    return created_ms is not None and created_ms <= now_ms - lag_ms
 
 
 class TenantInventory(msgspec.Struct, frozen=True, kw_only=True):
@@ -105,20 +98,10 @@ class ReconcileResult(msgspec.Struct, frozen=True, kw_only=True):
 class Reconciler:
     """Repairs tenants on one pair of stores; lexicon repairs go out as this process's shards."""
 
-    def __init__(
-        self,
-        vectors: VectorStore,
-        objects: ObjectStore,
-        *,
-        process_id: str,
-        clock_ms: Callable[[], int],
-        lag_ms: int,
-    ) -> None:
-        self._vectors = vectors
-        self._objects = objects
-        self._process_id = process_id
-        self._clock_ms = clock_ms
-        self._lag_ms = lag_ms
+    def __init__(self, upkeep: Upkeep) -> None:
+        self._upkeep = upkeep
+        self._vectors = upkeep.vectors
+        self._objects = upkeep.objects
 
     async def inventory(self) -> dict[str, tuple[dict[str, str], set[str]]]:
         """Every tenant with an index key or a vector: its keys by memory id, its vector ids.
@@ -146,7 +129,7 @@ class Reconciler:
         inventory = TenantInventory(
             keys=keys, vectors=vectors, lexicon=await lexicon_documents(self._objects, tenant)
         )
-        plan = plan_reconcile(inventory, now_ms=self._clock_ms(), lag_ms=self._lag_ms)
+        plan = plan_reconcile(inventory, now_ms=self._upkeep.clock_ms(), lag_ms=self._upkeep.lag_ms)
         if plan.empty:
             return ReconcileResult()
         restored = await self._restore_keys(tenant, plan.restore_keys)
@@ -210,9 +193,7 @@ class Reconciler:
             add={memory_id: passage_counts(m.content) for memory_id, m in added.items()},
             remove=removed,
         )
-        await write_lexicon_shard(
-            self._objects, tenant, shard, process_id=self._process_id, now_ms=self._clock_ms()
-        )
+        await self._upkeep.write_lexicon(tenant, shard)
         return len(added), len(removed)
 
 
@@ -222,5 +203,4 @@ __all__ = [
     "Reconciler",
     "TenantInventory",
     "plan_reconcile",
-    "settled",
 ]

@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from shared.model import Memory, MemoryType
+from shared.model import Memory
 from shared.ranking import RecallMode, RecallOutcome
 
 
@@ -37,21 +37,6 @@ class Version(msgspec.Struct, frozen=True, kw_only=True):
     expired: bool
 
 
-class ForgetFilter(msgspec.Struct, frozen=True, kw_only=True):
-    """What a bulk forget matches; every field set must hold (an empty filter is refused by
-    the tool before it gets here)."""
-
-    memory_type: MemoryType | None = None
-    category: str | None = None
-    tag: str | None = None
-    conversation_only: bool = False
-    older_than_days: int | None = None
-
-    @property
-    def needs_bodies(self) -> bool:
-        return self.category is not None or self.tag is not None
-
-
 class BulkForgetAnswer(msgspec.Struct, frozen=True, kw_only=True):
     matched: int
     deleted: int
@@ -59,18 +44,6 @@ class BulkForgetAnswer(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def remaining(self) -> int:
         return self.matched - self.deleted
-
-
-class StatsAnswer(msgspec.Struct, frozen=True, kw_only=True):
-    """``created``: each counted memory's creation time and type, for a picture over time."""
-
-    by_type: dict[str, int]
-    capped: bool
-    created: tuple[tuple[int, MemoryType], ...] = ()
-
-    @property
-    def total(self) -> int:
-        return sum(self.by_type.values())
 
 
 class Reply(msgspec.Struct, frozen=True, kw_only=True):

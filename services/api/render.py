@@ -11,12 +11,12 @@ from services.api.answers import (
     RecallAnswer,
     RememberAnswer,
     Reply,
-    StatsAnswer,
     Version,
 )
 from services.api.structured import memory_record
 from shared.lexical.excerpt import CHARS_PER_TOKEN, Excerpt, excerpt
 from shared.lexical.tokens import shown
+from shared.memories.listing import StatsAnswer
 from shared.model import MEMORY_TYPES, Memory
 from shared.ranking import Ranked
 

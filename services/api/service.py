@@ -8,70 +8,41 @@ import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Final, Protocol
 
-import msgspec
-
-from services.api.answers import (
-    BulkForgetAnswer,
-    ForgetFilter,
-    RecallAnswer,
-    RememberAnswer,
-    StatsAnswer,
-    Version,
-)
-from services.api.listing import ListFilter, Listing, listed
-from services.api.selection import matching_entries
+from services.api.answers import BulkForgetAnswer, RecallAnswer, RememberAnswer, Version
+from services.api.candidates import RECALL_CANDIDATES, recall_candidates
 from shared.counters import COMPACTION_LAG_MS
 from shared.embedding import Embedder
-from shared.errors import ConflictError, InvalidInputError, StorageError
-from shared.lexical import KeywordQuery, Lexicon
-from shared.memories import MemoryDeleter, write_memory
-from shared.model import (
-    DAY_MS,
-    MEMORY_TYPES,
-    Hit,
-    IndexEntry,
-    Memory,
-    MemoryType,
-    Scope,
-    index_key,
-    index_prefix,
-    iso_ms,
-    new_ulid,
-    parse_index_key,
-    ulid_time_ms,
-    wall_clock_ms,
+from shared.lexical import Lexicon
+from shared.memories import MemoryDeleter, new_memory, write_memory
+from shared.memories.listing import ListFilter, Listing, StatsAnswer, listed, tally
+from shared.memories.repairs import drop_orphan_keys, ensure_listed
+from shared.memories.selection import BULK_FORGET_BATCH, ForgetFilter, matching_entries
+from shared.memories.visibility import (
+    Visibility,
+    may_replace,
+    named_memory,
+    replaceable,
+    sight_of,
+    versions_shown,
 )
+from shared.model import Hit, Memory, MemoryType, Scope, index_key, iso_ms, wall_clock_ms
 from shared.model.counters import AccessCount
 from shared.model.keys import expiry_key, expiry_key_of
 from shared.ranking import (
     MODE_PROFILES,
-    Candidate,
     RecallMode,
     already_known,
-    fuse,
-    names_held,
-    passes_floor,
     possible_revision,
     rank,
 )
-from shared.reconcile import settled
-from shared.revisions import ReplacementLog, Visibility, provably_seen
+from shared.revisions import ReplacementLog
 from shared.storage import ObjectStore, Stores, VectorStore, index_tenants
 from shared.tasks import abandon
 from shared.transfer import ExportedMemory, export_tenant
 
 logger = logging.getLogger(__name__)
 
-# The store is asked for the nearest hundred; visibility is applied to what comes back.
-RECALL_CANDIDATES: Final = 100
-# The keyword leg's own best, over all of the tenant's memories, beside the vector's hundred.
-KEYWORD_CANDIDATES: Final = 100
-# How deep, in multiples of the limit, keyword-only hits are worth fetching (see _candidates).
-FETCH_WINDOW: Final = 3
 DEDUP_CANDIDATES: Final = 5
-STATS_SCAN_CAP: Final = 10_000
-# A bulk forget deletes at most this many per call and says how many remain.
-BULK_FORGET_BATCH: Final = 1000
 
 
 class AccessCounters(Protocol):
@@ -80,11 +51,6 @@ class AccessCounters(Protocol):
     def record(self, tenant: str, memory_id: str, *, at_ms: int) -> None: ...
 
     async def load(self, tenant: str) -> Mapping[str, AccessCount]: ...
-
-
-def _may_replace(replacement: Memory, replaced: Memory) -> bool:
-    """A conversation note cannot stand in for a project memory: it retires it everywhere."""
-    return not (replaced.scope == "project" and replacement.scope == "conversation")
 
 
 class MemoryService:
@@ -181,7 +147,9 @@ class MemoryService:
         now_ms = self._clock_ms()
         sight = Visibility(conversation, now_ms=now_ms, replacements=retired)
         live = [hit for hit in visible if sight.sees(hit.memory)]
-        candidates = await self._candidates(tenant, sight, live, scored, limit=limit)
+        candidates = await recall_candidates(
+            self._vectors, tenant, sight, live, scored, floor=self._floor, limit=limit
+        )
         if not candidates:
             return RecallAnswer(mode=mode, visible=0, outcome=None)
         outcome = rank(
@@ -200,51 +168,6 @@ class MemoryService:
             if ranked.strong and count_use:
                 self._counters.record(tenant, ranked.memory.id, at_ms=now_ms)
         return RecallAnswer(mode=mode, visible=len(candidates), outcome=outcome)
-
-    async def _candidates(
-        self,
-        tenant: str,
-        sight: Visibility,
-        visible: list[Hit],
-        scored: KeywordQuery,
-        *,
-        limit: int,
-    ) -> list[Candidate]:
-        """Both legs fused, with the bodies of the keyword-only hits that could be returned
-        fetched in one read; what this request may not see is dropped (a keyword hit may be a
-        memory the vector leg never returned: another conversation's, expired or retired).
-
-        Only keyword-only hits among the first ``limit × FETCH_WINDOW`` (names held, then
-        relevance) can be returned: the tie-break moves a result by at most a tenth of the
-        floor, and the newer-first rule only reorders what is returned."""
-        keyword = scored.result(
-            top_k=KEYWORD_CANDIDATES, include=[hit.memory.id for hit in visible]
-        )
-        fused = fuse(visible, keyword, floor=self._floor)
-        # In the order rank puts them: the query's names held first, then relevance.
-        passing = sorted(
-            (c for c in fused if passes_floor(c, floor=self._floor)),
-            key=lambda c: (names_held(c), c.relevance),
-            reverse=True,
-        )
-        wanted = [
-            c.memory_id
-            for c in passing[: limit * FETCH_WINDOW]
-            if c.memory is None and not sight.replacements.retired(c.memory_id)
-        ]
-        found = (
-            {m.id: m for m in await self._vectors.get_for_recall(tenant, wanted)} if wanted else {}
-        )
-        candidates = []
-        for candidate in fused:
-            memory = candidate.memory or found.get(candidate.memory_id)
-            if memory is not None and sight.sees(memory):
-                candidates.append(
-                    candidate
-                    if candidate.memory is not None
-                    else msgspec.structs.replace(candidate, memory=memory)
-                )
-        return candidates
 
     async def remember(
         self,
@@ -284,32 +207,31 @@ class MemoryService:
         live = [hit for hit in visible if sight.sees(hit.memory)]
         replaced = None
         if replaces is not None:
-            replaced = await self._replaceable(tenant, sight, replaces, scope=scope)
+            replaced = await replaceable(self._vectors, tenant, sight, replaces, scope=scope)
             live = [hit for hit in live if hit.memory.id != replaced.id]
         known = already_known(content, live)
-        if known is not None and (replaced is None or _may_replace(known.memory, replaced)):
-            await self._ensure_listed(known.memory)
+        if known is not None and (replaced is None or may_replace(known.memory, replaced)):
+            await ensure_listed(self._objects, known.memory)
             self._counters.record(tenant, known.memory.id, at_ms=now_ms)
             if replaced is not None:
                 # The correction is stored already (remembered before, as the hint suggests).
                 await self._replacements.record(tenant, replaced.id, known.memory.id)
             return RememberAnswer(memory=known.memory, already_known=True, replaced=replaced)
-        memory = Memory(
-            id=new_ulid(now_ms),
-            tenant=tenant,
+        memory = new_memory(
+            tenant,
+            conversation,
             content=content,
             memory_type=memory_type,
             category=category,
-            tags=tuple(tags),
+            tags=tags,
             scope=scope,
-            # Recorded whatever the scope: visibility key when scoped, provenance otherwise.
-            conversation=conversation,
-            created_at=iso_ms(now_ms),
-            expires_at=(
-                iso_ms(now_ms + expires_in_days * DAY_MS) if expires_in_days is not None else None
-            ),
+            now_ms=now_ms,
+            expires_in_days=expires_in_days,
         )
-        await self._write(memory, embedding.result())
+        # Keys, vector (shared.memories), then the lexicon: a memory whose lexicon shard is
+        # missing is still recalled by the vector leg.
+        await write_memory(self._objects, self._vectors, memory, embedding.result())
+        await self._lexicon.added(memory)
         if replaced is not None:
             await self._replacements.record(tenant, replaced.id, memory.id)
             return RememberAnswer(memory=memory, already_known=False, replaced=replaced)
@@ -319,61 +241,6 @@ class MemoryService:
             already_known=False,
             may_update=revision.memory if revision is not None else None,
         )
-
-    async def _replaceable(
-        self, tenant: str, sight: Visibility, memory_id: str, *, scope: Scope
-    ) -> Memory:
-        """The memory ``replaces`` names, if this request may replace it."""
-        found = await self._vectors.get(tenant, [memory_id])
-        memory = next((m for m in found if m.id == memory_id), None)
-        if (
-            memory is None
-            or not memory.visible_to(sight.conversation)
-            or memory.expired(sight.now_iso)
-        ):
-            raise InvalidInputError(
-                "replaces",
-                f"`replaces`: no memory {memory_id} is visible to this request (forgotten, "
-                "expired, or another conversation's note); recall or list_memories shows the "
-                "ids you can replace",
-            )
-        if sight.replacements.retired(memory_id):
-            by = ", ".join(sight.replacements.replaced_by(memory_id))
-            current = sight.replacements.current(memory_id)
-            raise InvalidInputError(
-                "replaces",
-                f"`replaces`: {memory_id} was already replaced by {by}; the current version is "
-                f"{', '.join(current)}: pass replaces={current[-1]} to correct it",
-            )
-        if memory.scope == "project" and scope == "conversation":
-            # A replacement retires its memory everywhere; a conversation note is seen in one.
-            raise InvalidInputError(
-                "replaces",
-                '`replaces` names a project memory, and scope "conversation" would hide the '
-                'correction from every other conversation; use scope "project"',
-            )
-        return memory
-
-    async def _write(self, memory: Memory, embedding: Sequence[float]) -> None:
-        # Keys, vector (shared.memories), then the lexicon: a memory whose lexicon shard is
-        # missing is still recalled by the vector leg.
-        await write_memory(self._objects, self._vectors, memory, embedding)
-        await self._lexicon.added(memory)
-
-    async def _ensure_listed(self, memory: Memory) -> None:
-        """Write the index key of a memory answered as already known when it has none: one
-        written by 0.9 or 0.10 (vector first) and cut off by a crash before its key. The key is
-        derived from the memory alone, and a create-only put cannot clobber a live one."""
-        key = index_key(memory)
-        try:
-            if await self._objects.etag(key) is None:
-                await self._objects.put(key, "", if_none_match=True)
-                logger.info("index_key_restored", extra={"tenant": memory.tenant})
-        except ConflictError:
-            pass  # written meanwhile: listed either way
-        except StorageError:
-            # The answer stands; the compactor's reconcile job restores the key later.
-            logger.warning("index_key_restore_failed", extra={"tenant": memory.tenant})
 
     async def list_memories(
         self,
@@ -397,7 +264,7 @@ class MemoryService:
         limit: int,
         before: str | None = None,
     ) -> Listing:
-        """list_memories with every filter (``services.api.listing``), resuming after the
+        """list_memories with every filter (``shared.memories.listing``), resuming after the
         memory ``before``: what the memory page's list view shows."""
         sight = await self._sight(tenant, conversation)
         forgetting = await self._deleter.forgetting(tenant)
@@ -411,7 +278,9 @@ class MemoryService:
             skip=forgetting,
             before=before,
         )
-        await self._drop_orphan_keys(tenant, listing.bodiless)
+        await drop_orphan_keys(
+            self._objects, tenant, listing.bodiless, now_ms=self._clock_ms(), lag_ms=self._lag_ms
+        )
         return listing
 
     async def access_counts(self, tenant: str) -> Mapping[str, AccessCount]:
@@ -429,26 +298,7 @@ class MemoryService:
         return export_tenant(stores, tenant, now_ms=self._clock_ms())
 
     async def _sight(self, tenant: str, conversation: str | None) -> Visibility:
-        replacements = await self._replacements.view(tenant)
-        return Visibility(conversation, now_ms=self._clock_ms(), replacements=replacements)
-
-    async def _drop_orphan_keys(self, tenant: str, bodiless: Sequence[IndexEntry]) -> None:
-        """Delete the index keys list found without a vector, once older than the lag: left by
-        a process killed mid-remember or mid-forget (a younger one may be a remember still in
-        flight). Without this they would be counted by memory_stats until the compactor's
-        reconcile job ran."""
-        now_ms = self._clock_ms()
-        orphaned = [
-            e.key for e in bodiless if settled(e.memory_id, now_ms=now_ms, lag_ms=self._lag_ms)
-        ]
-        if not orphaned:
-            return
-        try:
-            await self._objects.delete(orphaned)
-        except StorageError:
-            logger.warning("orphan_key_cleanup_failed", extra={"tenant": tenant})
-            return
-        logger.info("orphan_keys_deleted", extra={"tenant": tenant, "keys": len(orphaned)})
+        return await sight_of(self._replacements, tenant, conversation, now_ms=self._clock_ms())
 
     async def forget(self, tenant: str, conversation: str | None, *, memory_id: str) -> bool:
         """Delete one memory; False (and nothing deleted) when this caller cannot see it.
@@ -456,13 +306,11 @@ class MemoryService:
         A replaced version can be forgotten too (its id stays in memory_history). Forgetting a
         version deletes only it: the replacement records stay, so what it replaced stays
         retired, and a memory that replaced it stays current."""
-        found = await self._vectors.get(tenant, [memory_id])
-        memory = next((m for m in found if m.id == memory_id), None)
-        if (
-            memory is None
-            or not memory.visible_to(conversation)
-            or memory.expired(iso_ms(self._clock_ms()))
-        ):
+        now_iso = iso_ms(self._clock_ms())
+        memory = await named_memory(
+            self._vectors, tenant, memory_id, conversation=conversation, now_iso=now_iso
+        )
+        if memory is None:
             return False
         await self._deleter.delete(tenant, [memory_id], [index_key(memory), expiry_key_of(memory)])
         return True
@@ -497,11 +345,7 @@ class MemoryService:
         sight = await self._sight(tenant, conversation)
         ids = sight.replacements.versions(memory_id)
         found = {m.id: m for m in await self._vectors.get(tenant, list(ids))}
-        # A version without a body is shown only where its neighbours prove this request
-        # could have seen it (shared.revisions.forgotten): its id alone would tell another
-        # conversation that a note of its existed.
-        bodiless = provably_seen(sight.replacements, found, conversation)
-        shown = {v for v, m in found.items() if m.visible_to(conversation)} | bodiless
+        shown = versions_shown(sight.replacements, found, conversation)
         if memory_id not in shown:
             return None  # answered as an id that never existed
         return [
@@ -519,9 +363,10 @@ class MemoryService:
         """One memory whole, with what replaced it; None when this request may not see it
         (another conversation's note, expired, forgotten, or no such id: all answered alike)."""
         sight = await self._sight(tenant, conversation)
-        found = await self._vectors.get(tenant, [memory_id])
-        memory = next((m for m in found if m.id == memory_id), None)
-        if memory is None or not memory.visible_to(conversation) or memory.expired(sight.now_iso):
+        memory = await named_memory(
+            self._vectors, tenant, memory_id, conversation=conversation, now_iso=sight.now_iso
+        )
+        if memory is None:
             return None
         return Version(
             memory_id=memory_id,
@@ -533,17 +378,4 @@ class MemoryService:
     async def stats(self, tenant: str, conversation: str | None) -> StatsAnswer:
         sight = await self._sight(tenant, conversation)
         forgetting = await self._deleter.forgetting(tenant)
-        keys = await self._objects.list(index_prefix(tenant), limit=STATS_SCAN_CAP)
-        by_type = dict.fromkeys(MEMORY_TYPES, 0)
-        created: list[tuple[int, MemoryType]] = []
-        for key in keys:
-            entry = parse_index_key(key)
-            if entry is not None and sight.sees_entry(entry) and entry.memory_id not in forgetting:
-                by_type[entry.memory_type] += 1
-                created.append((ulid_time_ms(entry.memory_id) or 0, entry.memory_type))
-        # The cap is judged on keys scanned, so a total thinned by other threads is flagged too.
-        return StatsAnswer(
-            by_type={t: n for t, n in by_type.items() if n},
-            capped=len(keys) >= STATS_SCAN_CAP,
-            created=tuple(created),
-        )
+        return await tally(self._objects, tenant, sight, skip=forgetting)

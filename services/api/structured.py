@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from services.api.answers import BulkForgetAnswer, RememberAnswer, StatsAnswer, Version
+from services.api.answers import BulkForgetAnswer, RememberAnswer, Version
+from shared.memories.listing import StatsAnswer
 from shared.model import MEMORY_TYPES, SCOPES, Memory
 
 CONFIDENCES: Final = ("high", "medium", "low")

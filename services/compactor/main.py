@@ -39,6 +39,7 @@ from shared.errors import BootError, ConfigError, StorageError
 from shared.expiry import Expirer
 from shared.listen import ALL_INTERFACES
 from shared.logs import configure_logging
+from shared.memories.upkeep import Upkeep
 from shared.model import wall_clock_ms
 from shared.ports import port_in_use_text, taken_on
 from shared.reconcile import Reconciler
@@ -97,23 +98,21 @@ async def _run(config: Config, *, metrics_port: int, stop: asyncio.Event) -> Non
             raise BootError(f"storage error: {error}") from error
         metrics = CompactorMetrics()
         port = await _serve_metrics(stack, metrics, port=metrics_port)
-        pid = process_id()
+        upkeep = Upkeep(
+            vectors=stores.vectors,
+            objects=stores.objects,
+            process_id=process_id(),
+            clock_ms=wall_clock_ms,
+            lag_ms=COMPACTION_LAG_MS,
+        )
         runner = JobRunner(
             JobContext(
                 objects=stores.objects,
                 clock_ms=wall_clock_ms,
                 lag_ms=COMPACTION_LAG_MS,
                 vectors=stores.vectors,
-                reconciler=Reconciler(
-                    stores.vectors,
-                    stores.objects,
-                    process_id=pid,
-                    clock_ms=wall_clock_ms,
-                    lag_ms=COMPACTION_LAG_MS,
-                ),
-                expirer=Expirer(
-                    stores.vectors, stores.objects, process_id=pid, clock_ms=wall_clock_ms
-                ),
+                reconciler=Reconciler(upkeep),
+                expirer=Expirer(upkeep),
             ),
             metrics,
         )

@@ -1,7 +1,8 @@
-"""Deleting memories in ``DELETE_ORDER``, behind a record of the forget (``forgetting``).
+"""Deleting memories in ``DELETE_ORDER``: a forget behind a record of itself (``forgetting``),
+and expiry (``shared.expiry``) through the same steps.
 
 The vectors go first, so a failure part-way never leaves a memory that recall finds; then the
-lexicon entries and the keys, whose failures are only logged (a keyword hit without a body is
+lexicon entries and the keys. A forget only logs their failures (a keyword hit without a body is
 dropped, a key without a vector is skipped by list). The record written before any of it lets
 the next reader finish a forget a crash cut short instead of leaving keys no filter can reach.
 """
@@ -17,8 +18,45 @@ from shared.storage.interfaces import ObjectStore, VectorStore
 
 logger = logging.getLogger(__name__)
 
-# Removes memories from the tenant's keyword lexicon (``Lexicon.removed`` in the API).
+# Removes memories from the tenant's keyword lexicon (``Lexicon.removed`` in the API, a shard
+# of this process's in the compactor: ``Upkeep.remove_from_lexicon``).
 RemoveFromLexicon = Callable[[str, Sequence[str]], Awaitable[None]]
+
+
+async def delete_memories(
+    objects: ObjectStore,
+    vectors: VectorStore,
+    remove_from_lexicon: RemoveFromLexicon,
+    tenant: str,
+    ids: Sequence[str],
+    keys: Sequence[str],
+    *,
+    cleanup_failures_raise: bool,
+) -> None:
+    """``DELETE_ORDER`` between the record and its removal: the vectors, then the lexicon
+    entries, then the keys; a step with nothing to delete is skipped.
+
+    Raises:
+        StorageError: the vectors could not be deleted; or, with ``cleanup_failures_raise``,
+            the lexicon entries or the keys (expiry: its ``expiry/`` key stays due, and the
+            next run repeats every step).
+    """
+    if ids:
+        await vectors.delete(tenant, ids)
+        try:
+            await remove_from_lexicon(tenant, ids)
+        except StorageError:
+            if cleanup_failures_raise:
+                raise
+            logger.warning("forget_lexicon_cleanup_failed", extra={"tenant": tenant})
+    if keys:
+        try:
+            await objects.delete(keys)
+        except StorageError:
+            if cleanup_failures_raise:
+                raise
+            # The memories are gone already, so the caller is not told the forget failed.
+            logger.warning("forget_index_cleanup_failed", extra={"tenant": tenant})
 
 
 class MemoryDeleter:
@@ -56,16 +94,15 @@ class MemoryDeleter:
         return await self._journal.pending(tenant, self._delete_now)
 
     async def _delete_now(self, tenant: str, ids: Sequence[str], keys: Sequence[str]) -> None:
-        await self._vectors.delete(tenant, ids)
-        try:
-            await self._remove_from_lexicon(tenant, ids)
-        except StorageError:
-            logger.warning("forget_lexicon_cleanup_failed", extra={"tenant": tenant})
-        try:
-            await self._objects.delete(keys)
-        except StorageError:
-            # The memories are gone already, so the caller is not told the forget failed.
-            logger.warning("forget_index_cleanup_failed", extra={"tenant": tenant})
+        await delete_memories(
+            self._objects,
+            self._vectors,
+            self._remove_from_lexicon,
+            tenant,
+            ids,
+            keys,
+            cleanup_failures_raise=False,
+        )
 
 
-__all__ = ["MemoryDeleter", "RemoveFromLexicon"]
+__all__ = ["MemoryDeleter", "RemoveFromLexicon", "delete_memories"]

@@ -19,12 +19,41 @@ from collections.abc import Sequence
 from typing import Final
 
 from shared.errors import BudgetError, InvalidInputError, StorageError
-from shared.model import Memory, index_key
+from shared.model import DAY_MS, Memory, MemoryType, Scope, index_key, iso_ms, new_ulid
 from shared.model.keys import expiry_key_of
 from shared.storage.interfaces import ObjectStore, VectorStore
 
 WRITE_ORDER: Final = ("expiry key", "index key", "vector", "lexicon shard")
 DELETE_ORDER: Final = ("forget record", "vector", "lexicon entry", "keys", "forget record removed")
+
+
+def new_memory(
+    tenant: str,
+    conversation: str | None,
+    *,
+    content: str,
+    memory_type: MemoryType,
+    category: str | None,
+    tags: Sequence[str],
+    scope: Scope,
+    now_ms: int,
+    expires_in_days: int | None,
+) -> Memory:
+    """A memory remembered now, not yet written; ``conversation`` is recorded whatever the
+    scope: the visibility key when scoped to it, provenance otherwise."""
+    expires_ms = now_ms + expires_in_days * DAY_MS if expires_in_days is not None else None
+    return Memory(
+        id=new_ulid(now_ms),
+        tenant=tenant,
+        content=content,
+        memory_type=memory_type,
+        category=category,
+        tags=tuple(tags),
+        scope=scope,
+        conversation=conversation,
+        created_at=iso_ms(now_ms),
+        expires_at=iso_ms(expires_ms) if expires_ms is not None else None,
+    )
 
 
 def memory_keys(memory: Memory) -> list[str]:
@@ -55,4 +84,4 @@ async def write_memory(
         raise
 
 
-__all__ = ["DELETE_ORDER", "WRITE_ORDER", "memory_keys", "write_memory"]
+__all__ = ["DELETE_ORDER", "WRITE_ORDER", "memory_keys", "new_memory", "write_memory"]

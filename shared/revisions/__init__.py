@@ -3,14 +3,12 @@
 from shared.revisions.chain import EMPTY, Replacements
 from shared.revisions.forgotten import provably_seen
 from shared.revisions.log import DEFAULT_CACHE_TTL_MS, ReplacementLog, read_replacements
-from shared.revisions.visibility import Visibility
 
 __all__ = [
     "DEFAULT_CACHE_TTL_MS",
     "EMPTY",
     "ReplacementLog",
     "Replacements",
-    "Visibility",
     "provably_seen",
     "read_replacements",
 ]

@@ -19,11 +19,12 @@ from aiohttp import web
 
 from services.api.app import build_app
 from services.api.runtime import open_runtime
-from services.api.service import BULK_FORGET_BATCH, MemoryService
+from services.api.service import MemoryService
 from shared.config import Config, load_config
 from shared.counters import CounterTracker
 from shared.embedding import Embedder, open_embedder
 from shared.lexical import Lexicon
+from shared.memories.selection import BULK_FORGET_BATCH
 from shared.model import Memory, index_key, iso_ms, new_ulid
 from shared.model.keys import replaced_key
 from shared.revisions import DEFAULT_CACHE_TTL_MS, ReplacementLog

@@ -23,6 +23,7 @@ from shared.lexical.segments import (
     decode_merged,
     encode,
 )
+from shared.memories.upkeep import Upkeep
 from shared.model import Memory, index_key, index_prefix, iso_ms, new_ulid
 from shared.model.counters import MergedCounters
 from shared.reconcile import Reconciler
@@ -45,12 +46,20 @@ def context(objects: ObjectStore, vectors: VectorStore | None = None) -> JobCont
 
 
 def expirer(vectors: VectorStore, objects: ObjectStore) -> Expirer:
-    return Expirer(vectors, objects, process_id="compactor-test", clock_ms=lambda: START_MS)
+    return Expirer(upkeep(vectors, objects))
 
 
 def reconciler(vectors: VectorStore, objects: ObjectStore) -> Reconciler:
-    return Reconciler(
-        vectors, objects, process_id="compactor-test", clock_ms=lambda: START_MS, lag_ms=LAG_MS
+    return Reconciler(upkeep(vectors, objects))
+
+
+def upkeep(vectors: VectorStore, objects: ObjectStore) -> Upkeep:
+    return Upkeep(
+        vectors=vectors,
+        objects=objects,
+        process_id="compactor-test",
+        clock_ms=lambda: START_MS,
+        lag_ms=LAG_MS,
     )
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from shared.expiry import Expirer, ExpiryResult, due_entries
 from shared.lexical.segments import LEXICON_LAYOUT, decode_shard
+from shared.memories.upkeep import Upkeep
 from shared.model import Memory, index_key, iso_ms, new_ulid
 from shared.model.keys import expiry_key_of, replaced_key
 from shared.storage.interfaces import ObjectStore, VectorStore
@@ -43,7 +44,9 @@ async def write(
 
 
 def expirer(vectors: VectorStore, objects: ObjectStore, clock: Clock) -> Expirer:
-    return Expirer(vectors, objects, process_id="expiry-test", clock_ms=clock)
+    return Expirer(
+        Upkeep(vectors=vectors, objects=objects, process_id="expiry-test", clock_ms=clock)
+    )
 
 
 async def exists(objects: ObjectStore, key: str) -> bool:

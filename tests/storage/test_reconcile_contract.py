@@ -15,6 +15,7 @@ from shared.lexical.segments import (
     encode,
     passage_counts,
 )
+from shared.memories.upkeep import Upkeep
 from shared.model import Hit, Memory, index_key, index_prefix, iso_ms, new_ulid
 from shared.reconcile import Reconciler, ReconcileResult, TenantInventory, plan_reconcile
 from shared.storage import MemoryRef, ObjectStore, VectorStore
@@ -41,7 +42,13 @@ def made(tenant: str, content: str, *, at_ms: int, **fields: object) -> Memory:
 
 def reconciler(vectors: VectorStore, objects: ObjectStore) -> Reconciler:
     return Reconciler(
-        vectors, objects, process_id="reconcile-test", clock_ms=lambda: NOW_MS, lag_ms=LAG_MS
+        Upkeep(
+            vectors=vectors,
+            objects=objects,
+            process_id="reconcile-test",
+            clock_ms=lambda: NOW_MS,
+            lag_ms=LAG_MS,
+        )
     )
 
 

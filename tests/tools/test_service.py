@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncpg
 
-from services.api.service import STATS_SCAN_CAP, MemoryService
+from services.api.service import MemoryService
+from shared.memories.listing import STATS_SCAN_CAP
 from tests.tools.conftest import Clock
 
 PORT_FACT = "The API server listens on port 3000 inside the Kubernetes cluster."

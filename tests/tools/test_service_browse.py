@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from services.api import listing
-from services.api.listing import ListFilter
 from services.api.service import MemoryService
+from shared.memories import listing
+from shared.memories.listing import ListFilter
 from tests.tools.conftest import Clock
 
 

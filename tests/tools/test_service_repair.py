@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from services.api.answers import ForgetFilter
 from services.api.service import MemoryService
 from shared.counters import COMPACTION_LAG_MS
 from shared.embedding import Embedder
 from shared.errors import BudgetError
 from shared.memories.forgetting import RECHECK_MS, ForgetJournal, record_prefix
+from shared.memories.selection import ForgetFilter
 from shared.model import Memory, index_key, index_prefix, iso_ms, new_ulid
 from shared.storage import Stores
 from tests.tools.conftest import Clock

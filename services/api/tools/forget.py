@@ -6,9 +6,9 @@ from typing import Annotated, Final
 
 from msgspec import UNSET, Meta, UnsetType
 
-from services.api.answers import ForgetFilter, Reply
+from services.api.answers import Reply
 from services.api.render import render_bulk_forget, render_forget
-from services.api.service import BULK_FORGET_BATCH, MemoryService
+from services.api.service import MemoryService
 from services.api.structured import FORGET_OUTPUT, bulk_forget_data, forget_data
 from services.api.tools.arguments import (
     Maybe,
@@ -22,6 +22,7 @@ from services.api.tools.arguments import (
 from services.api.tools.definition import ToolDefinition
 from services.api.tools.spec import ToolContext
 from shared.errors import InvalidInputError
+from shared.memories.selection import BULK_FORGET_BATCH, ForgetFilter
 from shared.storage.codec import MAX_CATEGORY_BYTES, MAX_TAG_BYTES
 
 MAX_OLDER_THAN_DAYS: Final = 36_500

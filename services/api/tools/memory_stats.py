@@ -6,11 +6,12 @@ from typing import Final
 
 from services.api.answers import Reply
 from services.api.render import render_stats
-from services.api.service import STATS_SCAN_CAP, MemoryService
+from services.api.service import MemoryService
 from services.api.structured import STATS_OUTPUT, stats_data
 from services.api.tools.arguments import ToolArguments
 from services.api.tools.definition import ToolDefinition
 from services.api.tools.spec import ToolContext
+from shared.memories.listing import STATS_SCAN_CAP
 
 
 class StatsArguments(ToolArguments, frozen=True):

@@ -10,12 +10,12 @@ from typing import Final
 
 from aiohttp import web
 
-from services.api.listing import ListFilter
 from services.api.service import MemoryService
 from services.api.ui.chart import chart
 from services.api.ui.explain import explained
 from services.api.ui.pages import SERVICE_KEY, render
 from services.api.ui.query import PageState, memory_id_of, page_state
+from shared.memories.listing import ListFilter
 from shared.model import MEMORY_TYPES, wall_clock_ms
 from shared.ranking import RECALL_MODES
 

@@ -9,8 +9,17 @@ from typing import Final
 
 import msgspec
 
-from shared.model import IndexEntry, Memory, MemoryType, index_prefix, inverted_time, ulid_time_ms
-from shared.revisions import Visibility
+from shared.memories.visibility import Visibility
+from shared.model import (
+    MEMORY_TYPES,
+    IndexEntry,
+    Memory,
+    MemoryType,
+    index_prefix,
+    inverted_time,
+    parse_index_key,
+    ulid_time_ms,
+)
 from shared.storage import ObjectStore, VectorStore, index_entries
 
 LIST_PAGE_SIZE: Final = 1000
@@ -18,6 +27,8 @@ LIST_PAGE_SIZE: Final = 1000
 BODY_BATCH: Final = 200
 # ...and one call reads at most this many before it stops and says where it stopped.
 BODY_SCAN_CAP: Final = 5000
+# memory_stats counts at most this many index keys, and says so when it stopped there.
+STATS_SCAN_CAP: Final = 10_000
 
 
 class ListFilter(msgspec.Struct, frozen=True, kw_only=True):
@@ -52,6 +63,39 @@ class Listing(msgspec.Struct, frozen=True, kw_only=True):
     memories: list[Memory]
     resume_after: str | None = None
     bodiless: list[IndexEntry] = msgspec.field(default_factory=list)
+
+
+class StatsAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    """``created``: each counted memory's creation time and type, for a picture over time."""
+
+    by_type: dict[str, int]
+    capped: bool
+    created: tuple[tuple[int, MemoryType], ...] = ()
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_type.values())
+
+
+async def tally(
+    objects: ObjectStore, tenant: str, sight: Visibility, *, skip: frozenset[str]
+) -> StatsAnswer:
+    """The memories this request sees, by type, counted from their index keys alone (up to
+    ``STATS_SCAN_CAP`` keys); ``skip``: ids being forgotten."""
+    keys = await objects.list(index_prefix(tenant), limit=STATS_SCAN_CAP)
+    by_type = dict.fromkeys(MEMORY_TYPES, 0)
+    created: list[tuple[int, MemoryType]] = []
+    for key in keys:
+        entry = parse_index_key(key)
+        if entry is not None and sight.sees_entry(entry) and entry.memory_id not in skip:
+            by_type[entry.memory_type] += 1
+            created.append((ulid_time_ms(entry.memory_id) or 0, entry.memory_type))
+    # The cap is judged on keys scanned, so a total thinned by other threads is flagged too.
+    return StatsAnswer(
+        by_type={t: n for t, n in by_type.items() if n},
+        capped=len(keys) >= STATS_SCAN_CAP,
+        created=tuple(created),
+    )
 
 
 def position_after(tenant: str, memory_id: str) -> str | None:
@@ -136,4 +180,13 @@ async def listed(
     return Listing(memories=memories, bodiless=bodiless)
 
 
-__all__ = ["BODY_SCAN_CAP", "ListFilter", "Listing", "listed", "position_after"]
+__all__ = [
+    "BODY_SCAN_CAP",
+    "STATS_SCAN_CAP",
+    "ListFilter",
+    "Listing",
+    "StatsAnswer",
+    "listed",
+    "position_after",
+    "tally",
+]

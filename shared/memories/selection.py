@@ -5,14 +5,32 @@ from __future__ import annotations
 
 from typing import Final
 
-from services.api.answers import ForgetFilter
-from shared.model import DAY_MS, IndexEntry, ulid_time_ms
-from shared.revisions import Visibility
+import msgspec
+
+from shared.memories.listing import LIST_PAGE_SIZE
+from shared.memories.visibility import Visibility
+from shared.model import DAY_MS, IndexEntry, MemoryType, ulid_time_ms
 from shared.storage import ObjectStore, VectorStore, index_entries
 
-LIST_PAGE_SIZE: Final = 1000
 # Bodies read per request when a bulk filter needs them (category, tag).
 BODY_BATCH: Final = 500
+# A bulk forget deletes at most this many per call and says how many remain.
+BULK_FORGET_BATCH: Final = 1000
+
+
+class ForgetFilter(msgspec.Struct, frozen=True, kw_only=True):
+    """What a bulk forget matches; every field set must hold (an empty filter is refused by
+    the tool before it gets here)."""
+
+    memory_type: MemoryType | None = None
+    category: str | None = None
+    tag: str | None = None
+    conversation_only: bool = False
+    older_than_days: int | None = None
+
+    @property
+    def needs_bodies(self) -> bool:
+        return self.category is not None or self.tag is not None
 
 
 async def matching_entries(
@@ -66,3 +84,6 @@ async def _with_bodies_matching(
                 continue
             kept.append(entry)
     return kept
+
+
+__all__ = ["BULK_FORGET_BATCH", "ForgetFilter", "matching_entries"]

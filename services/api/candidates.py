@@ -1,0 +1,67 @@
+"""Recall's candidates: the vector leg's hits and the keyword leg's fused, with the bodies of
+the keyword-only hits that could be returned, and what the request may not see dropped."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import msgspec
+
+from shared.lexical import KeywordQuery
+from shared.memories.visibility import Visibility
+from shared.model import Hit
+from shared.ranking import Candidate, fuse, names_held, passes_floor
+from shared.storage import VectorStore
+
+# The store is asked for the nearest hundred; visibility is applied to what comes back.
+RECALL_CANDIDATES: Final = 100
+# The keyword leg's own best, over all of the tenant's memories, beside the vector's hundred.
+KEYWORD_CANDIDATES: Final = 100
+# How deep, in multiples of the limit, keyword-only hits are worth fetching.
+FETCH_WINDOW: Final = 3
+
+
+async def recall_candidates(
+    vectors: VectorStore,
+    tenant: str,
+    sight: Visibility,
+    visible: list[Hit],
+    scored: KeywordQuery,
+    *,
+    floor: float,
+    limit: int,
+) -> list[Candidate]:
+    """Both legs fused, with the bodies of the keyword-only hits that could be returned
+    fetched in one read; what this request may not see is dropped (a keyword hit may be a
+    memory the vector leg never returned: another conversation's, expired or retired).
+
+    Only keyword-only hits among the first ``limit × FETCH_WINDOW`` (names held, then
+    relevance) can be returned: the tie-break moves a result by at most a tenth of the
+    floor, and the newer-first rule only reorders what is returned."""
+    keyword = scored.result(top_k=KEYWORD_CANDIDATES, include=[hit.memory.id for hit in visible])
+    fused = fuse(visible, keyword, floor=floor)
+    # In the order rank puts them: the query's names held first, then relevance.
+    passing = sorted(
+        (c for c in fused if passes_floor(c, floor=floor)),
+        key=lambda c: (names_held(c), c.relevance),
+        reverse=True,
+    )
+    wanted = [
+        c.memory_id
+        for c in passing[: limit * FETCH_WINDOW]
+        if c.memory is None and not sight.replacements.retired(c.memory_id)
+    ]
+    found = {m.id: m for m in await vectors.get_for_recall(tenant, wanted)} if wanted else {}
+    candidates = []
+    for candidate in fused:
+        memory = candidate.memory or found.get(candidate.memory_id)
+        if memory is not None and sight.sees(memory):
+            candidates.append(
+                candidate
+                if candidate.memory is not None
+                else msgspec.structs.replace(candidate, memory=memory)
+            )
+    return candidates
+
+
+__all__ = ["FETCH_WINDOW", "KEYWORD_CANDIDATES", "RECALL_CANDIDATES", "recall_candidates"]

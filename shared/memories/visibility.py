@@ -1,0 +1,119 @@
+"""What one request may see: its conversation's notes and everyone's project memories, minus
+what has expired and what a replacement retired; and what it may name (``replaces``, forget,
+get, history) by id, read from the stores."""
+
+from __future__ import annotations
+
+from shared.errors import InvalidInputError
+from shared.model import IndexEntry, Memory, Scope, iso_ms
+from shared.revisions import ReplacementLog, Replacements, provably_seen
+from shared.storage.interfaces import VectorStore
+
+
+class Visibility:
+    """The three rules of visibility for one request, at one instant."""
+
+    __slots__ = ("conversation", "now_iso", "now_ms", "replacements")
+
+    def __init__(self, conversation: str | None, *, now_ms: int, replacements: Replacements):
+        self.conversation = conversation
+        self.now_ms = now_ms
+        self.now_iso = iso_ms(now_ms)
+        self.replacements = replacements
+
+    def sees(self, memory: Memory) -> bool:
+        return (
+            memory.visible_to(self.conversation)
+            and not memory.expired(self.now_iso)
+            and not self.replacements.retired(memory.id)
+        )
+
+    def sees_entry(self, entry: IndexEntry) -> bool:
+        """The same rules from an index key alone (list and stats read no bodies)."""
+        return (
+            entry.visible_to(self.conversation)
+            and not entry.expired(self.now_ms)
+            and not self.replacements.retired(entry.memory_id)
+        )
+
+
+async def sight_of(
+    replacements: ReplacementLog, tenant: str, conversation: str | None, *, now_ms: int
+) -> Visibility:
+    """What a request in ``conversation`` sees of ``tenant`` now (its replacement records read)."""
+    return Visibility(conversation, now_ms=now_ms, replacements=await replacements.view(tenant))
+
+
+async def named_memory(
+    vectors: VectorStore, tenant: str, memory_id: str, *, conversation: str | None, now_iso: str
+) -> Memory | None:
+    """The memory ``memory_id`` names, when a request in ``conversation`` may name it: its own
+    conversation's or a project memory, not expired. A replaced version may be named too
+    (forget and get reach it; its id stays in memory_history)."""
+    found = await vectors.get(tenant, [memory_id])
+    memory = next((m for m in found if m.id == memory_id), None)
+    if memory is None or not memory.visible_to(conversation) or memory.expired(now_iso):
+        return None
+    return memory
+
+
+def may_replace(replacement: Memory, replaced: Memory) -> bool:
+    """A conversation note cannot stand in for a project memory: it retires it everywhere."""
+    return not (replaced.scope == "project" and replacement.scope == "conversation")
+
+
+async def replaceable(
+    vectors: VectorStore, tenant: str, sight: Visibility, memory_id: str, *, scope: Scope
+) -> Memory:
+    """The memory ``replaces`` names, if this request may replace it with a memory of ``scope``.
+
+    Raises:
+        InvalidInputError: it names no memory this request may replace, and says why.
+    """
+    memory = await named_memory(
+        vectors, tenant, memory_id, conversation=sight.conversation, now_iso=sight.now_iso
+    )
+    if memory is None:
+        raise InvalidInputError(
+            "replaces",
+            f"`replaces`: no memory {memory_id} is visible to this request (forgotten, "
+            "expired, or another conversation's note); recall or list_memories shows the "
+            "ids you can replace",
+        )
+    if sight.replacements.retired(memory_id):
+        by = ", ".join(sight.replacements.replaced_by(memory_id))
+        current = sight.replacements.current(memory_id)
+        raise InvalidInputError(
+            "replaces",
+            f"`replaces`: {memory_id} was already replaced by {by}; the current version is "
+            f"{', '.join(current)}: pass replaces={current[-1]} to correct it",
+        )
+    if memory.scope == "project" and scope == "conversation":
+        # A replacement retires its memory everywhere; a conversation note is seen in one.
+        raise InvalidInputError(
+            "replaces",
+            '`replaces` names a project memory, and scope "conversation" would hide the '
+            'correction from every other conversation; use scope "project"',
+        )
+    return memory
+
+
+def versions_shown(
+    replacements: Replacements, bodies: dict[str, Memory], conversation: str | None
+) -> frozenset[str]:
+    """The versions of a chain memory_history may show a request in ``conversation``: those
+    whose body it sees, and those without a body whose neighbours prove it could have seen
+    them (``shared.revisions.forgotten``): an id alone would tell another conversation that a
+    note of its existed."""
+    seen = {version for version, m in bodies.items() if m.visible_to(conversation)}
+    return frozenset(seen) | provably_seen(replacements, bodies, conversation)
+
+
+__all__ = [
+    "Visibility",
+    "may_replace",
+    "named_memory",
+    "replaceable",
+    "sight_of",
+    "versions_shown",
+]
