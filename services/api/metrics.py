@@ -21,19 +21,21 @@ TOOL_TIMEOUTS = Counter(
     ["tool", "stage"],
 )
 
+
+def _latency_by_operation(name: str, of_what: str) -> Histogram:
+    return Histogram(
+        name,
+        f"{of_what} latency by operation.",
+        ["operation"],
+        buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56),
+    )
+
+
 # Shared by both backends; ``operation`` is the store method (put, query, get, list, cas, ...).
-STORAGE_SECONDS = Histogram(
-    "mcp_memory_storage_duration_seconds",
-    "Memory and state store latency by operation.",
-    ["operation"],
-    buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56),
+STORAGE_SECONDS = _latency_by_operation(
+    "mcp_memory_storage_duration_seconds", "Memory and state store"
 )
-EMBEDDING_SECONDS = Histogram(
-    "mcp_memory_embedding_duration_seconds",
-    "Embedding latency by operation.",
-    ["operation"],
-    buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56),
-)
+EMBEDDING_SECONDS = _latency_by_operation("mcp_memory_embedding_duration_seconds", "Embedding")
 # A histogram, not a gauge: readers of many tenants observe it, and a gauge would keep only
 # whichever tenant was read last. A growing tail means folding is not keeping up.
 SHARD_BACKLOG = Histogram(

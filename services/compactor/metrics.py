@@ -14,91 +14,93 @@ RESULTS: Final = ("ok", "partial", "error")
 FOLD_BUCKETS_S: Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
+def _counter(registry: CollectorRegistry, name: str, help_text: str, *labels: str) -> Counter:
+    return Counter(f"{PREFIX}{name}", help_text, labels, registry=registry)
+
+
+def _gauge(registry: CollectorRegistry, name: str, help_text: str, *labels: str) -> Gauge:
+    return Gauge(f"{PREFIX}{name}", help_text, labels, registry=registry)
+
+
+def _histogram(registry: CollectorRegistry, name: str, help_text: str, *labels: str) -> Histogram:
+    return Histogram(
+        f"{PREFIX}{name}", help_text, labels, buckets=FOLD_BUCKETS_S, registry=registry
+    )
+
+
 class CompactorMetrics:
     """Every series the compactor exports; jobs' results are recorded by the runner."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
-        self.registry = registry or CollectorRegistry()
-        r = self.registry
-        self.runs = Counter(
-            f"{PREFIX}runs_total",
+        self.registry = r = registry or CollectorRegistry()
+        self.runs = _counter(
+            r,
+            "runs_total",
             "Job runs by job and result (ok; partial: some tenants failed; error: the run failed).",
-            ["job", "result"],
-            registry=r,
+            "job",
+            "result",
         )
-        self.shards_folded = Counter(
-            f"{PREFIX}shards_folded_total", "Shards absorbed into merged.json.", registry=r
-        )
-        self.lexicon_shards_folded = Counter(
-            f"{PREFIX}lexicon_shards_folded_total",
+        self.shards_folded = _counter(r, "shards_folded_total", "Shards absorbed into merged.json.")
+        self.lexicon_shards_folded = _counter(
+            r,
+            "lexicon_shards_folded_total",
             "Keyword-leg lexicon shards absorbed into their merged.json.",
-            registry=r,
         )
-        self.lexicon_backlog = Gauge(
-            f"{PREFIX}lexicon_backlog_shards",
+        self.lexicon_backlog = _gauge(
+            r,
+            "lexicon_backlog_shards",
             "Lexicon shard objects present, all tenants, after the last fold.",
-            registry=r,
         )
-        self.shards_deleted = Counter(
-            f"{PREFIX}shards_deleted_total", "Shard objects deleted, by job.", ["job"], registry=r
+        self.shards_deleted = _counter(
+            r, "shards_deleted_total", "Shard objects deleted, by job.", "job"
         )
-        self.cas_conflicts = Counter(
-            f"{PREFIX}cas_conflicts_total",
+        self.cas_conflicts = _counter(
+            r,
+            "cas_conflicts_total",
             "Folds that lost the compare-and-swap on merged.json to another folder.",
-            registry=r,
         )
-        self.tenant_failures = Counter(
-            f"{PREFIX}tenant_failures_total",
-            "Tenants a job run failed on, by job.",
-            ["job"],
-            registry=r,
+        self.tenant_failures = _counter(
+            r, "tenant_failures_total", "Tenants a job run failed on, by job.", "job"
         )
-        self.repairs = Counter(
-            f"{PREFIX}repairs_total",
+        self.repairs = _counter(
+            r,
+            "repairs_total",
             "Half-written memories repaired by the reconcile job, by repair: an index key"
             " restored for a vector or deleted without one, a lexicon entry added or removed.",
-            ["repair"],
-            registry=r,
+            "repair",
         )
-        self.expired_deleted = Counter(
-            f"{PREFIX}expired_deleted_total",
+        self.expired_deleted = _counter(
+            r,
+            "expired_deleted_total",
             "Expired memories deleted by the expiry job (they were invisible already).",
-            registry=r,
         )
-        self.store_rows_pruned = Counter(
-            f"{PREFIX}store_rows_pruned_total",
+        self.store_rows_pruned = _counter(
+            r,
+            "store_rows_pruned_total",
             "Rows the vector store's upkeep removed (PostgreSQL: change-log rows past an hour).",
-            registry=r,
         )
-        self.backlog = Gauge(
-            f"{PREFIX}backlog_shards",
-            "Shard objects present, all tenants, after the last fold.",
-            registry=r,
+        self.backlog = _gauge(
+            r, "backlog_shards", "Shard objects present, all tenants, after the last fold."
         )
-        self.backlog_largest = Gauge(
-            f"{PREFIX}backlog_largest_tenant_shards",
+        self.backlog_largest = _gauge(
+            r,
+            "backlog_largest_tenant_shards",
             "Shard objects present for the tenant with the most, after the last fold.",
-            registry=r,
         )
-        self.fold_seconds = Histogram(
-            f"{PREFIX}fold_duration_seconds",
-            "Time to fold one tenant.",
-            buckets=FOLD_BUCKETS_S,
-            registry=r,
+        self.fold_seconds = _histogram(r, "fold_duration_seconds", "Time to fold one tenant.")
+        self.job_seconds = _histogram(
+            r, "job_duration_seconds", "Time for one job run, by job.", "job"
         )
-        self.job_seconds = Histogram(
-            f"{PREFIX}job_duration_seconds",
-            "Time for one job run, by job.",
-            ["job"],
-            buckets=FOLD_BUCKETS_S,
-            registry=r,
-        )
-        self.last_success = Gauge(
-            f"{PREFIX}last_success_timestamp_seconds",
+        self.last_success = _gauge(
+            r,
+            "last_success_timestamp_seconds",
             "Unix time of the last run that completed without error, by job.",
-            ["job"],
-            registry=r,
+            "job",
         )
+        self._create_labelled_series()
+
+    def _create_labelled_series(self) -> None:
+        """Every labelled series from the start, so a scrape shows zeros before the first run."""
         for repair in REPAIRS:
             self.repairs.labels(repair=repair)
         for job in JOBS:
