@@ -59,7 +59,7 @@ async def open_local(data_dir: Path) -> AsyncIterator[Local]:
         tracker = CounterTracker(
             stores.objects,
             process_id="bench",
-            compact_threshold=config.stats_compact_threshold,
+            compact_threshold=config.counters.compact_threshold,
         )
         service = MemoryService(
             vectors=stores.vectors,
@@ -70,8 +70,8 @@ async def open_local(data_dir: Path) -> AsyncIterator[Local]:
                 stores.objects, stores.vectors, process_id="bench", clock_ms=wall_clock_ms
             ),
             replacements=ReplacementLog(stores.objects, clock_ms=wall_clock_ms),
-            floor=config.recall_min_similarity,
-            high_similarity=config.recall_high_similarity,
+            floor=config.recall.min_similarity,
+            high_similarity=config.recall.high_similarity,
         )
         yield Local(config, stores, embedder, tracker, service)
 
@@ -219,7 +219,7 @@ async def recall_steps(local: Local, tenant: str, queries: Sequence[str]) -> Ste
             profile=profile,
             limit=profile.limit,
             floor=local.service.floor,
-            high_similarity=local.config.recall_high_similarity,
+            high_similarity=local.config.recall.high_similarity,
             now_ms=time.time_ns() // 1_000_000,
         )
         t5 = time.perf_counter()

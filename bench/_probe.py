@@ -274,8 +274,8 @@ async def _s3(
                     stores.objects, stores.vectors, process_id="probe", clock_ms=wall_clock_ms
                 ),
                 replacements=ReplacementLog(stores.objects, clock_ms=wall_clock_ms),
-                floor=config.recall_min_similarity,
-                high_similarity=config.recall_high_similarity,
+                floor=config.recall.min_similarity,
+                high_similarity=config.recall.high_similarity,
             )
             ids: dict[str, str] = {}
             for p in planted:

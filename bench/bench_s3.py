@@ -227,8 +227,8 @@ async def _service_rows(*, n: int, s3_url: str, s3vectors_url: str) -> list[str]
                 stores.objects, stores.vectors, process_id="bench", clock_ms=wall_clock_ms
             ),
             replacements=ReplacementLog(stores.objects, clock_ms=wall_clock_ms),
-            floor=config.recall_min_similarity,
-            high_similarity=config.recall_high_similarity,
+            floor=config.recall.min_similarity,
+            high_similarity=config.recall.high_similarity,
         )
 
         async def remember(i: int) -> None:

@@ -1,27 +1,39 @@
 """Configuration: read from the environment once, validated completely before any port is bound.
 
-:func:`load_config` is the only reader of environment variables in the project. Every refusal
-raises :class:`~shared.errors.ConfigError` with one line naming the variable and the rule.
+:func:`load_config` is the only reader of the environment for settings (the allocator only asks
+whether glibc's own MALLOC_* variables are set, and a process's id reads HOSTNAME: neither is a
+setting). One struct per part it configures, one line per setting: its field and default on
+that struct, its variable and rule in the struct's reader. Every refusal raises
+:class:`~shared.errors.ConfigError` with one line naming the variable and the rule.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, Literal, TypeVar
+from typing import Final, Literal, TypeVar
 
 import msgspec
 
 from shared.errors import ConfigError
-from shared.listen import ALL_INTERFACES, HOST_RULE, LOOPBACK, is_loopback_only, parse_hosts
+from shared.listen import ALL_INTERFACES, LOOPBACK, is_loopback_only
+from shared.setting_kinds import (
+    DEADLINE,
+    FLAG,
+    HOSTS,
+    MEGABYTES,
+    PORT,
+    POSITIVE_INT,
+    SECONDS,
+    SIMILARITY,
+    Kind,
+)
 
 Backend = Literal["postgres", "embedded", "s3"]
 Provider = Literal["bedrock", "openai", "local"]
 
 PROVIDERS: Final[tuple[Provider, ...]] = ("bedrock", "openai", "local")
 DEFAULT_DATA_DIR: Final = Path.home() / ".local" / "share" / "mcp-memory"
-MAX_DEADLINE_S: Final = 300.0
 
 
 class ProviderDefaults(msgspec.Struct, frozen=True, kw_only=True):
@@ -49,61 +61,105 @@ PROVIDER_DEFAULTS: Final[dict[Provider, ProviderDefaults]] = {
 }
 
 
+class PostgresSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """A PostgreSQL server (``backend`` "postgres") or the embedded one (``--local``)."""
+
+    database_url: str | None = None  # DATABASE_URL
+    data_dir: Path | None = None  # --data-dir (the embedded database's folder)
+    # Bytes of tenant snapshots kept for the exact scan (0: scan in SQL always).
+    scan_cache_mb: int = 128  # PG_SCAN_CACHE_MB
+
+
+class S3Settings(msgspec.Struct, frozen=True, kw_only=True):
+    """S3 Vectors for the memories, S3 for the state (``backend`` "s3")."""
+
+    vector_bucket: str | None = None  # VECTOR_BUCKET
+    vector_index: str = "memories"  # VECTOR_INDEX
+    state_bucket: str | None = None  # STATE_BUCKET
+
+
+class AwsSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """What every AWS client reads: S3, Bedrock's embeddings, the docs knowledge base."""
+
+    region: str = "ap-northeast-2"  # AWS_REGION
+    endpoint_url: str | None = None  # AWS_ENDPOINT_URL
+    knowledge_base_id: str | None = None  # KNOWLEDGE_BASE_ID (search_docs offered when set)
+
+
+class EmbeddingSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """The embedding provider; model and dimension default per provider (PROVIDER_DEFAULTS)."""
+
+    provider: Provider = "bedrock"  # EMBEDDING_PROVIDER
+    model: str  # EMBEDDING_MODEL
+    dim: int  # EMBEDDING_DIM
+    base_url: str | None = None  # EMBEDDING_BASE_URL (openai only)
+    api_key: str | None = None  # EMBEDDING_API_KEY (openai only)
+
+
+class RecallSettings(msgspec.Struct, frozen=True, kw_only=True):
+    min_similarity: float  # RECALL_MIN_SIMILARITY: the relevance floor
+    # RECALL_HIGH_SIMILARITY: the cosine at which a top result is HIGH (see ProviderDefaults).
+    high_similarity: float
+
+
+class ServerSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """The API's listening sockets and the key they ask for."""
+
+    port: int = 3000  # PORT
+    # HOST: the listening addresses (shared/listen.py): loopback under --local, else every one.
+    hosts: tuple[str, ...] = ALL_INTERFACES
+    mcp_api_key: str | None = None  # MCP_API_KEY
+    # UI_ENABLED: the memory page (services/api/ui), on by default only where it needs no key.
+    ui_enabled: bool = False
+    ui_port: int = 3001  # UI_PORT
+
+
+class StdioSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """Who a ``--stdio`` server's calls are from: stdio has no headers (services/api/stdio.py)."""
+
+    tenant: str | None = None  # MCP_MEMORY_TENANT
+    conversation: str | None = None  # MCP_MEMORY_CONVERSATION
+
+
+class CounterSettings(msgspec.Struct, frozen=True, kw_only=True):
+    flush_ms: int = 30_000  # STATS_FLUSH_MS: how often access counts go out as a shard
+    compact_threshold: int = 20  # STATS_COMPACT_THRESHOLD: shards that make a reader fold
+
+
+class CompactorSettings(msgspec.Struct, frozen=True, kw_only=True):
+    metrics_port: int = 9300  # METRICS_PORT
+    fold_interval_s: float = 15.0  # COMPACTOR_FOLD_INTERVAL_S
+    gc_interval_s: float = 300.0  # COMPACTOR_GC_INTERVAL_S
+    reconcile_interval_s: float = 600.0  # COMPACTOR_RECONCILE_INTERVAL_S
+    expire_interval_s: float = 300.0  # COMPACTOR_EXPIRE_INTERVAL_S
+
+
+class DeadlineSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """One storage call (a request to S3 or S3 Vectors, a PostgreSQL call) answers in
+    milliseconds; five seconds is only ever a stalled store. A tool call makes several of them
+    plus an embedding, and must still answer well inside an MCP client's patience (~90 s)."""
+
+    storage_s: float = 5.0  # STORAGE_TIMEOUT_S
+    tool_s: float = 20.0  # TOOL_TIMEOUT_S
+
+
 class Config(msgspec.Struct, frozen=True, kw_only=True):
-    """Everything both processes read from their environment, already validated."""
+    """Everything the processes read from their environment, already validated."""
 
     backend: Backend
-    database_url: str | None = None
-    data_dir: Path | None = None
-    vector_bucket: str | None = None
-    vector_index: str = "memories"
-    state_bucket: str | None = None
-    aws_region: str = "ap-northeast-2"
-    aws_endpoint_url: str | None = None
-    knowledge_base_id: str | None = None
-    embedding_provider: Provider = "bedrock"
-    embedding_model: str
-    embedding_dim: int
-    embedding_base_url: str | None = None
-    embedding_api_key: str | None = None
-    recall_min_similarity: float
-    # The cosine at which a top result is HIGH confidence (see ProviderDefaults).
-    recall_high_similarity: float
-    port: int = 3000
-    # The API's listening addresses (shared/listen.py): loopback under --local, else every one.
-    hosts: tuple[str, ...] = ALL_INTERFACES
-    mcp_api_key: str | None = None
-    stats_flush_ms: int = 30_000
-    stats_compact_threshold: int = 20
-    metrics_port: int = 9300
-    fold_interval_s: float = 15.0
-    gc_interval_s: float = 300.0
-    reconcile_interval_s: float = 600.0
-    expire_interval_s: float = 300.0
-    # PostgreSQL only: bytes of tenant snapshots kept for the exact scan (0: scan in SQL always).
-    pg_scan_cache_mb: int = 128
-    # Deadlines. One storage call (a request to S3 or S3 Vectors, a PostgreSQL call) answers in
-    # milliseconds; five seconds is only ever a stalled store. A tool call makes several of them
-    # plus an embedding, and must still answer well inside an MCP client's patience (~90 s).
-    storage_timeout_s: float = 5.0
-    tool_timeout_s: float = 20.0
-    # The memory page (services/api/ui): on by default only where it needs no key (_ui_enabled).
-    ui_enabled: bool = False
-    ui_port: int = 3001
+    embedding: EmbeddingSettings
+    recall: RecallSettings
+    postgres: PostgresSettings = PostgresSettings()
+    s3: S3Settings = S3Settings()
+    aws: AwsSettings = AwsSettings()
+    server: ServerSettings = ServerSettings()
+    stdio: StdioSettings = StdioSettings()
+    counters: CounterSettings = CounterSettings()
+    compactor: CompactorSettings = CompactorSettings()
+    deadlines: DeadlineSettings = DeadlineSettings()
 
 
 T = TypeVar("T")
-
-# Each setting's default is written once, on its Config field; load_config reads it from there.
-_FIELD_DEFAULTS: Final[dict[str, Any]] = {
-    field.name: field.default
-    for field in msgspec.structs.fields(Config)
-    if field.default is not msgspec.NODEFAULT
-}
-
-
-def _default(name: str) -> Any:
-    return _FIELD_DEFAULTS[name]
 
 
 class _Env:
@@ -116,58 +172,18 @@ class _Env:
         value = self._environ.get(name, "").strip()
         return value or None
 
-    def cast(self, name: str, parse: Callable[[str], T], default: T, rule: str) -> T:
+    def given(self, name: str, kind: Kind[T]) -> T | None:
         raw = self.text(name)
         if raw is None:
-            return default
+            return None
         try:
-            return parse(raw)
+            return kind.parse(raw)
         except ValueError:
-            raise ConfigError(f"{name} must be {rule}, got {raw!r}") from None
+            raise ConfigError(f"{name} must be {kind.rule}, got {raw!r}") from None
 
-
-def _positive_int(raw: str) -> int:
-    value = int(raw)
-    if value <= 0:
-        raise ValueError(raw)
-    return value
-
-
-def _non_negative_int(raw: str) -> int:
-    value = int(raw)
-    if value < 0:
-        raise ValueError(raw)
-    return value
-
-
-def _port(raw: str) -> int:
-    value = int(raw)
-    if not 0 < value < 65536:
-        raise ValueError(raw)
-    return value
-
-
-def _positive_float(raw: str) -> float:
-    value = float(raw)
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(raw)
-    return value
-
-
-def _deadline_s(raw: str) -> float:
-    value = float(raw)
-    # Above five minutes is a unit mistake (milliseconds), not a deadline anyone could wait out.
-    if not math.isfinite(value) or not 0 < value <= MAX_DEADLINE_S:
-        raise ValueError(raw)
-    return value
-
-
-def _similarity_floor(raw: str) -> float:
-    value = float(raw)
-    # Zero admits every hit, and confidence is a multiple of the floor: everything would be HIGH.
-    if not math.isfinite(value) or not 0 < value <= 1:
-        raise ValueError(raw)
-    return value
+    def read(self, name: str, kind: Kind[T], default: T) -> T:
+        value = self.given(name, kind)
+        return default if value is None else value
 
 
 def _choose_backend(env: _Env, *, local: bool) -> Backend:
@@ -192,6 +208,32 @@ def _choose_backend(env: _Env, *, local: bool) -> Backend:
     return "s3"
 
 
+def _postgres(env: _Env, backend: Backend, data_dir: Path | None) -> PostgresSettings:
+    unset = PostgresSettings()
+    return PostgresSettings(
+        database_url=env.text("DATABASE_URL") if backend == "postgres" else None,
+        data_dir=(data_dir or DEFAULT_DATA_DIR) if backend == "embedded" else None,
+        scan_cache_mb=env.read("PG_SCAN_CACHE_MB", MEGABYTES, unset.scan_cache_mb),
+    )
+
+
+def _s3(env: _Env, backend: Backend) -> S3Settings:
+    s3 = backend == "s3"
+    return S3Settings(
+        vector_bucket=env.text("VECTOR_BUCKET") if s3 else None,
+        vector_index=env.text("VECTOR_INDEX") or S3Settings().vector_index,
+        state_bucket=env.text("STATE_BUCKET") if s3 else None,
+    )
+
+
+def _aws(env: _Env) -> AwsSettings:
+    return AwsSettings(
+        region=env.text("AWS_REGION") or AwsSettings().region,
+        endpoint_url=env.text("AWS_ENDPOINT_URL"),
+        knowledge_base_id=env.text("KNOWLEDGE_BASE_ID"),
+    )
+
+
 def _choose_provider(env: _Env, *, local: bool) -> Provider:
     raw = env.text("EMBEDDING_PROVIDER")
     if raw is None:
@@ -203,48 +245,53 @@ def _choose_provider(env: _Env, *, local: bool) -> Provider:
     return raw
 
 
-def _high_similarity(env: _Env, defaults: ProviderDefaults, floor: float) -> float:
-    default = defaults.high_similarity or min(1.0, 3 * floor)
-    value = env.cast(
-        "RECALL_HIGH_SIMILARITY",
-        _similarity_floor,
-        default,
-        "a number greater than 0 and at most 1",
+def _embedding(env: _Env, provider: Provider) -> EmbeddingSettings:
+    defaults = PROVIDER_DEFAULTS[provider]
+    base_url, api_key = env.text("EMBEDDING_BASE_URL"), env.text("EMBEDDING_API_KEY")
+    if provider == "openai":
+        if base_url is None:
+            raise ConfigError("EMBEDDING_BASE_URL is required when EMBEDDING_PROVIDER=openai")
+        if api_key is None:
+            raise ConfigError("EMBEDDING_API_KEY is required when EMBEDDING_PROVIDER=openai")
+    return EmbeddingSettings(
+        provider=provider,
+        model=env.text("EMBEDDING_MODEL") or defaults.model,
+        dim=env.read("EMBEDDING_DIM", POSITIVE_INT, defaults.dim),
+        base_url=base_url.rstrip("/") if provider == "openai" and base_url else None,
+        api_key=api_key if provider == "openai" else None,
     )
-    if env.text("RECALL_HIGH_SIMILARITY") is None:
-        return max(value, floor)
-    if value <= floor:
+
+
+def _recall(env: _Env, defaults: ProviderDefaults) -> RecallSettings:
+    floor = env.read("RECALL_MIN_SIMILARITY", SIMILARITY, defaults.min_similarity)
+    high = env.given("RECALL_HIGH_SIMILARITY", SIMILARITY)
+    if high is None:
+        high = max(defaults.high_similarity or min(1.0, 3 * floor), floor)
+    elif high <= floor:
         raise ConfigError(
-            f"RECALL_HIGH_SIMILARITY ({value}) must be above RECALL_MIN_SIMILARITY ({floor}): "
+            f"RECALL_HIGH_SIMILARITY ({high}) must be above RECALL_MIN_SIMILARITY ({floor}): "
             "a result at the floor is a weak match, never a confident one"
         )
-    return value
+    return RecallSettings(min_similarity=floor, high_similarity=high)
 
 
-def _deadlines(env: _Env) -> tuple[float, float]:
-    rule = f"a number of seconds greater than 0 and at most {MAX_DEADLINE_S:g}"
-    storage = env.cast("STORAGE_TIMEOUT_S", _deadline_s, _default("storage_timeout_s"), rule)
-    tool = env.cast("TOOL_TIMEOUT_S", _deadline_s, _default("tool_timeout_s"), rule)
+def _deadlines(env: _Env) -> DeadlineSettings:
+    unset = DeadlineSettings()
+    storage = env.read("STORAGE_TIMEOUT_S", DEADLINE, unset.storage_s)
+    tool = env.read("TOOL_TIMEOUT_S", DEADLINE, unset.tool_s)
     if tool <= storage:
         raise ConfigError(
             f"TOOL_TIMEOUT_S ({tool:g}) must be above STORAGE_TIMEOUT_S ({storage:g}): a tool "
             "call makes storage calls, and a stalled store should be named as the cause"
         )
-    return storage, tool
-
-
-def _flag(raw: str) -> bool:
-    lowered = raw.lower()
-    if lowered not in ("true", "false", "1", "0"):
-        raise ValueError(raw)
-    return lowered in ("true", "1")
+    return DeadlineSettings(storage_s=storage, tool_s=tool)
 
 
 def _ui_enabled(env: _Env, *, local: bool, hosts: tuple[str, ...], api_key: str | None) -> bool:
     """The memory page shows and deletes any tenant's memories, so without a key it is served
     only where nothing but this machine reaches it: ``--local`` on a loopback address. It is on
     there by default; anywhere else only when UI_ENABLED=true asks, and then only with a key."""
-    enabled = env.cast("UI_ENABLED", _flag, None, "true or false")
+    enabled = env.given("UI_ENABLED", FLAG)
     keyless = local and is_loopback_only(hosts)
     if enabled is None:
         return local and (keyless or api_key is not None)
@@ -255,6 +302,46 @@ def _ui_enabled(env: _Env, *, local: bool, hosts: tuple[str, ...], api_key: str 
             "the key"
         )
     return enabled
+
+
+def _server(env: _Env, *, local: bool, port: int, hosts: tuple[str, ...]) -> ServerSettings:
+    api_key = env.text("MCP_API_KEY")
+    return ServerSettings(
+        port=port,
+        hosts=hosts,
+        mcp_api_key=api_key,
+        ui_enabled=_ui_enabled(env, local=local, hosts=hosts, api_key=api_key),
+        ui_port=env.read("UI_PORT", PORT, ServerSettings().ui_port),
+    )
+
+
+def _counters(env: _Env) -> CounterSettings:
+    unset = CounterSettings()
+    return CounterSettings(
+        flush_ms=env.read("STATS_FLUSH_MS", POSITIVE_INT, unset.flush_ms),
+        compact_threshold=env.read(
+            "STATS_COMPACT_THRESHOLD", POSITIVE_INT, unset.compact_threshold
+        ),
+    )
+
+
+def _compactor(env: _Env) -> CompactorSettings:
+    unset = CompactorSettings()
+    return CompactorSettings(
+        metrics_port=env.read("METRICS_PORT", PORT, unset.metrics_port),
+        fold_interval_s=env.read("COMPACTOR_FOLD_INTERVAL_S", SECONDS, unset.fold_interval_s),
+        gc_interval_s=env.read("COMPACTOR_GC_INTERVAL_S", SECONDS, unset.gc_interval_s),
+        reconcile_interval_s=env.read(
+            "COMPACTOR_RECONCILE_INTERVAL_S", SECONDS, unset.reconcile_interval_s
+        ),
+        expire_interval_s=env.read("COMPACTOR_EXPIRE_INTERVAL_S", SECONDS, unset.expire_interval_s),
+    )
+
+
+def _stdio(env: _Env) -> StdioSettings:
+    return StdioSettings(
+        tenant=env.text("MCP_MEMORY_TENANT"), conversation=env.text("MCP_MEMORY_CONVERSATION")
+    )
 
 
 def load_config(
@@ -270,97 +357,41 @@ def load_config(
         data_dir: where the embedded database lives; defaults to ~/.local/share/mcp-memory.
     """
     env = _Env(environ)
-    port = env.cast("PORT", _port, _default("port"), "an integer between 1 and 65535")
-    hosts = env.cast("HOST", parse_hosts, LOOPBACK if local else ALL_INTERFACES, HOST_RULE)
+    port = env.read("PORT", PORT, ServerSettings().port)
+    hosts = env.read("HOST", HOSTS, LOOPBACK if local else ALL_INTERFACES)
     backend = _choose_backend(env, local=local)
     provider = _choose_provider(env, local=local)
-    defaults = PROVIDER_DEFAULTS[provider]
-    base_url = env.text("EMBEDDING_BASE_URL")
-    api_key = env.text("EMBEDDING_API_KEY")
-    if provider == "openai":
-        if base_url is None:
-            raise ConfigError("EMBEDDING_BASE_URL is required when EMBEDDING_PROVIDER=openai")
-        if api_key is None:
-            raise ConfigError("EMBEDDING_API_KEY is required when EMBEDDING_PROVIDER=openai")
-        base_url = base_url.rstrip("/")
-    else:
-        base_url, api_key = None, None
-    s3 = backend == "s3"
-    storage_timeout_s, tool_timeout_s = _deadlines(env)
-    mcp_key = env.text("MCP_API_KEY")
-    floor = env.cast(
-        "RECALL_MIN_SIMILARITY",
-        _similarity_floor,
-        defaults.min_similarity,
-        "a number greater than 0 and at most 1",
-    )
+    embedding = _embedding(env, provider)
+    deadlines = _deadlines(env)
     return Config(
         backend=backend,
-        database_url=env.text("DATABASE_URL") if backend == "postgres" else None,
-        data_dir=(data_dir or DEFAULT_DATA_DIR) if backend == "embedded" else None,
-        vector_bucket=env.text("VECTOR_BUCKET") if s3 else None,
-        vector_index=env.text("VECTOR_INDEX") or _default("vector_index"),
-        state_bucket=env.text("STATE_BUCKET") if s3 else None,
-        aws_region=env.text("AWS_REGION") or _default("aws_region"),
-        aws_endpoint_url=env.text("AWS_ENDPOINT_URL"),
-        knowledge_base_id=env.text("KNOWLEDGE_BASE_ID"),
-        embedding_provider=provider,
-        embedding_model=env.text("EMBEDDING_MODEL") or defaults.model,
-        embedding_dim=env.cast("EMBEDDING_DIM", _positive_int, defaults.dim, "a positive integer"),
-        embedding_base_url=base_url,
-        embedding_api_key=api_key,
-        recall_min_similarity=floor,
-        recall_high_similarity=_high_similarity(env, defaults, floor),
-        port=port,
-        hosts=hosts,
-        mcp_api_key=mcp_key,
-        stats_flush_ms=env.cast(
-            "STATS_FLUSH_MS", _positive_int, _default("stats_flush_ms"), "a positive integer"
-        ),
-        stats_compact_threshold=env.cast(
-            "STATS_COMPACT_THRESHOLD",
-            _positive_int,
-            _default("stats_compact_threshold"),
-            "a positive integer",
-        ),
-        metrics_port=env.cast(
-            "METRICS_PORT", _port, _default("metrics_port"), "an integer between 1 and 65535"
-        ),
-        fold_interval_s=env.cast(
-            "COMPACTOR_FOLD_INTERVAL_S",
-            _positive_float,
-            _default("fold_interval_s"),
-            "a positive number of seconds",
-        ),
-        gc_interval_s=env.cast(
-            "COMPACTOR_GC_INTERVAL_S",
-            _positive_float,
-            _default("gc_interval_s"),
-            "a positive number of seconds",
-        ),
-        reconcile_interval_s=env.cast(
-            "COMPACTOR_RECONCILE_INTERVAL_S",
-            _positive_float,
-            _default("reconcile_interval_s"),
-            "a positive number of seconds",
-        ),
-        expire_interval_s=env.cast(
-            "COMPACTOR_EXPIRE_INTERVAL_S",
-            _positive_float,
-            _default("expire_interval_s"),
-            "a positive number of seconds",
-        ),
-        pg_scan_cache_mb=env.cast(
-            "PG_SCAN_CACHE_MB",
-            _non_negative_int,
-            _default("pg_scan_cache_mb"),
-            "a whole number of megabytes, 0 or more",
-        ),
-        storage_timeout_s=storage_timeout_s,
-        tool_timeout_s=tool_timeout_s,
-        ui_enabled=_ui_enabled(env, local=local, hosts=hosts, api_key=mcp_key),
-        ui_port=env.cast("UI_PORT", _port, _default("ui_port"), "an integer between 1 and 65535"),
+        embedding=embedding,
+        recall=_recall(env, PROVIDER_DEFAULTS[provider]),
+        postgres=_postgres(env, backend, data_dir),
+        s3=_s3(env, backend),
+        aws=_aws(env),
+        server=_server(env, local=local, port=port, hosts=hosts),
+        stdio=_stdio(env),
+        counters=_counters(env),
+        compactor=_compactor(env),
+        deadlines=deadlines,
     )
 
 
-__all__ = ["PROVIDER_DEFAULTS", "Backend", "Config", "Provider", "load_config"]
+__all__ = [
+    "PROVIDER_DEFAULTS",
+    "AwsSettings",
+    "Backend",
+    "CompactorSettings",
+    "Config",
+    "CounterSettings",
+    "DeadlineSettings",
+    "EmbeddingSettings",
+    "PostgresSettings",
+    "Provider",
+    "RecallSettings",
+    "S3Settings",
+    "ServerSettings",
+    "StdioSettings",
+    "load_config",
+]

@@ -41,7 +41,7 @@ def test_recall_min_similarity_outside_zero_to_one_is_refused(value: str) -> Non
 
 @pytest.mark.parametrize(("value", "expected"), [("1", 1.0), ("0.0001", 0.0001), (" 0.3 ", 0.3)])
 def test_recall_min_similarity_inside_the_range_is_taken(value: str, expected: float) -> None:
-    assert load_config({**PG, "RECALL_MIN_SIMILARITY": value}).recall_min_similarity == expected
+    assert load_config({**PG, "RECALL_MIN_SIMILARITY": value}).recall.min_similarity == expected
 
 
 @pytest.mark.parametrize(
@@ -58,7 +58,7 @@ def test_the_high_line_is_three_floors_or_the_models_measured_one(
     environ: dict[str, str], expected: float
 ) -> None:
     config = load_config({**PG, **environ})
-    assert config.recall_high_similarity == pytest.approx(expected)
+    assert config.recall.high_similarity == pytest.approx(expected)
 
 
 @pytest.mark.parametrize("value", ["0.3", "0.1", "0", "1.5", "high"])
@@ -96,21 +96,21 @@ def test_only_a_state_bucket_names_the_missing_vector_bucket() -> None:
 
 def test_both_buckets_select_s3() -> None:
     config = load_config(S3)
-    assert (config.backend, config.vector_bucket, config.state_bucket) == (
+    assert (config.backend, config.s3.vector_bucket, config.s3.state_bucket) == (
         "s3",
         "agent-studio-vector",
         "agent-studio-state",
     )
-    assert config.vector_index == "memories"
-    assert config.database_url is None
+    assert config.s3.vector_index == "memories"
+    assert config.postgres.database_url is None
 
 
 def test_database_url_beside_both_buckets_means_postgres() -> None:
     config = load_config({**PG, **S3})
     assert config.backend == "postgres"
-    assert config.database_url == PG["DATABASE_URL"]
-    assert config.vector_bucket is None
-    assert config.state_bucket is None
+    assert config.postgres.database_url == PG["DATABASE_URL"]
+    assert config.s3.vector_bucket is None
+    assert config.s3.state_bucket is None
 
 
 def test_local_with_database_url_is_refused() -> None:
@@ -122,13 +122,13 @@ def test_local_with_database_url_is_refused() -> None:
 def test_local_selects_the_embedded_database_and_the_local_model() -> None:
     config = load_config({}, local=True, data_dir=Path("/tmp/mcp-memory-test"))
     assert config.backend == "embedded"
-    assert config.data_dir == Path("/tmp/mcp-memory-test")
-    assert config.embedding_provider == "local"
+    assert config.postgres.data_dir == Path("/tmp/mcp-memory-test")
+    assert config.embedding.provider == "local"
 
 
 def test_local_keeps_an_explicit_provider() -> None:
     config = load_config(OPENAI, local=True)
-    assert (config.backend, config.embedding_provider) == ("embedded", "openai")
+    assert (config.backend, config.embedding.provider) == ("embedded", "openai")
 
 
 # --- embedding provider ----------------------------------------------------------------------
@@ -162,15 +162,15 @@ def test_openai_without_api_key_is_refused() -> None:
 def test_each_provider_has_its_own_defaults(provider: str, model: str, dim: int) -> None:
     environ = {**PG, **OPENAI, "EMBEDDING_PROVIDER": provider}
     config = load_config(environ)
-    assert (config.embedding_model, config.embedding_dim) == (model, dim)
+    assert (config.embedding.model, config.embedding.dim) == (model, dim)
     expected_floor = {"bedrock": 0.1, "openai": 0.1, "local": LOCAL_FLOOR}[provider]
-    assert config.recall_min_similarity == expected_floor
+    assert config.recall.min_similarity == expected_floor
 
 
 def test_the_default_provider_is_bedrock() -> None:
     config = load_config(PG)
-    assert config.embedding_provider == "bedrock"
-    assert config.aws_region == "ap-northeast-2"
+    assert config.embedding.provider == "bedrock"
+    assert config.aws.region == "ap-northeast-2"
 
 
 def test_explicit_model_dim_and_floor_override_the_provider_defaults() -> None:
@@ -183,19 +183,19 @@ def test_explicit_model_dim_and_floor_override_the_provider_defaults() -> None:
             "RECALL_MIN_SIMILARITY": "0.35",
         }
     )
-    assert (config.embedding_model, config.embedding_dim) == ("bge-m3", 1024)
-    assert config.recall_min_similarity == 0.35
+    assert (config.embedding.model, config.embedding.dim) == ("bge-m3", 1024)
+    assert config.recall.min_similarity == 0.35
 
 
 def test_trailing_slash_is_removed_from_the_base_url() -> None:
     config = load_config({**PG, **OPENAI, "EMBEDDING_BASE_URL": "http://llm.internal:8000/v1/"})
-    assert config.embedding_base_url == "http://llm.internal:8000/v1"
+    assert config.embedding.base_url == "http://llm.internal:8000/v1"
 
 
 def test_bedrock_ignores_base_url_and_key() -> None:
     config = load_config({**PG, "EMBEDDING_BASE_URL": "http://x/v1", "EMBEDDING_API_KEY": "k"})
-    assert config.embedding_base_url is None
-    assert config.embedding_api_key is None
+    assert config.embedding.base_url is None
+    assert config.embedding.api_key is None
 
 
 # --- integers --------------------------------------------------------------------------------
@@ -218,12 +218,20 @@ def test_integers_are_read_when_valid() -> None:
     config = load_config(
         {**PG, "PORT": "8080", "STATS_FLUSH_MS": "5000", "STATS_COMPACT_THRESHOLD": "3"}
     )
-    assert (config.port, config.stats_flush_ms, config.stats_compact_threshold) == (8080, 5000, 3)
+    assert (config.server.port, config.counters.flush_ms, config.counters.compact_threshold) == (
+        8080,
+        5000,
+        3,
+    )
 
 
 def test_integer_defaults() -> None:
     config = load_config(PG)
-    assert (config.port, config.stats_flush_ms, config.stats_compact_threshold) == (3000, 30000, 20)
+    assert (config.server.port, config.counters.flush_ms, config.counters.compact_threshold) == (
+        3000,
+        30000,
+        20,
+    )
 
 
 # --- the listening address -------------------------------------------------------------------
@@ -231,9 +239,9 @@ def test_integer_defaults() -> None:
 
 def test_local_listens_on_loopback_and_a_server_on_every_interface() -> None:
     # A laptop's --local server has no key; a pod must be reachable from its Service.
-    assert load_config({}, local=True).hosts == ("127.0.0.1",)
-    assert load_config(PG).hosts == ("0.0.0.0", "::")
-    assert load_config({"HOST": " "}, local=True).hosts == ("127.0.0.1",)
+    assert load_config({}, local=True).server.hosts == ("127.0.0.1",)
+    assert load_config(PG).server.hosts == ("0.0.0.0", "::")
+    assert load_config({"HOST": " "}, local=True).server.hosts == ("127.0.0.1",)
 
 
 @pytest.mark.parametrize(
@@ -250,8 +258,8 @@ def test_local_listens_on_loopback_and_a_server_on_every_interface() -> None:
     ],
 )
 def test_host_chooses_the_addresses(value: str, expected: tuple[str, ...]) -> None:
-    assert load_config({"HOST": value}, local=True).hosts == expected
-    assert load_config({**PG, "HOST": value}).hosts == expected
+    assert load_config({"HOST": value}, local=True).server.hosts == expected
+    assert load_config({**PG, "HOST": value}).server.hosts == expected
 
 
 @pytest.mark.parametrize(
@@ -270,12 +278,12 @@ def test_a_bad_host_is_refused_naming_host_and_the_rule(value: str) -> None:
 
 def test_deadlines_default_to_the_documented_seconds() -> None:
     config = load_config(S3)
-    assert (config.storage_timeout_s, config.tool_timeout_s) == (5.0, 20.0)
+    assert (config.deadlines.storage_s, config.deadlines.tool_s) == (5.0, 20.0)
 
 
 def test_deadlines_are_read_when_valid() -> None:
     config = load_config({**PG, "STORAGE_TIMEOUT_S": "0.5", "TOOL_TIMEOUT_S": " 3 "})
-    assert (config.storage_timeout_s, config.tool_timeout_s) == (0.5, 3.0)
+    assert (config.deadlines.storage_s, config.deadlines.tool_s) == (0.5, 3.0)
 
 
 @pytest.mark.parametrize("name", ["STORAGE_TIMEOUT_S", "TOOL_TIMEOUT_S"])
@@ -313,14 +321,14 @@ def test_blank_values_count_as_unset() -> None:
         }
     )
     assert config.backend == "s3"
-    assert config.port == 3000
-    assert config.embedding_provider == "bedrock"
-    assert config.embedding_dim == 1024
-    assert config.recall_min_similarity == 0.1
-    assert config.mcp_api_key is None
-    assert config.knowledge_base_id is None
-    assert config.vector_index == "memories"
-    assert config.aws_region == "ap-northeast-2"
+    assert config.server.port == 3000
+    assert config.embedding.provider == "bedrock"
+    assert config.embedding.dim == 1024
+    assert config.recall.min_similarity == 0.1
+    assert config.server.mcp_api_key is None
+    assert config.aws.knowledge_base_id is None
+    assert config.s3.vector_index == "memories"
+    assert config.aws.region == "ap-northeast-2"
 
 
 def test_a_blank_bucket_counts_as_missing() -> None:
@@ -331,28 +339,91 @@ def test_a_blank_bucket_counts_as_missing() -> None:
 
 def test_values_are_trimmed() -> None:
     config = load_config({"DATABASE_URL": "  postgres://db/m  ", "PORT": " 8080 "})
-    assert (config.database_url, config.port) == ("postgres://db/m", 8080)
+    assert (config.postgres.database_url, config.server.port) == ("postgres://db/m", 8080)
 
 
 def test_the_config_is_frozen() -> None:
     config = load_config(PG)
     with pytest.raises(AttributeError):
-        config.port = 1  # type: ignore[misc]
-    assert msgspec.structs.replace(config, port=1).port == 1
+        config.server = msgspec.structs.replace(config.server, port=1)  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        config.server.port = 1  # type: ignore[misc]
+
+
+# --- one line per setting: each variable lands on its struct's field ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "setting", "expected"),
+    [
+        ("PG_SCAN_CACHE_MB", "0", "postgres.scan_cache_mb", 0),
+        ("AWS_REGION", "us-east-1", "aws.region", "us-east-1"),
+        ("AWS_ENDPOINT_URL", "http://127.0.0.1:4566", "aws.endpoint_url", "http://127.0.0.1:4566"),
+        ("KNOWLEDGE_BASE_ID", "KB0001", "aws.knowledge_base_id", "KB0001"),
+        ("EMBEDDING_MODEL", "titan-v3", "embedding.model", "titan-v3"),
+        ("EMBEDDING_DIM", "256", "embedding.dim", 256),
+        ("RECALL_MIN_SIMILARITY", "0.2", "recall.min_similarity", 0.2),
+        ("RECALL_HIGH_SIMILARITY", "0.9", "recall.high_similarity", 0.9),
+        ("PORT", "8080", "server.port", 8080),
+        ("HOST", "127.0.0.1", "server.hosts", ("127.0.0.1",)),
+        ("MCP_API_KEY", "key", "server.mcp_api_key", "key"),
+        ("UI_PORT", "8081", "server.ui_port", 8081),
+        ("MCP_MEMORY_TENANT", " acme ", "stdio.tenant", "acme"),
+        ("MCP_MEMORY_CONVERSATION", "thread-1", "stdio.conversation", "thread-1"),
+        ("STATS_FLUSH_MS", "5000", "counters.flush_ms", 5000),
+        ("STATS_COMPACT_THRESHOLD", "3", "counters.compact_threshold", 3),
+        ("METRICS_PORT", "9400", "compactor.metrics_port", 9400),
+        ("COMPACTOR_FOLD_INTERVAL_S", "1.5", "compactor.fold_interval_s", 1.5),
+        ("COMPACTOR_GC_INTERVAL_S", "60", "compactor.gc_interval_s", 60.0),
+        ("COMPACTOR_RECONCILE_INTERVAL_S", "120", "compactor.reconcile_interval_s", 120.0),
+        ("COMPACTOR_EXPIRE_INTERVAL_S", "30", "compactor.expire_interval_s", 30.0),
+        ("STORAGE_TIMEOUT_S", "1", "deadlines.storage_s", 1.0),
+        ("TOOL_TIMEOUT_S", "30", "deadlines.tool_s", 30.0),
+    ],
+)
+def test_each_variable_lands_on_its_setting(
+    variable: str, value: str, setting: str, expected: object
+) -> None:
+    found: object = load_config({**PG, variable: value})
+    for part in setting.split("."):
+        found = getattr(found, part)
+    assert found == expected
+
+
+def test_the_stdio_identity_is_unset_unless_given() -> None:
+    stdio = load_config({**PG, "MCP_MEMORY_TENANT": "  ", "MCP_MEMORY_CONVERSATION": ""}).stdio
+    assert (stdio.tenant, stdio.conversation) == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "rule"),
+    [
+        ("PG_SCAN_CACHE_MB", "-1", "a whole number of megabytes, 0 or more"),
+        ("METRICS_PORT", "0", "an integer between 1 and 65535"),
+        ("UI_PORT", "65536", "an integer between 1 and 65535"),
+        ("COMPACTOR_FOLD_INTERVAL_S", "0", "a positive number of seconds"),
+        ("COMPACTOR_GC_INTERVAL_S", "nan", "a positive number of seconds"),
+        ("COMPACTOR_RECONCILE_INTERVAL_S", "-1", "a positive number of seconds"),
+        ("COMPACTOR_EXPIRE_INTERVAL_S", "soon", "a positive number of seconds"),
+        ("UI_ENABLED", "yes", "true or false"),
+    ],
+)
+def test_every_refusal_names_its_variable_and_rule(variable: str, value: str, rule: str) -> None:
+    assert refusal({**PG, variable: value}) == f"{variable} must be {rule}, got {value!r}"
 
 
 def test_unset_settings_take_the_documented_defaults() -> None:
-    """The defaults are written once, on Config's fields; these are the README's values."""
+    """The defaults are written once, on the settings structs' fields; the README's values."""
     config = load_config(S3)
     assert (
-        config.port,
-        config.vector_index,
-        config.aws_region,
-        config.stats_flush_ms,
-        config.stats_compact_threshold,
-        config.metrics_port,
-        config.fold_interval_s,
-        config.gc_interval_s,
-        config.reconcile_interval_s,
-        config.pg_scan_cache_mb,
+        config.server.port,
+        config.s3.vector_index,
+        config.aws.region,
+        config.counters.flush_ms,
+        config.counters.compact_threshold,
+        config.compactor.metrics_port,
+        config.compactor.fold_interval_s,
+        config.compactor.gc_interval_s,
+        config.compactor.reconcile_interval_s,
+        config.postgres.scan_cache_mb,
     ) == (3000, "memories", "ap-northeast-2", 30_000, 20, 9300, 15.0, 300.0, 600.0, 128)

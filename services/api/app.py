@@ -96,7 +96,9 @@ def build_app(
             yield
 
     middlewares = [
-        gates_middleware(api_key=config.mcp_api_key, host_names=loopback_names(config.hosts))
+        gates_middleware(
+            api_key=config.server.mcp_api_key, host_names=loopback_names(config.server.hosts)
+        )
     ]
     if guard is not None:
         middlewares.insert(0, _handling_middleware(guard))

@@ -125,7 +125,7 @@ class BackgroundRuntime:
 def tool_definitions(config: Config) -> tuple[ToolDefinition[Any, Any], ...]:
     """The tools the runtime will offer, in its order: the memory tools, and ``search_docs``
     when a knowledge base is configured (as ``build_catalogue`` decides from the same fact)."""
-    return offered_tools(with_docs=config.knowledge_base_id is not None)
+    return offered_tools(with_docs=config.aws.knowledge_base_id is not None)
 
 
 def waiting_catalogue(

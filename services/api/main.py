@@ -94,7 +94,7 @@ def _log_boot(*, runner: web.AppRunner, app: web.Application, config: Config) ->
 
     # With --port 0 each listening socket gets its own port; report the IPv4 one (a 2-tuple).
     ipv4 = [address for address in runner.addresses if len(address) == 2]
-    port = (ipv4 or runner.addresses or [("", config.port)])[0][1]
+    port = (ipv4 or runner.addresses or [("", config.server.port)])[0][1]
     logger.info(
         "listening",
         extra={
@@ -107,7 +107,7 @@ def _log_boot(*, runner: web.AppRunner, app: web.Application, config: Config) ->
     )
     for line in app[RUNTIME_KEY].boot_lines:
         logger.info("boot", extra={"detail": line})
-    if config.mcp_api_key is not None:
+    if config.server.mcp_api_key is not None:
         logger.info(
             "auth",
             extra={"mode": "bearer", "detail": "every /mcp request must present MCP_API_KEY"},
@@ -174,9 +174,12 @@ async def _start(
 async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) -> int:
     """Run until a signal, then shut down gracefully; the process's exit code."""
     # Before the runtime opens (seconds): a port another server holds is refused at once.
-    busy = taken_on(config.hosts, config.port)
+    busy = taken_on(config.server.hosts, config.server.port)
     if busy is not None:
-        print(port_in_use_text(busy, config.port, variable="PORT", flag="--port"), file=sys.stderr)
+        print(
+            port_in_use_text(busy, config.server.port, variable="PORT", flag="--port"),
+            file=sys.stderr,
+        )
         return 1
     # Imported here, not at the top: the MCP SDK takes seconds to import, and a configuration
     # refusal should not wait for it.
@@ -195,7 +198,7 @@ async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) ->
         keepalive_timeout=KEEPALIVE_TIMEOUT_S,
     )
     try:
-        await _start(runner, hosts=config.hosts, port=config.port, guard=guard)
+        await _start(runner, hosts=config.server.hosts, port=config.server.port, guard=guard)
     except BootError as error:
         print(error, file=sys.stderr)
         return 1
@@ -228,13 +231,14 @@ def run(argv: Sequence[str] | None = None, *, open_runtime: RuntimeOpener | None
     except ConfigError as error:
         print(f"configuration error: {error}", file=sys.stderr)
         return 1
-    if args.port is not None:
-        config = msgspec.structs.replace(config, port=args.port)
-    if args.host is not None:
-        config = msgspec.structs.replace(config, hosts=args.host)
-    if args.ui_port is not None:
-        config = msgspec.structs.replace(config, ui_port=args.ui_port)
-    return asyncio.run(serve(config, open_runtime=open_runtime))
+    return asyncio.run(serve(_with_flags(config, args), open_runtime=open_runtime))
+
+
+def _with_flags(config: Config, args: argparse.Namespace) -> Config:
+    """The listening flags given override their variables (PORT, HOST, UI_PORT)."""
+    flags = {"port": args.port, "hosts": args.host, "ui_port": args.ui_port}
+    given = {name: value for name, value in flags.items() if value is not None}
+    return msgspec.structs.replace(config, server=msgspec.structs.replace(config.server, **given))
 
 
 def _run_stdio(config: Config, *, open_runtime: RuntimeOpener | None) -> int:
@@ -242,7 +246,7 @@ def _run_stdio(config: Config, *, open_runtime: RuntimeOpener | None) -> int:
     from services.api.runtime import open_runtime as real_runtime
     from services.api.stdio import serve_stdio, stdio_context
 
-    context = stdio_context(os.environ)
+    context = stdio_context(config.stdio)
     try:
         return asyncio.run(serve_stdio(config, context, open_runtime=open_runtime or real_runtime))
     except (StorageError, ServiceError) as error:

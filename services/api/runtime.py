@@ -55,20 +55,20 @@ async def open_runtime(
         stack.enter_context(scan_metrics(stores.vectors))
         embedder = InstrumentedEmbedder(await stack.enter_async_context(open_embedder(config)))
         # Every storage call a tool makes is bounded (STORAGE_TIMEOUT_S), and timed with it.
-        timeout_s = config.storage_timeout_s
+        timeout_s = config.deadlines.storage_s
         vectors = InstrumentedVectorStore(BoundedVectorStore(stores.vectors, timeout_s=timeout_s))
         objects = InstrumentedObjectStore(BoundedObjectStore(stores.objects, timeout_s=timeout_s))
         pid = process_id()
         tracker = CounterTracker(
             objects,
             process_id=pid,
-            compact_threshold=config.stats_compact_threshold,
+            compact_threshold=config.counters.compact_threshold,
             events=PrometheusCounterEvents(),
             clock_ms=clock_ms,
         )
-        await stack.enter_async_context(FlushLoop(tracker, interval_ms=config.stats_flush_ms))
+        await stack.enter_async_context(FlushLoop(tracker, interval_ms=config.counters.flush_ms))
         docs = None
-        if config.knowledge_base_id is not None:
+        if config.aws.knowledge_base_id is not None:
             from shared.docs import KnowledgeBaseRetriever
 
             docs = await stack.enter_async_context(KnowledgeBaseRetriever.open(config))
@@ -81,22 +81,22 @@ async def open_runtime(
             counters=tracker,
             lexicon=lexicon,
             replacements=ReplacementLog(objects, clock_ms=clock_ms),
-            floor=config.recall_min_similarity,
-            high_similarity=config.recall_high_similarity,
+            floor=config.recall.min_similarity,
+            high_similarity=config.recall.high_similarity,
             clock_ms=clock_ms,
         )
         docs_line = (
-            f"docs: knowledge base {config.knowledge_base_id} — search_docs offered"
+            f"docs: knowledge base {config.aws.knowledge_base_id} — search_docs offered"
             if docs is not None
             else "docs: no KNOWLEDGE_BASE_ID — memories only, search_docs not offered"
         )
         yield Runtime(
-            catalogue=build_catalogue(service, docs=docs, timeout_s=config.tool_timeout_s),
+            catalogue=build_catalogue(service, docs=docs, timeout_s=config.deadlines.tool_s),
             # The raw stores: the probe has its own, shorter deadline and no latency samples.
             check_ready=storage_check(vectors=stores.vectors, objects=stores.objects),
             boot_lines=(
-                f"{stores.description} ({config.embedding_provider}:{config.embedding_model}, "
-                f"{config.embedding_dim}d, floor {config.recall_min_similarity})",
+                f"{stores.description} ({config.embedding.provider}:{config.embedding.model}, "
+                f"{config.embedding.dim}d, floor {config.recall.min_similarity})",
                 docs_line,
             ),
             service=service,

@@ -18,7 +18,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 from mcp.server.stdio import stdio_server
@@ -33,7 +33,7 @@ from shared.storage.factory import watch_embedded_server
 
 if TYPE_CHECKING:
     from services.api.app import RuntimeOpener, RuntimeView
-    from shared.config import Config
+    from shared.config import Config, StdioSettings
 
 logger = logging.getLogger(__name__)
 
@@ -46,19 +46,18 @@ CONVERSATION_VIA: Final = (
 )
 
 
-def stdio_context(environ: Mapping[str, str]) -> ToolContext:
-    """Who every call of this process is from, read once at start.
+def stdio_context(settings: StdioSettings) -> ToolContext:
+    """Who every call of this process is from, as the configuration read it at start.
 
     Raises:
         ConfigError: the tenant is missing or either value breaks the headers' rules.
     """
-    tenant = environ.get(TENANT_VARIABLE, "").strip()
-    if not tenant:
+    tenant, conversation = settings.tenant, settings.conversation
+    if tenant is None:
         raise ConfigError(
             f"{TENANT_VARIABLE} is required with --stdio: the tenant comes from the operator's "
             "configuration (the client's env block), never from a tool argument"
         )
-    conversation = environ.get(CONVERSATION_VARIABLE, "").strip() or None
     try:
         return ToolContext(
             tenant=validated_tenant(TENANT_VARIABLE, tenant),

@@ -144,7 +144,7 @@ async def _run(config: Config, *, metrics_port: int, stop: asyncio.Event) -> Non
 
 async def serve(config: Config, *, metrics_port: int | None = None) -> int:
     """Run until SIGTERM/SIGINT; the process's exit code."""
-    port = config.metrics_port if metrics_port is None else metrics_port
+    port = config.compactor.metrics_port if metrics_port is None else metrics_port
     # Before the stores open: /metrics listens on every interface, as aiohttp's default does.
     busy = taken_on(ALL_INTERFACES, port)
     if busy is not None:

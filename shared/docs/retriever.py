@@ -69,13 +69,13 @@ def parse_retrieval(response: dict[str, Any]) -> list[DocExcerpt]:
 
 
 class KnowledgeBaseRetriever:
-    """Retrieve from ``config.knowledge_base_id``; use as ``async with`` to own the client."""
+    """Retrieve from ``config.aws.knowledge_base_id``; use as ``async with`` to own the client."""
 
     def __init__(self, config: Config) -> None:
-        if not config.knowledge_base_id:
+        if not config.aws.knowledge_base_id:
             raise DocsError("no knowledge base is configured (KNOWLEDGE_BASE_ID is unset)")
         self._config = config
-        self._knowledge_base_id = config.knowledge_base_id
+        self._knowledge_base_id = config.aws.knowledge_base_id
         self._stack = contextlib.AsyncExitStack()
         self._client: Any = None
 
@@ -89,15 +89,15 @@ class KnowledgeBaseRetriever:
         from aiobotocore.session import get_session
 
         options: dict[str, Any] = {
-            "region_name": self._config.aws_region,
+            "region_name": self._config.aws.region,
             "config": AioConfig(
                 retries={"max_attempts": _RETRY_ATTEMPTS, "mode": "standard"},
                 connect_timeout=_CONNECT_TIMEOUT_S,
                 read_timeout=_READ_TIMEOUT_S,
             ),
         }
-        if self._config.aws_endpoint_url:
-            options["endpoint_url"] = self._config.aws_endpoint_url
+        if self._config.aws.endpoint_url:
+            options["endpoint_url"] = self._config.aws.endpoint_url
         self._client = await self._stack.enter_async_context(
             get_session().create_client("bedrock-agent-runtime", **options)
         )
@@ -136,7 +136,7 @@ class KnowledgeBaseRetriever:
 @contextlib.asynccontextmanager
 async def open_retriever(config: Config) -> AsyncIterator[KnowledgeBaseRetriever | None]:
     """The opened retriever when KNOWLEDGE_BASE_ID is set, else None (and no SDK is loaded)."""
-    if not config.knowledge_base_id:
+    if not config.aws.knowledge_base_id:
         yield None
         return
     async with KnowledgeBaseRetriever(config) as retriever:

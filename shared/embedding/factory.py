@@ -24,34 +24,34 @@ async def open_embedder(config: Config) -> AsyncIterator[Embedder]:
         EmbeddingError: the local model could not be loaded.
     """
     embedder: Embedder
-    if config.embedding_provider == "bedrock":
+    if config.embedding.provider == "bedrock":
         from shared.embedding.bedrock import BedrockEmbedder
 
         embedder = await BedrockEmbedder.open(
-            model=config.embedding_model,
-            dim=config.embedding_dim,
-            region=config.aws_region,
-            endpoint_url=config.aws_endpoint_url,
+            model=config.embedding.model,
+            dim=config.embedding.dim,
+            region=config.aws.region,
+            endpoint_url=config.aws.endpoint_url,
         )
-    elif config.embedding_provider == "openai":
+    elif config.embedding.provider == "openai":
         from shared.embedding.openai import OpenAIEmbedder
 
         # load_config guarantees both under openai; the check keeps a hand-built Config honest.
-        if config.embedding_base_url is None or config.embedding_api_key is None:
+        if config.embedding.base_url is None or config.embedding.api_key is None:
             raise ConfigError(
                 "EMBEDDING_BASE_URL and EMBEDDING_API_KEY are required when "
                 "EMBEDDING_PROVIDER=openai"
             )
         embedder = OpenAIEmbedder(
-            config.embedding_base_url,
-            api_key=config.embedding_api_key,
-            model=config.embedding_model,
-            dim=config.embedding_dim,
+            config.embedding.base_url,
+            api_key=config.embedding.api_key,
+            model=config.embedding.model,
+            dim=config.embedding.dim,
         )
     else:
         from shared.embedding.local import LocalEmbedder
 
-        embedder = await LocalEmbedder.open(model=config.embedding_model, dim=config.embedding_dim)
+        embedder = await LocalEmbedder.open(model=config.embedding.model, dim=config.embedding.dim)
     try:
         yield embedder
     finally:

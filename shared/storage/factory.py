@@ -35,9 +35,9 @@ def watch_embedded_server(config: Config, stop: asyncio.Event) -> Callable[[], b
     function the process calls on its way out: True when the server died (the process then
     exits 1, so what supervises it restarts both), and it stops the watch. For any other backend
     it always answers False, and the PostgreSQL modules are not loaded."""
-    if config.backend != "embedded" or config.data_dir is None:
+    if config.backend != "embedded" or config.postgres.data_dir is None:
         return lambda: False
     from shared.storage.postgres.embedded import died, stop_when_dead
 
-    watcher = stop_when_dead(config.data_dir, stop)
+    watcher = stop_when_dead(config.postgres.data_dir, stop)
     return lambda: died(watcher)

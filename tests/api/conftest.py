@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from services.api.app import build_app
 from services.api.tools.spec import ToolSpec
-from shared.config import Config
+from shared.config import Config, EmbeddingSettings, RecallSettings, ServerSettings
 from tests.api._catalogue import TEST_CATALOGUE, RuntimeFactory, catalogue_runtime
 
 Mode = Literal["auto", "legacy"]
@@ -34,12 +34,9 @@ def test_config(*, api_key: str | None = None) -> Config:
     """A valid Config for a server whose runtime opens no storage."""
     return Config(
         backend="embedded",
-        embedding_provider="local",
-        embedding_model="all-MiniLM-L6-v2",
-        embedding_dim=384,
-        recall_min_similarity=0.25,
-        recall_high_similarity=0.55,
-        mcp_api_key=api_key,
+        embedding=EmbeddingSettings(provider="local", model="all-MiniLM-L6-v2", dim=384),
+        recall=RecallSettings(min_similarity=0.25, high_similarity=0.55),
+        server=ServerSettings(mcp_api_key=api_key),
     )
 
 

@@ -15,6 +15,7 @@ import msgspec
 import pytest
 
 from services.api.host_header import host_name, loopback_names
+from shared.config import ServerSettings
 from tests.api.conftest import McpServerFactory, mcp_session
 from tests.api.conftest import test_config as base_config
 
@@ -71,7 +72,7 @@ async def raw_exchange(url: str, head: str) -> tuple[int, dict[str, object]]:
 @pytest.fixture
 async def loopback_url(mcp_server_factory: McpServerFactory) -> str:
     return await mcp_server_factory(
-        config=msgspec.structs.replace(base_config(), hosts=("127.0.0.1",))
+        config=msgspec.structs.replace(base_config(), server=ServerSettings(hosts=("127.0.0.1",)))
     )
 
 

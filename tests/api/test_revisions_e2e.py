@@ -87,8 +87,8 @@ def _service(config: Config, stores: Stores, embedder: Embedder, clock: Clock) -
         ),
         lexicon=Lexicon(stores.objects, stores.vectors, process_id="second", clock_ms=clock),
         replacements=ReplacementLog(stores.objects, clock_ms=clock),
-        floor=config.recall_min_similarity,
-        high_similarity=config.recall_high_similarity,
+        floor=config.recall.min_similarity,
+        high_similarity=config.recall.high_similarity,
         clock_ms=clock,
     )
 

@@ -118,12 +118,12 @@ def test_exposed_port_is_the_one_the_process_binds(component: str) -> None:
                 if name in {"PORT", "METRICS_PORT", "HOST"}:
                     environ[name] = value
     config = load_config({**environ, "DATABASE_URL": "postgres://u@h/d"})
-    expected = config.port if component == "api" else config.metrics_port
+    expected = config.server.port if component == "api" else config.compactor.metrics_port
     assert exposed == [expected], (exposed, expected)
     assert expected == (3000 if component == "api" else 9300)
     if component == "api":
         # Every interface even under --local: a container's loopback is unreachable from -p.
-        assert load_config(environ, local=True).hosts == ("0.0.0.0", "::")
+        assert load_config(environ, local=True).server.hosts == ("0.0.0.0", "::")
 
 
 @pytest.mark.parametrize("component", sorted(DOCKERFILES))

@@ -325,16 +325,16 @@ def test_the_pod_configuration_loads(overlay: str, docs: list[Doc], name: str, p
     """shared/config.py accepts what the pod would be given, and binds the port probed."""
     config = load_config(_pod_environ(docs, name))
     assert config.backend == overlay
-    assert (config.port if name == API else config.metrics_port) == port
+    assert (config.server.port if name == API else config.compactor.metrics_port) == port
     if name == API:
         # Set explicitly, not left to the default: the pod serves every interface.
         assert "HOST" in _pod_environ(docs, name)
-        assert config.hosts == ("0.0.0.0", "::")
+        assert config.server.hosts == ("0.0.0.0", "::")
     if overlay == "postgres":
-        assert config.embedding_provider == "openai"
+        assert config.embedding.provider == "openai"
     else:
-        assert config.embedding_provider == "bedrock"
-        assert config.vector_bucket and config.state_bucket
+        assert config.embedding.provider == "bedrock"
+        assert config.s3.vector_bucket and config.s3.state_bucket
 
 
 def test_secrets_are_referenced_never_inlined(overlay: str, docs: list[Doc]) -> None:

@@ -33,7 +33,7 @@ def aws_test_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 async def bedrock_runtime(aws_test_credentials: None) -> AsyncIterator[FakeBedrockRuntime]:
-    """A fake bedrock-runtime; point AWS_ENDPOINT_URL (config.aws_endpoint_url) at .base_url."""
+    """A fake bedrock-runtime; point AWS_ENDPOINT_URL (config.aws.endpoint_url) at .base_url."""
     async with running_bedrock_runtime() as fake:
         yield fake
 

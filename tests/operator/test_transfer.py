@@ -186,8 +186,8 @@ def memory_service(stores: Stores, embedder: Embedder, config: Any) -> MemorySer
         counters=CounterTracker(stores.objects, process_id="probe", compact_threshold=20),
         lexicon=Lexicon(stores.objects, stores.vectors, process_id="probe", clock_ms=clock),
         replacements=ReplacementLog(stores.objects, clock_ms=clock),
-        floor=config.recall_min_similarity,
-        high_similarity=config.recall_high_similarity,
+        floor=config.recall.min_similarity,
+        high_similarity=config.recall.high_similarity,
     )
 
 

@@ -57,4 +57,4 @@ def object_store(stores: Stores) -> ObjectStore:
 @pytest.fixture
 def embedding_dim(storage_config: Config) -> int:
     """The width every vector in a contract test has (an S3 Vectors index fixes one)."""
-    return storage_config.embedding_dim
+    return storage_config.embedding.dim

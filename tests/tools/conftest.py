@@ -62,7 +62,7 @@ def service(stores: Stores, local_embedder: Embedder, clock: Clock) -> MemorySer
         counters=tracker,
         lexicon=lexicon,
         replacements=ReplacementLog(stores.objects, clock_ms=clock),
-        floor=config.recall_min_similarity,
-        high_similarity=config.recall_high_similarity,
+        floor=config.recall.min_similarity,
+        high_similarity=config.recall.high_similarity,
         clock_ms=clock,
     )

@@ -30,7 +30,7 @@ UI_SHUTDOWN_S: Final = 1.0
 def _off_reason(config: Config) -> str:
     if config.backend != "embedded":
         return "set UI_ENABLED=true (with MCP_API_KEY) to serve the memory page outside --local"
-    if is_loopback_only(config.hosts):
+    if is_loopback_only(config.server.hosts):
         return "UI_ENABLED=false"
     return (
         "HOST reaches beyond this machine and MCP_API_KEY is unset: set MCP_API_KEY to serve "
@@ -48,28 +48,28 @@ def page_url(addresses: list[Any], *, port: int) -> str:
 
 async def start_ui(config: Config, service: MemoryService | None) -> web.AppRunner | None:
     """The page's runner, listening; None when it is off or its port cannot be had."""
-    if not config.ui_enabled:
+    if not config.server.ui_enabled:
         logger.info("ui_off", extra={"detail": _off_reason(config)})
         return None
     if service is None:
         logger.info("ui_off", extra={"detail": "this runtime has no memory service"})
         return None
-    if config.mcp_api_key is None and not is_loopback_only(config.hosts):
+    if config.server.mcp_api_key is None and not is_loopback_only(config.server.hosts):
         # Configuration decided on HOST; --host may have widened it since. Never keyless there.
         logger.warning("ui_off", extra={"detail": _off_reason(config)})
         return None
     guard = ConnectionGuard()
     app = build_ui_app(
         service,
-        api_key=config.mcp_api_key,
-        host_names=loopback_names(config.hosts),
+        api_key=config.server.mcp_api_key,
+        host_names=loopback_names(config.server.hosts),
         guard=guard,
     )
     runner = web.AppRunner(
         app, access_log=None, shutdown_timeout=UI_SHUTDOWN_S, keepalive_timeout=KEEPALIVE_TIMEOUT_S
     )
     await runner.setup()
-    site = GuardedSite(runner, guard, hosts=config.hosts, port=config.ui_port)
+    site = GuardedSite(runner, guard, hosts=config.server.hosts, port=config.server.ui_port)
     try:
         await site.start()
     except OSError as error:
@@ -77,8 +77,8 @@ async def start_ui(config: Config, service: MemoryService | None) -> web.AppRunn
         logger.warning(
             "ui_unavailable",
             extra={
-                "port": config.ui_port,
-                "detail": f"the memory page cannot listen on port {config.ui_port} "
+                "port": config.server.ui_port,
+                "detail": f"the memory page cannot listen on port {config.server.ui_port} "
                 f"({error.strerror or error}); set UI_PORT or --ui-port to another port",
             },
         )
@@ -90,7 +90,9 @@ async def start_ui(config: Config, service: MemoryService | None) -> web.AppRunn
         extra={
             "url": page_url(runner.addresses, port=port),
             "port": port,
-            "login": "MCP_API_KEY" if config.mcp_api_key is not None else "none (loopback only)",
+            "login": "MCP_API_KEY"
+            if config.server.mcp_api_key is not None
+            else "none (loopback only)",
         },
     )
     return runner

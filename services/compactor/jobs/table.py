@@ -44,12 +44,14 @@ class Job:
     interval_s: Callable[[Config], float]
 
 
-FOLD: Final = Job("fold", "fold_shards", fold_shards, lambda c: c.fold_interval_s)
-GC: Final = Job("gc", "gc_shards", gc_shards, lambda c: c.gc_interval_s)
+FOLD: Final = Job("fold", "fold_shards", fold_shards, lambda c: c.compactor.fold_interval_s)
+GC: Final = Job("gc", "gc_shards", gc_shards, lambda c: c.compactor.gc_interval_s)
 RECONCILE: Final = Job(
-    "reconcile", "reconcile_stores", reconcile_stores, lambda c: c.reconcile_interval_s
+    "reconcile", "reconcile_stores", reconcile_stores, lambda c: c.compactor.reconcile_interval_s
 )
-EXPIRE: Final = Job("expire", "expire_memories", expire_memories, lambda c: c.expire_interval_s)
+EXPIRE: Final = Job(
+    "expire", "expire_memories", expire_memories, lambda c: c.compactor.expire_interval_s
+)
 JOBS: Final = (FOLD, GC, RECONCILE, EXPIRE)
 
 __all__ = ["EXPIRE", "FOLD", "GC", "JOBS", "RECONCILE", "Job", "JobResult"]

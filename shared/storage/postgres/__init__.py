@@ -61,22 +61,22 @@ async def open_postgres_stores(config: Config) -> AsyncIterator[Stores]:
         SchemaError: the pgvector extension is missing and cannot be created.
     """
     if config.backend == "embedded":
-        if config.data_dir is None:
+        if config.postgres.data_dir is None:
             raise ConfigError("the embedded database needs a data dir (--data-dir)")
-        async with embedded_database(config.data_dir) as url:
+        async with embedded_database(config.postgres.data_dir) as url:
             async with _open_url(
                 url,
-                description=describe_embedded(config.data_dir),
-                scan_cache_mb=config.pg_scan_cache_mb,
+                description=describe_embedded(config.postgres.data_dir),
+                scan_cache_mb=config.postgres.scan_cache_mb,
             ) as stores:
                 yield stores
     elif config.backend == "postgres":
-        if config.database_url is None:
+        if config.postgres.database_url is None:
             raise ConfigError("DATABASE_URL is required for the PostgreSQL backend")
         async with _open_url(
-            config.database_url,
-            description=describe(config.database_url),
-            scan_cache_mb=config.pg_scan_cache_mb,
+            config.postgres.database_url,
+            description=describe(config.postgres.database_url),
+            scan_cache_mb=config.postgres.scan_cache_mb,
         ) as stores:
             yield stores
     else:

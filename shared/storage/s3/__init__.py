@@ -34,7 +34,7 @@ _INDEX_GUIDE: Final = "see docs/s3.md, 'Creating the vector index'"
 async def open_s3_stores(config: Config) -> AsyncIterator[Stores]:
     """Open both S3 stores after checking, with one cheap call each, that they can work.
 
-    The index must exist with ``config.embedding_dim`` dimensions, the cosine metric and the
+    The index must exist with ``config.embedding.dim`` dimensions, the cosine metric and the
     design's non-filterable keys — none of which can be changed once it exists — and the state
     bucket must be reachable.
 
@@ -42,27 +42,27 @@ async def open_s3_stores(config: Config) -> AsyncIterator[Stores]:
         StorageUnavailableError: the index or bucket is missing, unreachable or built wrong;
             the message names what and both numbers where there are two.
     """
-    if config.vector_bucket is None or config.state_bucket is None:
+    if config.s3.vector_bucket is None or config.s3.state_bucket is None:
         raise StorageUnavailableError("the S3 backend needs VECTOR_BUCKET and STATE_BUCKET")
     async with open_aws_clients(config) as clients:
         await _check_index(clients, config=config)
-        await _check_state_bucket(clients, bucket=config.state_bucket)
+        await _check_state_bucket(clients, bucket=config.s3.state_bucket)
         description = (
-            f"store: s3vectors://{config.vector_bucket}/{config.vector_index}, "
-            f"state: s3://{config.state_bucket}"
+            f"store: s3vectors://{config.s3.vector_bucket}/{config.s3.vector_index}, "
+            f"state: s3://{config.s3.state_bucket}"
         )
-        logger.info("s3_stores_opened", extra={"region": config.aws_region})
+        logger.info("s3_stores_opened", extra={"region": config.aws.region})
         yield Stores(
             vectors=S3VectorsStore(
-                clients.s3vectors, bucket=config.vector_bucket, index=config.vector_index
+                clients.s3vectors, bucket=config.s3.vector_bucket, index=config.s3.vector_index
             ),
-            objects=S3ObjectStore(clients.s3, bucket=config.state_bucket),
+            objects=S3ObjectStore(clients.s3, bucket=config.s3.state_bucket),
             description=description,
         )
 
 
 async def _check_index(clients: AwsClients, *, config: Config) -> None:
-    where = f"s3vectors://{config.vector_bucket}/{config.vector_index}"
+    where = f"s3vectors://{config.s3.vector_bucket}/{config.s3.vector_index}"
     try:
         with translated(
             "GetIndex",
@@ -71,21 +71,21 @@ async def _check_index(clients: AwsClients, *, config: Config) -> None:
             missing_codes=frozenset({"NotFoundException"}),
         ):
             response = await clients.s3vectors.get_index(
-                vectorBucketName=config.vector_bucket, indexName=config.vector_index
+                vectorBucketName=config.s3.vector_bucket, indexName=config.s3.vector_index
             )
     except NotFoundError as error:
         raise StorageUnavailableError(
             f"the vector index {where} does not exist — create it with dimension "
-            f"{config.embedding_dim} and the cosine metric ({_INDEX_GUIDE})"
+            f"{config.embedding.dim} and the cosine metric ({_INDEX_GUIDE})"
         ) from error
     except StorageError as error:
         raise StorageUnavailableError(f"the vector index could not be checked: {error}") from error
     index = response.get("index", {})
     dimension = index.get("dimension")
-    if dimension != config.embedding_dim:
+    if dimension != config.embedding.dim:
         raise StorageUnavailableError(
             f"the vector index {where} has dimension {dimension} but EMBEDDING_DIM is "
-            f"{config.embedding_dim}; an index's dimension cannot change — set EMBEDDING_DIM "
+            f"{config.embedding.dim}; an index's dimension cannot change — set EMBEDDING_DIM "
             f"and EMBEDDING_MODEL to match it, or create a new index ({_INDEX_GUIDE})"
         )
     metric = index.get("distanceMetric")

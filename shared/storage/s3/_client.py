@@ -1,7 +1,7 @@
 """The aiobotocore clients of the S3 backend, and the one place AWS errors become ours.
 
 Credentials come only from the standard AWS chain (a pod's role, or the environment); nothing here
-reads, stores or logs them. The endpoint is ``config.aws_endpoint_url`` when set; otherwise
+reads, stores or logs them. The endpoint is ``config.aws.endpoint_url`` when set; otherwise
 botocore's own resolution runs, which honours per-service variables such as
 ``AWS_ENDPOINT_URL_S3VECTORS`` (tests point S3 and S3 Vectors at two different local servers).
 """
@@ -55,20 +55,20 @@ class AwsClients(msgspec.Struct, frozen=True, kw_only=True):
 
 @contextlib.asynccontextmanager
 async def open_aws_clients(config: Config) -> AsyncIterator[AwsClients]:
-    """Open the S3 and S3 Vectors clients in ``config.aws_region`` and close both after."""
+    """Open the S3 and S3 Vectors clients in ``config.aws.region`` and close both after."""
     client_config = AioConfig(
         retries={"total_max_attempts": _RETRY_ATTEMPTS, "mode": "standard"},
         # Per attempt: a stalled endpoint (it accepts and never answers) is given up on after
         # STORAGE_TIMEOUT_S, then retried. That bounds the boot and the compactor; the API also
         # bounds a whole call, retries included, to the same deadline.
-        connect_timeout=config.storage_timeout_s,
-        read_timeout=config.storage_timeout_s,
+        connect_timeout=config.deadlines.storage_s,
+        read_timeout=config.deadlines.storage_s,
         max_pool_connections=_MAX_POOL_CONNECTIONS,
     )
     session = _session()
-    options: dict[str, Any] = {"region_name": config.aws_region, "config": client_config}
-    if config.aws_endpoint_url:
-        options["endpoint_url"] = config.aws_endpoint_url
+    options: dict[str, Any] = {"region_name": config.aws.region, "config": client_config}
+    if config.aws.endpoint_url:
+        options["endpoint_url"] = config.aws.endpoint_url
     async with contextlib.AsyncExitStack() as stack:
         s3 = await stack.enter_async_context(session.create_client("s3", **options))
         s3vectors = await stack.enter_async_context(session.create_client("s3vectors", **options))

@@ -309,7 +309,7 @@ async def test_a_tenant_of_two_widths_is_left_to_sql(pg_url: str) -> None:
 def test_the_cache_budget_must_be_a_whole_non_negative_number() -> None:
     with pytest.raises(ConfigError, match="PG_SCAN_CACHE_MB"):
         load_config({"DATABASE_URL": "postgres://x/y", "PG_SCAN_CACHE_MB": "-1"})
-    assert load_config({"DATABASE_URL": "postgres://x/y"}).pg_scan_cache_mb == 128
+    assert load_config({"DATABASE_URL": "postgres://x/y"}).postgres.scan_cache_mb == 128
 
 
 async def test_own_writes_advance_the_snapshot_without_reading_it_again(pg_url: str) -> None:
