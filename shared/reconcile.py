@@ -28,8 +28,8 @@ from collections.abc import Mapping, Set
 import msgspec
 
 from shared.errors import ConflictError
-from shared.lexical.lexicon import lexicon_documents
 from shared.lexical.segments import LexiconShard, passage_counts
+from shared.lexical.stored import lexicon_documents
 from shared.memories.repairs import settled
 from shared.memories.upkeep import Upkeep
 from shared.model import Memory, index_key, parse_index_key

@@ -27,7 +27,7 @@ from mcp_types import TextContent
 
 from shared.config import load_config
 from shared.counters import COMPACTION_LAG_MS
-from shared.lexical.lexicon import lexicon_documents
+from shared.lexical.stored import lexicon_documents
 from shared.memories.forgetting import record_prefix
 from shared.model import Memory, index_key, index_prefix, iso_ms, new_ulid
 from shared.storage import Stores, open_stores

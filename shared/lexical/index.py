@@ -177,6 +177,26 @@ class LexicalIndex:
         return self.query(query_terms, names=names).result(top_k=top_k, include=include)
 
 
+def _best_passages(by_passage: dict[str, float], owners: dict[str, str]) -> dict[str, float]:
+    """Each memory's score: its best passage's."""
+    scores: dict[str, float] = {}
+    for key, value in by_passage.items():
+        memory_id = owners.get(key, key)
+        if value > scores.get(memory_id, 0.0):
+            scores[memory_id] = value
+    return scores
+
+
+def _spread(scores: dict[str, float], documents: int) -> float:
+    """The scores' standard deviation over all ``documents``: memories without a match score
+    0, so the spread over all of them needs only the matches."""
+    if not documents or not scores:
+        return 0.0
+    mean = sum(scores.values()) / documents
+    squares = sum(score * score for score in scores.values()) / documents
+    return math.sqrt(max(0.0, squares - mean * mean))
+
+
 class KeywordQuery:
     """One query scored against the whole index at once (see ``LexicalIndex.query``). Scoring
     runs when it is built, so a caller can build it while something else is awaited and pick
@@ -237,19 +257,8 @@ class KeywordQuery:
                     continue
                 held += 1
             holders[term] = held
-        self._scores: dict[str, float] = {}
-        scores = self._scores
-        for key, value in by_passage.items():
-            memory_id = owners.get(key, key)
-            if value > scores.get(memory_id, 0.0):
-                scores[memory_id] = value
-        # Memories without a match score 0: the spread over all of them needs only the matches.
-        if documents and self._scores:
-            mean = sum(self._scores.values()) / documents
-            squares = sum(score * score for score in self._scores.values()) / documents
-            self.spread = math.sqrt(max(0.0, squares - mean * mean))
-        else:
-            self.spread = 0.0
+        self._scores = _best_passages(by_passage, owners)
+        self.spread = _spread(self._scores, documents)
         rare_at_most = max(1.0, RARE_SHARE * documents)
         self._rare = {t for t in present if 0 < holders[t] <= rare_at_most}
         # A name most memories hold (``node.js`` in a Node project) picks none of them out.

@@ -1,5 +1,6 @@
-"""The keyword leg's I/O: one BM25 index per tenant, kept in this process from the lexicon objects
-in the state store (see ``segments``), on either backend, through the ``ObjectStore`` interface.
+"""The keyword leg's I/O: one BM25 index per tenant (``tenant_index``), kept in this process from
+the lexicon objects in the state store (``stored``, ``segments``), on either backend, through the
+``ObjectStore`` interface.
 
 - **Own writes are findable at once.** ``added`` and ``removed`` write one shard and apply it to
   this process's index before they return.
@@ -27,37 +28,30 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
-from shared.errors import ConflictError, StorageError
-from shared.lexical.index import KeywordQuery, KeywordResult, LexicalIndex
+from shared.errors import StorageError
+from shared.lexical.index import KeywordQuery, KeywordResult
 from shared.lexical.segments import (
     LEXICON_LAYOUT,
     LEXICON_LOG,
-    Documents,
     LexiconShard,
-    MergedHeader,
-    MergedLexicon,
-    absorbed_digest,
     apply,
-    decode_for_fold,
     decode_merged,
     decode_merged_header,
-    decode_shard,
-    encode,
     passage_counts,
 )
+from shared.lexical.stored import backfill, read_lexicon_shards, write_lexicon_shard
+from shared.lexical.tenant_index import TenantLexicon, build_tenant_lexicon
 from shared.lexical.tokens import names, terms
 from shared.model import Memory
 from shared.shardlog import COMPACTION_LAG_MS, absorbable_names
-from shared.storage.index import index_entries
 from shared.storage.interfaces import ObjectStore, VectorStore
 from shared.tasks import abandon, shared_run
 
 logger = logging.getLogger(__name__)
 
-BACKFILL_BATCH: Final = 100
 DEFAULT_REFRESH_S: Final = 5.0
 DEFAULT_FOLD_THRESHOLD: Final = 200
 # Index entries ((memory, term) pairs) held over all tenants; the least recently searched tenant
@@ -67,54 +61,6 @@ DEFAULT_MAX_ENTRIES: Final = 3_000_000
 # Own shards are kept this long, to be applied again to an index read meanwhile (a read that
 # started before an own write landed would otherwise miss it until its next refresh).
 _OWN_SHARD_KEEP_MS: Final = 2 * COMPACTION_LAG_MS
-
-
-@dataclass
-class _TenantLexicon:
-    index: LexicalIndex
-    watermark: str
-    merged_etag: str | None
-    # The shards above the watermark applied to the index, and the removals each made.
-    applied: set[str]
-    removed_by: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    removed: set[str] = field(default_factory=set)
-    checked_at: float = field(default_factory=time.monotonic)
-
-    def take(self, name: str, shard: LexiconShard) -> None:
-        """Apply one shard (a removal is final: a later-read addition cannot undo it)."""
-        self.note(name, shard)
-        for memory_id in shard.remove:
-            self.index.remove(memory_id)
-        for memory_id, passages in shard.add.items():
-            if memory_id not in self.removed:
-                self.index.add(memory_id, passages)
-
-    def note(self, name: str, shard: LexiconShard) -> None:
-        """Record a shard as applied (``take``, or read into the index it was built from)."""
-        self.applied.add(name)
-        if shard.remove:
-            self.removed_by[name] = tuple(shard.remove)
-            self.removed.update(shard.remove)
-
-    def holds_fold(self, header: MergedHeader) -> bool:
-        """Whether this index already holds what the fold that wrote ``header`` absorbed: it
-        started from this watermark, and its shards are exactly the ones applied up to its own.
-        A shard this process never read, or one the fold missed, makes the digests differ."""
-        if not header.absorbed or header.folded_from != self.watermark:
-            return False
-        upto = [name for name in self.applied if self.watermark < name <= header.watermark]
-        return absorbed_digest(upto) == header.absorbed
-
-    def adopt(self, header: MergedHeader, etag: str) -> None:
-        """Move to the fold's watermark (see ``holds_fold``): what it absorbed is forgotten here
-        as it is in merged.json, so this state is what a fresh load would build."""
-        absorbed = {name for name in self.applied if name <= header.watermark}
-        self.applied -= absorbed
-        for name in absorbed:
-            self.removed_by.pop(name, None)
-        self.removed = {memory_id for ids in self.removed_by.values() for memory_id in ids}
-        self.watermark = header.watermark
-        self.merged_etag = etag
 
 
 @dataclass
@@ -152,8 +98,8 @@ class Lexicon:
         self._fold_threshold = fold_threshold
         self._lag_ms = lag_ms
         self._max_entries = max_entries
-        self._tenants: OrderedDict[str, _TenantLexicon] = OrderedDict()
-        self._loading: dict[str, asyncio.Future[_TenantLexicon]] = {}
+        self._tenants: OrderedDict[str, TenantLexicon] = OrderedDict()
+        self._loading: dict[str, asyncio.Future[TenantLexicon]] = {}
         self._background: dict[str, asyncio.Task[None]] = {}
         self._own: dict[str, dict[str, tuple[int, LexiconShard]]] = {}
         self.stats = LexiconStats()
@@ -216,14 +162,14 @@ class Lexicon:
         if state is not None:
             state.take(name, shard)
 
-    async def _state(self, tenant: str) -> _TenantLexicon:
+    async def _state(self, tenant: str) -> TenantLexicon:
         state = self._tenants.get(tenant)
         if state is not None:
             self._tenants.move_to_end(tenant)
             return state
         return await shared_run(self._loading, tenant, lambda: self._load(tenant))
 
-    def _install(self, tenant: str, state: _TenantLexicon) -> None:
+    def _install(self, tenant: str, state: TenantLexicon) -> None:
         for name, (_, shard) in sorted(self._own.get(tenant, {}).items()):
             if name not in state.applied:
                 state.take(name, shard)
@@ -234,17 +180,18 @@ class Lexicon:
             _, evicted = self._tenants.popitem(last=False)
             held -= evicted.index.entries
 
-    async def _load(self, tenant: str) -> _TenantLexicon:
+    async def _load(self, tenant: str) -> TenantLexicon:
         started = time.perf_counter()
         stored = await self._objects.get(LEXICON_LAYOUT.merged_key(tenant))
         merged = decode_merged(stored.body) if stored is not None else None
         etag = stored.etag if stored is not None else None
         if merged is None:
-            merged, etag = await self._backfill(tenant, etag)
+            merged, etag, wrote = await backfill(self._objects, self._vectors, tenant, etag=etag)
+            self.stats.backfilled += wrote
         names = await self._shard_names(tenant, after=merged.watermark)
         shards = await self._read_shards(tenant, names)
         docs = apply(merged.docs, shards.values())
-        state = await asyncio.to_thread(_build, docs, merged.watermark, etag)
+        state = await asyncio.to_thread(build_tenant_lexicon, docs, merged.watermark, etag)
         for name, shard in shards.items():
             state.note(name, shard)
         self._install(tenant, state)
@@ -261,7 +208,7 @@ class Lexicon:
         self._maybe_fold(tenant, names)
         return state
 
-    async def _refresh(self, tenant: str, state: _TenantLexicon) -> None:
+    async def _refresh(self, tenant: str, state: TenantLexicon) -> None:
         state.checked_at = time.monotonic()
         etag = await self._objects.etag(LEXICON_LAYOUT.merged_key(tenant))
         if etag != state.merged_etag and not await self._adopt_fold(tenant, state):
@@ -277,7 +224,7 @@ class Lexicon:
         self.stats.refreshes += 1
         self._maybe_fold(tenant, names)
 
-    async def _adopt_fold(self, tenant: str, state: _TenantLexicon) -> bool:
+    async def _adopt_fold(self, tenant: str, state: TenantLexicon) -> bool:
         """Take a fold's new watermark when this index holds what it absorbed, as it does when
         it refreshed within the lag: reading merged.json's documents again and rebuilding the
         index made every process allocate and free the whole tenant's index on every fold."""
@@ -319,36 +266,6 @@ class Lexicon:
             # Searches go on with the index as it is; the next one tries again.
             logger.warning("lexicon_refresh_failed", extra={"key": key, "error": str(error)})
 
-    async def _backfill(self, tenant: str, etag: str | None) -> tuple[MergedLexicon, str | None]:
-        """merged.json built from the memories themselves, written unless another process
-        wrote one first (then that one is used)."""
-        ids: list[str] = []
-        async for entries in index_entries(self._objects, tenant):
-            ids.extend(entry.memory_id for entry in entries)
-        docs: Documents = {}
-        for start in range(0, len(ids), BACKFILL_BATCH):
-            for memory in await self._vectors.get(tenant, ids[start : start + BACKFILL_BATCH]):
-                docs[memory.id] = passage_counts(memory.content)
-        merged = MergedLexicon(docs=docs)
-        try:
-            written = await self._objects.put(
-                LEXICON_LAYOUT.merged_key(tenant),
-                encode(merged),
-                if_match=etag,
-                if_none_match=etag is None,
-            )
-        except ConflictError:
-            stored = await self._objects.get(LEXICON_LAYOUT.merged_key(tenant))
-            other = decode_merged(stored.body) if stored is not None else None
-            if stored is None or other is None:
-                raise StorageError(
-                    f"the lexicon of tenant {tenant!r} changed while it was being rebuilt"
-                ) from None
-            return other, stored.etag
-        self.stats.backfilled += 1
-        logger.info("lexicon_backfilled", extra={"tenant": tenant, "documents": len(docs)})
-        return merged, written
-
     async def _shard_names(self, tenant: str, *, after: str) -> list[str]:
         return await LEXICON_LAYOUT.names(self._objects, tenant, after=after)
 
@@ -356,53 +273,4 @@ class Lexicon:
         return await read_lexicon_shards(self._objects, tenant, names)
 
 
-def _build(docs: Documents, watermark: str, etag: str | None) -> _TenantLexicon:
-    index = LexicalIndex()
-    for memory_id, passages in docs.items():
-        index.add(memory_id, passages)
-    return _TenantLexicon(index=index, watermark=watermark, merged_etag=etag, applied=set())
-
-
-async def read_lexicon_shards(
-    objects: ObjectStore, tenant: str, names: Sequence[str]
-) -> dict[str, LexiconShard]:
-    """The bodies of these shards; one that is gone (folded and deleted) or unreadable is left
-    out (a fold already holds what a deleted one said)."""
-    bodies = await LEXICON_LAYOUT.bodies(objects, tenant, names)
-    shards = {name: decode_shard(body) for name, body in bodies.items()}
-    return {name: shard for name, shard in shards.items() if shard is not None}
-
-
-async def write_lexicon_shard(
-    objects: ObjectStore, tenant: str, shard: LexiconShard, *, process_id: str, now_ms: int
-) -> str:
-    """Write one shard under a name only this process uses; its name."""
-    return await LEXICON_LAYOUT.write(
-        objects, tenant, encode(shard), process_id=process_id, now_ms=now_ms
-    )
-
-
-async def lexicon_documents(objects: ObjectStore, tenant: str) -> set[str] | None:
-    """The memory ids the tenant's lexicon holds now (merged.json and every shard above its
-    watermark), or None when it has no readable merged.json yet: the first recall backfills
-    that from the memories themselves."""
-    stored = await objects.get(LEXICON_LAYOUT.merged_key(tenant))
-    merged = decode_for_fold(stored.body) if stored is not None else None
-    if merged is None:
-        return None
-    names = await LEXICON_LAYOUT.names(objects, tenant, after=merged.watermark)
-    shards = await read_lexicon_shards(objects, tenant, names)
-    held, removed = set(merged.docs), set()
-    for shard in (shards[name] for name in names if name in shards):
-        held.update(shard.add)
-        removed.update(shard.remove)
-    return held - removed  # a removal is final, whichever shard is read first
-
-
-__all__ = [
-    "Lexicon",
-    "LexiconStats",
-    "lexicon_documents",
-    "read_lexicon_shards",
-    "write_lexicon_shard",
-]
+__all__ = ["Lexicon", "LexiconStats"]

@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
-from shared.lexical.lexicon import write_lexicon_shard
 from shared.lexical.segments import LexiconShard
+from shared.lexical.stored import write_lexicon_shard
 from shared.shardlog import COMPACTION_LAG_MS
 from shared.storage.interfaces import ObjectStore, VectorStore
 

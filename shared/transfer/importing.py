@@ -23,8 +23,8 @@ import msgspec
 from shared.counters.compaction import add_to_merged
 from shared.embedding import Embedder
 from shared.errors import ConflictError, InvalidInputError, RefusedError, StorageError
-from shared.lexical.lexicon import write_lexicon_shard
 from shared.lexical.segments import LexiconShard, passage_counts
+from shared.lexical.stored import write_lexicon_shard
 from shared.memories import write_memory
 from shared.model import Memory, index_prefix
 from shared.model.ids import is_tenant

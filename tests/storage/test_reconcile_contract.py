@@ -8,13 +8,13 @@ from collections.abc import AsyncIterator, Sequence
 
 import pytest
 
-from shared.lexical.lexicon import lexicon_documents
 from shared.lexical.segments import (
     LEXICON_LAYOUT,
     MergedLexicon,
     encode,
     passage_counts,
 )
+from shared.lexical.stored import lexicon_documents
 from shared.memories.upkeep import Upkeep
 from shared.model import Hit, Memory, index_key, index_prefix, iso_ms, new_ulid
 from shared.reconcile import Reconciler, ReconcileResult, TenantInventory, plan_reconcile
