@@ -194,24 +194,33 @@ def render_recall(query: str, answer: RecallAnswer, *, max_tokens: int) -> Reply
             shown_block = block(_passage(ranked.memory, part))
         blocks.append(shown_block)
         budget -= len(shown_block) + 1
-        data["results"].append(
-            {
-                **memory_record(ranked.memory),
-                "confidence": ranked.confidence,
-                "standing": percent(ranked.score, outcome.top_score),
-                "matched": distinct_words([words.get(t, t) for t in ranked.matched]),
-                "text": part.of(ranked.memory.content) if part else ranked.memory.content,
-                "excerpt": {"start": part.start, "end": part.end} if part else None,
-            }
-        )
-    tail = ""
-    if data["left_out"]:
-        tail = (
-            f"\n({plural(data['left_out'], 'more result', 'more results')}, "
-            f"{data['left_out_chars']:,} characters, left out to fit max_tokens={max_tokens}; "
-            "raise max_tokens, or memory_get an id, to read more.)"
-        )
+        data["results"].append(_result_data(ranked, part, words, top_score=outcome.top_score))
+    tail = _left_out_line(data["left_out"], data["left_out_chars"], max_tokens=max_tokens)
     return Reply(text=f"{header}\n" + "\n".join(blocks) + tail, data=data)
+
+
+def _result_data(
+    ranked: Ranked, part: Excerpt | None, words: dict[str, str], *, top_score: float
+) -> dict[str, Any]:
+    """What the data says of one result shown: the text shown of it, and where that text is."""
+    return {
+        **memory_record(ranked.memory),
+        "confidence": ranked.confidence,
+        "standing": percent(ranked.score, top_score),
+        "matched": distinct_words([words.get(t, t) for t in ranked.matched]),
+        "text": part.of(ranked.memory.content) if part else ranked.memory.content,
+        "excerpt": {"start": part.start, "end": part.end} if part else None,
+    }
+
+
+def _left_out_line(count: int, chars: int, *, max_tokens: int) -> str:
+    if not count:
+        return ""
+    return (
+        f"\n({plural(count, 'more result', 'more results')}, "
+        f"{chars:,} characters, left out to fit max_tokens={max_tokens}; "
+        "raise max_tokens, or memory_get an id, to read more.)"
+    )
 
 
 def render_remembered(answer: RememberAnswer) -> str:

@@ -193,30 +193,14 @@ class MemoryService:
             InvalidInputError: ``replaces`` names no memory this request may replace.
         """
         embedding = self._start_embedding(content)
-        retiring = asyncio.create_task(self._replacements.view(tenant))
-        try:
-            visible = await self._visible_hits(
-                tenant, conversation, embedding, top_k=DEDUP_CANDIDATES
-            )
-        finally:
-            retired = (await asyncio.gather(retiring, return_exceptions=True))[0]
-        if isinstance(retired, BaseException):
-            raise retired
-        now_ms = self._clock_ms()
-        sight = Visibility(conversation, now_ms=now_ms, replacements=retired)
-        live = [hit for hit in visible if sight.sees(hit.memory)]
+        sight, live = await self._live_neighbours(tenant, conversation, embedding)
         replaced = None
         if replaces is not None:
             replaced = await replaceable(self._vectors, tenant, sight, replaces, scope=scope)
             live = [hit for hit in live if hit.memory.id != replaced.id]
         known = already_known(content, live)
         if known is not None and (replaced is None or may_replace(known.memory, replaced)):
-            await ensure_listed(self._objects, known.memory)
-            self._counters.record(tenant, known.memory.id, at_ms=now_ms)
-            if replaced is not None:
-                # The correction is stored already (remembered before, as the hint suggests).
-                await self._replacements.record(tenant, replaced.id, known.memory.id)
-            return RememberAnswer(memory=known.memory, already_known=True, replaced=replaced)
+            return await self._already_known(known.memory, replaced, now_ms=sight.now_ms)
         memory = new_memory(
             tenant,
             conversation,
@@ -225,7 +209,7 @@ class MemoryService:
             category=category,
             tags=tags,
             scope=scope,
-            now_ms=now_ms,
+            now_ms=sight.now_ms,
             expires_in_days=expires_in_days,
         )
         # Keys, vector (shared.memories), then the lexicon: a memory whose lexicon shard is
@@ -241,6 +225,34 @@ class MemoryService:
             already_known=False,
             may_update=revision.memory if revision is not None else None,
         )
+
+    async def _live_neighbours(
+        self, tenant: str, conversation: str | None, embedding: asyncio.Task[list[float]]
+    ) -> tuple[Visibility, list[Hit]]:
+        """What this request sees now, and the nearest memories it sees: remember's dedup."""
+        retiring = asyncio.create_task(self._replacements.view(tenant))
+        try:
+            visible = await self._visible_hits(
+                tenant, conversation, embedding, top_k=DEDUP_CANDIDATES
+            )
+        finally:
+            retired = (await asyncio.gather(retiring, return_exceptions=True))[0]
+        if isinstance(retired, BaseException):
+            raise retired
+        sight = Visibility(conversation, now_ms=self._clock_ms(), replacements=retired)
+        return sight, [hit for hit in visible if sight.sees(hit.memory)]
+
+    async def _already_known(
+        self, known: Memory, replaced: Memory | None, *, now_ms: int
+    ) -> RememberAnswer:
+        """remember's answer when a visible memory says the fact already: it counts as a use,
+        and it becomes the replacement of what ``replaces`` named."""
+        await ensure_listed(self._objects, known)
+        self._counters.record(known.tenant, known.id, at_ms=now_ms)
+        if replaced is not None:
+            # The correction is stored already (remembered before, as the hint suggests).
+            await self._replacements.record(known.tenant, replaced.id, known.id)
+        return RememberAnswer(memory=known, already_known=True, replaced=replaced)
 
     async def list_memories(
         self,

@@ -88,6 +88,22 @@ class StdioEndpoint:
             )
 
 
+def _log_serving(runtime: RuntimeView, context: ToolContext, *, open_ms: int) -> None:
+    """The runtime's boot lines and the line saying whom this process serves, once it is open."""
+    for line in runtime.boot_lines:
+        logger.info("boot", extra={"detail": line})
+    logger.info(
+        "serving_stdio",
+        extra={
+            "server": SERVER_NAME,
+            "version": server_version(),
+            "tenant": context.tenant,
+            "inConversation": context.conversation is not None,
+            "openMs": open_ms,
+        },
+    )
+
+
 async def serve_stdio(config: Config, context: ToolContext, *, open_runtime: RuntimeOpener) -> int:
     """Serve one stdio client until it closes stdin (or a signal, or the embedded PostgreSQL's
     death under ``--local``), answering the handshake and ``tools/list`` at once while the
@@ -102,18 +118,7 @@ async def serve_stdio(config: Config, context: ToolContext, *, open_runtime: Run
     started = time.monotonic()
 
     def opened(runtime: RuntimeView) -> None:
-        for line in runtime.boot_lines:
-            logger.info("boot", extra={"detail": line})
-        logger.info(
-            "serving_stdio",
-            extra={
-                "server": SERVER_NAME,
-                "version": server_version(),
-                "tenant": context.tenant,
-                "inConversation": context.conversation is not None,
-                "openMs": round((time.monotonic() - started) * 1000),
-            },
-        )
+        _log_serving(runtime, context, open_ms=round((time.monotonic() - started) * 1000))
 
     def failed(line: str) -> None:
         # The same line a refused HTTP boot prints; tool calls are answered with it too.
