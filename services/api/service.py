@@ -13,7 +13,7 @@ from services.api.candidates import RECALL_CANDIDATES, recall_candidates
 from shared.counters import COMPACTION_LAG_MS
 from shared.embedding import Embedder
 from shared.lexical import Lexicon
-from shared.memories import MemoryDeleter, new_memory, write_memory
+from shared.memories import MemoryDeleter, entry_keys, memory_keys, write_memory
 from shared.memories.listing import ListFilter, Listing, StatsAnswer, listed, tally
 from shared.memories.repairs import drop_orphan_keys, ensure_listed
 from shared.memories.selection import BULK_FORGET_BATCH, ForgetFilter, matching_entries
@@ -25,16 +25,10 @@ from shared.memories.visibility import (
     sight_of,
     versions_shown,
 )
-from shared.model import Hit, Memory, MemoryType, Scope, index_key, iso_ms, wall_clock_ms
+from shared.model import DAY_MS, Hit, Memory, MemoryType, Scope, iso_ms, new_ulid
 from shared.model.counters import AccessCount
-from shared.model.keys import expiry_key, expiry_key_of
-from shared.ranking import (
-    MODE_PROFILES,
-    RecallMode,
-    already_known,
-    possible_revision,
-    rank,
-)
+from shared.model.ids import wall_clock_ms
+from shared.ranking import MODE_PROFILES, RecallMode, already_known, possible_revision, rank
 from shared.revisions import ReplacementLog
 from shared.storage import ObjectStore, Stores, VectorStore, index_tenants
 from shared.tasks import abandon
@@ -201,16 +195,20 @@ class MemoryService:
         known = already_known(content, live)
         if known is not None and (replaced is None or may_replace(known.memory, replaced)):
             return await self._already_known(known.memory, replaced, now_ms=sight.now_ms)
-        memory = new_memory(
-            tenant,
-            conversation,
+        now_ms = sight.now_ms
+        expires_ms = now_ms + expires_in_days * DAY_MS if expires_in_days is not None else None
+        memory = Memory(
+            id=new_ulid(now_ms),
+            tenant=tenant,
             content=content,
             memory_type=memory_type,
             category=category,
-            tags=tags,
+            tags=tuple(tags),
             scope=scope,
-            now_ms=sight.now_ms,
-            expires_in_days=expires_in_days,
+            # Recorded whatever the scope: visibility key when scoped, provenance otherwise.
+            conversation=conversation,
+            created_at=iso_ms(now_ms),
+            expires_at=iso_ms(expires_ms) if expires_ms is not None else None,
         )
         # Keys, vector (shared.memories), then the lexicon: a memory whose lexicon shard is
         # missing is still recalled by the vector leg.
@@ -324,7 +322,7 @@ class MemoryService:
         )
         if memory is None:
             return False
-        await self._deleter.delete(tenant, [memory_id], [index_key(memory), expiry_key_of(memory)])
+        await self._deleter.delete(tenant, [memory_id], memory_keys(memory))
         return True
 
     async def forget_matching(
@@ -342,10 +340,7 @@ class MemoryService:
         if not confirm or not matched:
             return BulkForgetAnswer(matched=len(matched), deleted=0)
         batch = matched[:BULK_FORGET_BATCH]
-        keys = [e.key for e in batch] + [
-            expiry_key(tenant, e.memory_id, e.expires_ms) for e in batch if e.expires_ms is not None
-        ]
-        await self._deleter.delete(tenant, [e.memory_id for e in batch], keys)
+        await self._deleter.delete(tenant, [e.memory_id for e in batch], entry_keys(tenant, batch))
         logger.info("bulk_forget", extra={"tenant": tenant, "deleted": len(batch)})
         return BulkForgetAnswer(matched=len(matched), deleted=len(batch))
 

@@ -4,8 +4,8 @@ from shared.memories.deleting import MemoryDeleter
 from shared.memories.lifecycle import (
     DELETE_ORDER,
     WRITE_ORDER,
+    entry_keys,
     memory_keys,
-    new_memory,
     write_memory,
 )
 
@@ -13,7 +13,7 @@ __all__ = [
     "DELETE_ORDER",
     "WRITE_ORDER",
     "MemoryDeleter",
+    "entry_keys",
     "memory_keys",
-    "new_memory",
     "write_memory",
 ]

@@ -19,47 +19,26 @@ from collections.abc import Sequence
 from typing import Final
 
 from shared.errors import BudgetError, InvalidInputError, StorageError
-from shared.model import DAY_MS, Memory, MemoryType, Scope, index_key, iso_ms, new_ulid
-from shared.model.keys import expiry_key_of
+from shared.model import IndexEntry, Memory, index_key
+from shared.model.keys import expiry_key, expiry_key_of
 from shared.storage.interfaces import ObjectStore, VectorStore
 
 WRITE_ORDER: Final = ("expiry key", "index key", "vector", "lexicon shard")
 DELETE_ORDER: Final = ("forget record", "vector", "lexicon entry", "keys", "forget record removed")
 
 
-def new_memory(
-    tenant: str,
-    conversation: str | None,
-    *,
-    content: str,
-    memory_type: MemoryType,
-    category: str | None,
-    tags: Sequence[str],
-    scope: Scope,
-    now_ms: int,
-    expires_in_days: int | None,
-) -> Memory:
-    """A memory remembered now, not yet written; ``conversation`` is recorded whatever the
-    scope: the visibility key when scoped to it, provenance otherwise."""
-    expires_ms = now_ms + expires_in_days * DAY_MS if expires_in_days is not None else None
-    return Memory(
-        id=new_ulid(now_ms),
-        tenant=tenant,
-        content=content,
-        memory_type=memory_type,
-        category=category,
-        tags=tuple(tags),
-        scope=scope,
-        conversation=conversation,
-        created_at=iso_ms(now_ms),
-        expires_at=iso_ms(expires_ms) if expires_ms is not None else None,
-    )
-
-
 def memory_keys(memory: Memory) -> list[str]:
     """The memory's object-store keys in the order they are written: its expiry key (only
     when it expires), then its index key."""
     return [key for key in (expiry_key_of(memory), index_key(memory)) if key is not None]
+
+
+def entry_keys(tenant: str, entries: Sequence[IndexEntry]) -> list[str]:
+    """The keys of memories known by their index entries alone (a bulk forget reads no
+    bodies): each index key, and the expiry key of each that expires."""
+    return [e.key for e in entries] + [
+        expiry_key(tenant, e.memory_id, e.expires_ms) for e in entries if e.expires_ms is not None
+    ]
 
 
 async def write_memory(
@@ -84,4 +63,4 @@ async def write_memory(
         raise
 
 
-__all__ = ["DELETE_ORDER", "WRITE_ORDER", "memory_keys", "new_memory", "write_memory"]
+__all__ = ["DELETE_ORDER", "WRITE_ORDER", "entry_keys", "memory_keys", "write_memory"]

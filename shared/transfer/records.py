@@ -16,6 +16,18 @@ from shared.model.counters import AccessCount
 from shared.storage.codec import MAX_CATEGORY_BYTES, MAX_CONTENT_BYTES, MAX_TAG_BYTES, MAX_TAGS
 
 FORMAT: Final = "mcp-memory/1"
+# The fields a line and a Memory share, name and value alike; the rest are mapped by hand
+# (``type`` is ``memory_type``, the tags a list, the tenant the import's).
+SHARED_FIELDS: Final = (
+    "id",
+    "content",
+    "created_at",
+    "category",
+    "scope",
+    "conversation",
+    "trust_base",
+    "expires_at",
+)
 
 
 class ExportedMemory(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
@@ -39,19 +51,8 @@ class ExportedMemory(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, o
     format: str = FORMAT
 
     def memory(self, tenant: str) -> Memory:
-        return Memory(
-            id=self.id,
-            tenant=tenant,
-            content=self.content,
-            memory_type=self.type,
-            category=self.category,
-            tags=tuple(self.tags),
-            scope=self.scope,
-            conversation=self.conversation,
-            created_at=self.created_at,
-            trust_base=self.trust_base,
-            expires_at=self.expires_at,
-        )
+        same = {name: getattr(self, name) for name in SHARED_FIELDS}
+        return Memory(tenant=tenant, memory_type=self.type, tags=tuple(self.tags), **same)
 
     def counts(self) -> AccessCount | None:
         if not self.access:
@@ -63,17 +64,10 @@ def exported(
     memory: Memory, *, replaced_by: tuple[str, ...], counts: AccessCount | None
 ) -> ExportedMemory:
     return ExportedMemory(
-        id=memory.id,
         tenant=memory.tenant,
-        content=memory.content,
-        created_at=memory.created_at,
         type=memory.memory_type,
-        category=memory.category,
         tags=list(memory.tags),
-        scope=memory.scope,
-        conversation=memory.conversation,
-        trust_base=memory.trust_base,
-        expires_at=memory.expires_at,
+        **{name: getattr(memory, name) for name in SHARED_FIELDS},
         replaced_by=list(replaced_by),
         access=counts.access if counts is not None else 0,
         last_access_at=counts.last_at if counts is not None and counts.access else None,

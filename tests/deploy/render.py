@@ -97,7 +97,7 @@ def container_port(container: Doc, port: int | str) -> int:
 def config_env_names() -> set[str]:
     """Every environment variable shared/config.py reads (it is the only reader in the project)."""
     source = (ROOT / "shared" / "config.py").read_text(encoding="utf-8")
-    names = set(re.findall(r"""env\.(?:text|cast)\(\s*["']([A-Z][A-Z0-9_]*)["']""", source))
+    names = set(re.findall(r"""env\.(?:text|read|given)\(\s*["']([A-Z][A-Z0-9_]*)["']""", source))
     # Guard against the pattern silently matching nothing after a refactor of config.py.
     assert {"PORT", "DATABASE_URL", "METRICS_PORT", "VECTOR_BUCKET"} <= names, names
     return names
