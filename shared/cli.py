@@ -57,6 +57,18 @@ def port_type(flag: str) -> Callable[[str], int]:
     return parse
 
 
+def add_port_argument(
+    parser: argparse.ArgumentParser, flag: str, *, what: str, variable: str
+) -> None:
+    """A port flag that overrides ``variable`` (None when not given); 0: any free port."""
+    parser.add_argument(
+        flag,
+        type=port_type(flag),
+        default=None,
+        help=f"{what} here instead of {variable} (0: any free port)",
+    )
+
+
 def host_type(flag: str) -> Callable[[str], tuple[str, ...]]:
     """An argparse type for a listening-address flag, with HOST's syntax (shared/listen.py)."""
 

@@ -27,9 +27,9 @@ from services.api.connections import KEEPALIVE_TIMEOUT_S, ConnectionGuard, Guard
 from shared.allocator import tune_allocator
 from shared.cli import (
     add_local_arguments,
+    add_port_argument,
     add_version_argument,
     host_type,
-    port_type,
     stop_on_signals,
 )
 from shared.config import Config, load_config
@@ -59,12 +59,7 @@ def _parser() -> argparse.ArgumentParser:
         parser,
         local_help="use the embedded PostgreSQL and the local model (no AWS, no database server)",
     )
-    parser.add_argument(
-        "--port",
-        type=port_type("--port"),
-        default=None,
-        help="listen here instead of PORT (0: any free port)",
-    )
+    add_port_argument(parser, "--port", what="listen", variable="PORT")
     parser.add_argument(
         "--host",
         type=host_type("--host"),
@@ -73,12 +68,7 @@ def _parser() -> argparse.ArgumentParser:
         "list of them (default: 127.0.0.1 under --local, so only this machine can connect; "
         "0.0.0.0,:: otherwise, every interface, as a pod needs)",
     )
-    parser.add_argument(
-        "--ui-port",
-        type=port_type("--ui-port"),
-        default=None,
-        help="serve the memory page (/ui) here instead of UI_PORT (0: any free port)",
-    )
+    add_port_argument(parser, "--ui-port", what="serve the memory page (/ui)", variable="UI_PORT")
     parser.add_argument(
         "--stdio",
         action="store_true",

@@ -28,8 +28,8 @@ from services.compactor.schedule import build_scheduler
 from shared.allocator import tune_allocator
 from shared.cli import (
     add_local_arguments,
+    add_port_argument,
     add_version_argument,
-    port_type,
     process_id,
     stop_on_signals,
 )
@@ -62,11 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     add_version_argument(parser)
     add_local_arguments(parser, local_help="use the embedded PostgreSQL (as the API's --local)")
-    parser.add_argument(
-        "--metrics-port",
-        type=port_type("--metrics-port"),
-        default=None,
-        help="serve /metrics and /health here instead of METRICS_PORT (0: any free port)",
+    add_port_argument(
+        parser, "--metrics-port", what="serve /metrics and /health", variable="METRICS_PORT"
     )
     return parser
 

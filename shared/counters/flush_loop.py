@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from types import TracebackType
 
 from shared.counters.tracker import CounterTracker
 
@@ -32,12 +31,7 @@ class FlushLoop:
         self._task = asyncio.create_task(self._run(), name="stats-flush-loop")
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *_: object) -> None:
         task, self._task = self._task, None
         if task is not None:
             task.cancel()

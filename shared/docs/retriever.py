@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import AsyncIterator
-from types import TracebackType
 from typing import Any, Final, Self
 
 import msgspec
@@ -103,12 +102,7 @@ class KnowledgeBaseRetriever:
         )
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *_: object) -> None:
         self._client = None
         await self._stack.aclose()
 

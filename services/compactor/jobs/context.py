@@ -1,4 +1,4 @@
-"""What every compactor job is given."""
+"""What every compactor job is given, and what every run of one counts."""
 
 from __future__ import annotations
 
@@ -10,6 +10,15 @@ from shared.counters import COMPACTION_LAG_MS
 from shared.expiry import Expirer
 from shared.reconcile import Reconciler
 from shared.storage import ObjectStore, VectorStore
+
+
+class JobRun(msgspec.Struct, frozen=True, kw_only=True):
+    """What every job's result counts (``JobResult``): the tenants a run went over, how many
+    failed, and its time; each job's result adds its own figures."""
+
+    tenants: int = 0
+    tenants_failed: int = 0
+    duration_s: float = 0.0
 
 
 class JobContext(msgspec.Struct, frozen=True, kw_only=True):

@@ -9,19 +9,14 @@ from __future__ import annotations
 
 import time
 
-import msgspec
-
-from services.compactor.jobs.context import JobContext
+from services.compactor.jobs.context import JobContext, JobRun
 from services.compactor.metrics import CompactorMetrics
 from shared.errors import InvariantError
 
 
-class ExpireJobResult(msgspec.Struct, frozen=True, kw_only=True):
-    tenants: int = 0
-    tenants_failed: int = 0
+class ExpireJobResult(JobRun, frozen=True, kw_only=True):
     deleted: int = 0
     due: int = 0
-    duration_s: float = 0.0
 
     def record(self, m: CompactorMetrics) -> None:
         m.expired_deleted.inc(self.deleted)

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from services.compactor.jobs.context import JobContext
+from services.compactor.jobs.context import JobContext, JobRun
 from services.compactor.metrics import CompactorMetrics
 from shared.counters import COUNTER_LOG
 from shared.lexical import LEXICON_LOG
@@ -22,11 +22,9 @@ from shared.shardlog import ShardLog
 logger = logging.getLogger(__name__)
 
 
-class FoldJobResult(msgspec.Struct, frozen=True, kw_only=True):
+class FoldJobResult(JobRun, frozen=True, kw_only=True):
     """One run of the fold job. Backlog figures are what remains after this run's deletes."""
 
-    tenants: int = 0
-    tenants_failed: int = 0
     shards_folded: int = 0
     shards_deleted: int = 0
     conflicts: int = 0
@@ -37,7 +35,6 @@ class FoldJobResult(msgspec.Struct, frozen=True, kw_only=True):
     lexicon_tenants: int = 0
     lexicon_shards_folded: int = 0
     lexicon_backlog_shards: int = 0
-    duration_s: float = 0.0
 
     def record(self, m: CompactorMetrics) -> None:
         m.shards_folded.inc(self.shards_folded)

@@ -12,9 +12,7 @@ from __future__ import annotations
 import logging
 import time
 
-import msgspec
-
-from services.compactor.jobs.context import JobContext
+from services.compactor.jobs.context import JobContext, JobRun
 from services.compactor.metrics import CompactorMetrics
 from shared.counters import COUNTER_LOG
 from shared.lexical import LEXICON_LOG
@@ -22,15 +20,12 @@ from shared.lexical import LEXICON_LOG
 logger = logging.getLogger(__name__)
 
 
-class GcJobResult(msgspec.Struct, frozen=True, kw_only=True):
+class GcJobResult(JobRun, frozen=True, kw_only=True):
     """One run of the GC job."""
 
-    tenants: int = 0
-    tenants_failed: int = 0
     shards_deleted: int = 0
     # Rows the vector store's upkeep removed (PostgreSQL: change-log rows past retention).
     store_rows_pruned: int = 0
-    duration_s: float = 0.0
 
     def record(self, m: CompactorMetrics) -> None:
         m.shards_deleted.labels(job="gc").inc(self.shards_deleted)

@@ -11,9 +11,7 @@ from __future__ import annotations
 import logging
 import time
 
-import msgspec
-
-from services.compactor.jobs.context import JobContext
+from services.compactor.jobs.context import JobContext, JobRun
 from services.compactor.metrics import CompactorMetrics
 from shared.errors import InvariantError
 from shared.reconcile import ReconcileResult
@@ -21,11 +19,8 @@ from shared.reconcile import ReconcileResult
 logger = logging.getLogger(__name__)
 
 
-class ReconcileJobResult(msgspec.Struct, frozen=True, kw_only=True):
-    tenants: int = 0
-    tenants_failed: int = 0
+class ReconcileJobResult(JobRun, frozen=True, kw_only=True):
     repaired: ReconcileResult = ReconcileResult()
-    duration_s: float = 0.0
 
     def record(self, m: CompactorMetrics) -> None:
         for repair, count in self._repairs().items():
