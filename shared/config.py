@@ -338,12 +338,6 @@ def _compactor(env: _Env) -> CompactorSettings:
     )
 
 
-def _stdio(env: _Env) -> StdioSettings:
-    return StdioSettings(
-        tenant=env.text("MCP_MEMORY_TENANT"), conversation=env.text("MCP_MEMORY_CONVERSATION")
-    )
-
-
 def load_config(
     environ: Mapping[str, str], *, local: bool = False, data_dir: Path | None = None
 ) -> Config:
@@ -371,7 +365,9 @@ def load_config(
         s3=_s3(env, backend),
         aws=_aws(env),
         server=_server(env, local=local, port=port, hosts=hosts),
-        stdio=_stdio(env),
+        stdio=StdioSettings(
+            tenant=env.text("MCP_MEMORY_TENANT"), conversation=env.text("MCP_MEMORY_CONVERSATION")
+        ),
         counters=_counters(env),
         compactor=_compactor(env),
         deadlines=deadlines,

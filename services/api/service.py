@@ -22,7 +22,6 @@ from shared.memories.visibility import (
     may_replace,
     named_memory,
     replaceable,
-    sight_of,
     versions_shown,
 )
 from shared.model import DAY_MS, Hit, Memory, MemoryType, Scope, iso_ms, new_ulid
@@ -308,7 +307,8 @@ class MemoryService:
         return export_tenant(stores, tenant, now_ms=self._clock_ms())
 
     async def _sight(self, tenant: str, conversation: str | None) -> Visibility:
-        return await sight_of(self._replacements, tenant, conversation, now_ms=self._clock_ms())
+        replacements = await self._replacements.view(tenant)
+        return Visibility(conversation, now_ms=self._clock_ms(), replacements=replacements)
 
     async def forget(self, tenant: str, conversation: str | None, *, memory_id: str) -> bool:
         """Delete one memory; False (and nothing deleted) when this caller cannot see it.

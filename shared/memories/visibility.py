@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from shared.errors import InvalidInputError
 from shared.model import IndexEntry, Memory, Scope, iso_ms
-from shared.revisions import ReplacementLog, Replacements, provably_seen
+from shared.revisions import Replacements, provably_seen
 from shared.storage.interfaces import VectorStore
 
 
@@ -35,13 +35,6 @@ class Visibility:
             and not entry.expired(self.now_ms)
             and not self.replacements.retired(entry.memory_id)
         )
-
-
-async def sight_of(
-    replacements: ReplacementLog, tenant: str, conversation: str | None, *, now_ms: int
-) -> Visibility:
-    """What a request in ``conversation`` sees of ``tenant`` now (its replacement records read)."""
-    return Visibility(conversation, now_ms=now_ms, replacements=await replacements.view(tenant))
 
 
 async def named_memory(
@@ -114,6 +107,5 @@ __all__ = [
     "may_replace",
     "named_memory",
     "replaceable",
-    "sight_of",
     "versions_shown",
 ]
