@@ -17,6 +17,7 @@ from services.api.structured import memory_record
 from shared.lexical.excerpt import CHARS_PER_TOKEN, Excerpt, excerpt
 from shared.lexical.tokens import shown
 from shared.memories.listing import StatsAnswer
+from shared.memories.selection import BULK_FORGET_BATCH
 from shared.model import MEMORY_TYPES, Memory
 from shared.ranking import Ranked
 
@@ -84,10 +85,18 @@ def _passage(memory: Memory, part: Excerpt | None) -> str:
     meaning alone), marked as an excerpt; a short memory whole (``part`` None)."""
     if part is None:
         return memory.content
-    return (
-        f"[excerpt, characters {part.start + 1}-{part.end} of {len(memory.content):,}; "
-        f"memory_get shows it whole] {part.of(memory.content)}"
-    )
+    return _marker(part.start, part.end, len(memory.content)) + part.of(memory.content)
+
+
+def _marker(start: int, end: int, total: int) -> str:
+    return f"[excerpt, characters {start + 1}-{end} of {total:,}; memory_get shows it whole] "
+
+
+def _excerpt_overhead(memory: Memory) -> int:
+    """What an excerpt of ``memory`` shows beside its words, at the most: the marker with the
+    widest numbers it can hold, and an ellipsis at either end."""
+    total = len(memory.content)
+    return len(_marker(total, total, total)) + 2
 
 
 def _length(memory: Memory) -> str:
@@ -189,7 +198,7 @@ def render_recall(query: str, answer: RecallAnswer, *, max_tokens: int) -> Reply
             continue
         if len(shown_block) + 1 > budget:
             # The first result is always shown, cut to what the budget leaves for its text.
-            room = max(_MIN_BODY_CHARS, budget - len(block("")))
+            room = max(_MIN_BODY_CHARS, budget - len(block("")) - _excerpt_overhead(ranked.memory))
             part = excerpt(ranked.memory.content, ranked.matched, chars=room, longest=room)
             shown_block = block(_passage(ranked.memory, part))
         blocks.append(shown_block)
@@ -316,7 +325,7 @@ def render_bulk_forget(answer: BulkForgetAnswer, *, confirm: bool) -> str:
         return (
             f"{PREFIX} {matched} this filter (current and replaced versions). Nothing was "
             "deleted: call forget again with the same filter and confirm: true to delete "
-            "them, at most 1000 per call."
+            f"them, at most {BULK_FORGET_BATCH} per call."
         )
     if answer.remaining:
         return (
