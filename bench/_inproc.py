@@ -70,6 +70,7 @@ async def open_local(data_dir: Path) -> AsyncIterator[Local]:
                 stores.objects, stores.vectors, process_id="bench", clock_ms=wall_clock_ms
             ),
             replacements=ReplacementLog(stores.objects, clock_ms=wall_clock_ms),
+            snapshots=stores.snapshots,
             floor=config.recall.min_similarity,
             high_similarity=config.recall.high_similarity,
         )

@@ -274,6 +274,7 @@ async def _s3(
                     stores.objects, stores.vectors, process_id="probe", clock_ms=wall_clock_ms
                 ),
                 replacements=ReplacementLog(stores.objects, clock_ms=wall_clock_ms),
+                snapshots=stores.snapshots,
                 floor=config.recall.min_similarity,
                 high_similarity=config.recall.high_similarity,
             )

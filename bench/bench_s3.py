@@ -227,6 +227,7 @@ async def _service_rows(*, n: int, s3_url: str, s3vectors_url: str) -> list[str]
                 stores.objects, stores.vectors, process_id="bench", clock_ms=wall_clock_ms
             ),
             replacements=ReplacementLog(stores.objects, clock_ms=wall_clock_ms),
+            snapshots=stores.snapshots,
             floor=config.recall.min_similarity,
             high_similarity=config.recall.high_similarity,
         )

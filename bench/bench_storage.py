@@ -30,8 +30,8 @@ from pgvector.asyncpg import register_vector
 from shared.config import load_config
 from shared.model import Memory, new_ulid
 from shared.storage import Stores, open_stores, to_metadata
-from shared.storage.postgres import PostgresVectorStore
 from shared.storage.postgres.embedded import embedded_database
+from shared.storage.postgres.scan import ScanCache
 
 TENANT = "bench"
 TOP_K = 100
@@ -109,9 +109,8 @@ async def main(sizes: list[int], queries: int, dim: int) -> None:
             open_stores(config) as stores,
             open_stores(uncached_config) as sql_only,
         ):
-            assert isinstance(stores.vectors, PostgresVectorStore)
-            cache = stores.vectors.scan_cache
-            assert cache is not None
+            assert isinstance(stores.snapshots, ScanCache)
+            cache = stores.snapshots
             print(f"\nquery, one tenant, {dim}-d, top_k={TOP_K}, {queries} queries")
             print(
                 f"{'memories':>9} {'load s':>7} {'sql p50':>8} {'sql p95':>8} "

@@ -108,6 +108,21 @@ def test_only_the_storage_factory_names_a_backend() -> None:
     assert namers == {"shared/storage/factory.py"}
 
 
+def test_the_vector_store_interface_is_its_contract() -> None:
+    """put, query, get, delete, and the reconciler's scan_ids: what a backend does faster it does
+    inside them, in a store the factory composes (PostgreSQL's snapshots), never as a hook on the
+    interface that every backend must stub."""
+    from shared.storage import VectorStore
+
+    methods = {
+        name
+        for name, value in vars(VectorStore).items()
+        if callable(value) and not name.startswith("_")
+    }
+    assert methods == {"put", "query", "get", "delete", "scan_ids"}
+    assert VectorStore.__abstractmethods__ == methods
+
+
 def test_only_the_schedule_module_imports_apscheduler() -> None:
     users = [
         str(path.relative_to(ROOT))

@@ -3,15 +3,17 @@ the keyword-only hits that could be returned, and what the request may not see d
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 import msgspec
 
 from shared.lexical import KeywordQuery
 from shared.memories.visibility import Visibility
-from shared.model import Hit
+from shared.model import Hit, Memory
 from shared.ranking import Candidate, fuse, names_held, passes_floor
 from shared.storage import VectorStore
+from shared.storage.interfaces import Snapshots
 
 # The store is asked for the nearest hundred; visibility is applied to what comes back.
 RECALL_CANDIDATES: Final = 100
@@ -23,6 +25,7 @@ FETCH_WINDOW: Final = 3
 
 async def recall_candidates(
     vectors: VectorStore,
+    snapshots: Snapshots | None,
     tenant: str,
     sight: Visibility,
     visible: list[Hit],
@@ -51,7 +54,7 @@ async def recall_candidates(
         for c in passing[: limit * FETCH_WINDOW]
         if c.memory is None and not sight.replacements.retired(c.memory_id)
     ]
-    found = {m.id: m for m in await vectors.get_for_recall(tenant, wanted)} if wanted else {}
+    found = await _bodies(vectors, snapshots, tenant, wanted) if wanted else {}
     candidates = []
     for candidate in fused:
         memory = candidate.memory or found.get(candidate.memory_id)
@@ -62,6 +65,19 @@ async def recall_candidates(
                 else msgspec.structs.replace(candidate, memory=memory)
             )
     return candidates
+
+
+async def _bodies(
+    vectors: VectorStore, snapshots: Snapshots | None, tenant: str, ids: Sequence[str]
+) -> dict[str, Memory]:
+    """The memories of keyword-only hits: from ``Stores.snapshots`` where the backend keeps
+    them (as fresh as this recall's query), else read."""
+    held = snapshots.memories(tenant, ids) if snapshots is not None else []
+    found = {memory.id: memory for memory in held}
+    missing = [memory_id for memory_id in ids if memory_id not in found]
+    if missing:
+        found.update((memory.id, memory) for memory in await vectors.get(tenant, missing))
+    return found
 
 
 __all__ = ["FETCH_WINDOW", "KEYWORD_CANDIDATES", "RECALL_CANDIDATES", "recall_candidates"]

@@ -15,18 +15,28 @@ the reconciler repairs a half-written memory).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Generator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
 from typing import Any, TypeVar
 
 from shared.errors import StorageTimeoutError
 from shared.model import Hit, Memory
 from shared.storage import MemoryRef, ObjectStore, StoredObject, VectorStore
+from shared.storage.interfaces import Embedding, WriteCondition
 
 T = TypeVar("T")
 
 
-async def _within(timeout_s: float, *, store: str, operation: str, call: Awaitable[T]) -> T:
-    deadline = asyncio.timeout(timeout_s)
+async def _within(
+    timeout_s: float,
+    *,
+    store: str,
+    operation: str,
+    call: Awaitable[T],
+    deadline: asyncio.Timeout | None = None,
+) -> T:
+    """``call`` under ``deadline``, by default ``timeout_s`` from now."""
+    if deadline is None:
+        deadline = asyncio.timeout(timeout_s)
     try:
         async with deadline:
             return await call
@@ -45,20 +55,17 @@ def _timed_out(timeout_s: float, *, store: str, operation: str) -> StorageTimeou
     )
 
 
-class _StartsClock:
-    """An awaitable passed through unchanged that starts ``deadline`` once it has produced its
-    value: a query's deadline must not spend the embedder's time."""
+class WhenReady:
+    """A vector still being computed, passed through unchanged, that calls ``then`` once it is
+    ready: where a query's deadline and latency start (not in the embedder's time)."""
 
-    def __init__(
-        self, inner: Awaitable[Sequence[float]], deadline: asyncio.Timeout, timeout_s: float
-    ) -> None:
+    def __init__(self, inner: Awaitable[Sequence[float]], then: Callable[[], object]) -> None:
         self._inner = inner
-        self._deadline = deadline
-        self._timeout_s = timeout_s
+        self._then = then
 
     def __await__(self) -> Generator[Any, None, Sequence[float]]:
         value = yield from self._inner.__await__()
-        self._deadline.reschedule(asyncio.get_running_loop().time() + self._timeout_s)
+        self._then()
         return value
 
 
@@ -70,37 +77,33 @@ class BoundedVectorStore(VectorStore):
         self._timeout_s = timeout_s
         self.display_name = inner.display_name
 
-    def _within(self, operation: str, call: Awaitable[T]) -> Awaitable[T]:
-        return _within(self._timeout_s, store=self.display_name, operation=operation, call=call)
+    def _within(
+        self, operation: str, call: Awaitable[T], deadline: asyncio.Timeout | None = None
+    ) -> Awaitable[T]:
+        return _within(
+            self._timeout_s,
+            store=self.display_name,
+            operation=operation,
+            call=call,
+            deadline=deadline,
+        )
 
     async def put(self, memory: Memory, embedding: Sequence[float]) -> None:
         await self._within("vector_put", self._inner.put(memory, embedding))
 
-    async def query(self, tenant: str, embedding: Sequence[float], *, top_k: int) -> list[Hit]:
-        return await self._within("vector_query", self._inner.query(tenant, embedding, top_k=top_k))
-
-    async def query_after(
-        self, tenant: str, embedding: Awaitable[Sequence[float]], *, top_k: int
-    ) -> list[Hit]:
-        # No deadline until the vector is ready; the tool's own deadline covers the embedder.
-        deadline = asyncio.timeout(None)
-        try:
-            async with deadline:
-                return await self._inner.query_after(
-                    tenant, _StartsClock(embedding, deadline, self._timeout_s), top_k=top_k
-                )
-        except TimeoutError:
-            if deadline.expired():
-                raise _timed_out(
-                    self._timeout_s, store=self.display_name, operation="vector_query"
-                ) from None
-            raise
+    async def query(self, tenant: str, embedding: Embedding, *, top_k: int) -> list[Hit]:
+        if isinstance(embedding, Awaitable):
+            # No deadline until the vector is ready; the tool's own deadline covers the embedder.
+            deadline = asyncio.timeout(None)
+            at = asyncio.get_running_loop().time
+            embedding = WhenReady(embedding, lambda: deadline.reschedule(at() + self._timeout_s))
+        else:
+            deadline = asyncio.timeout(self._timeout_s)
+        call = self._inner.query(tenant, embedding, top_k=top_k)
+        return await self._within("vector_query", call, deadline)
 
     async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
         return await self._within("vector_get", self._inner.get(tenant, ids))
-
-    async def get_for_recall(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
-        return await self._within("vector_get_for_recall", self._inner.get_for_recall(tenant, ids))
 
     async def delete(self, tenant: str, ids: Sequence[str]) -> None:
         await self._within("vector_delete", self._inner.delete(tenant, ids))
@@ -127,18 +130,10 @@ class BoundedObjectStore(ObjectStore):
     async def etag(self, key: str) -> str | None:
         return await self._within("object_etag", self._inner.etag(key))
 
-    async def put(
-        self,
-        key: str,
-        body: str,
-        *,
-        if_match: str | None = None,
-        if_none_match: bool = False,
-    ) -> str:
-        conditional = if_match is not None or if_none_match
+    async def write(self, key: str, body: str, condition: WriteCondition) -> str:
         return await self._within(
-            "object_cas" if conditional else "object_put",
-            self._inner.put(key, body, if_match=if_match, if_none_match=if_none_match),
+            "object_cas" if condition.conditional else "object_put",
+            self._inner.write(key, body, condition),
         )
 
     async def list(
@@ -152,4 +147,4 @@ class BoundedObjectStore(ObjectStore):
         await self._within("object_delete", self._inner.delete(keys))
 
 
-__all__ = ["BoundedObjectStore", "BoundedVectorStore"]
+__all__ = ["BoundedObjectStore", "BoundedVectorStore", "WhenReady"]

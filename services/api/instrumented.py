@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Generator, Iterator, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Iterator, Sequence
 
 from prometheus_client import Histogram
 
 from services.api import metrics
+from services.api.deadlines import WhenReady
 from shared.embedding import Embedder
 from shared.model import Hit, Memory
 from shared.storage import MemoryRef, ObjectStore, StoredObject, VectorStore
+from shared.storage.interfaces import Embedding, WriteCondition
 
 
 @contextlib.contextmanager
@@ -28,19 +29,6 @@ def _timed(histogram: Histogram, operation: str) -> Iterator[None]:
         histogram.labels(operation=operation).observe(time.perf_counter() - started)
 
 
-class _Stamped:
-    """An awaitable passed through unchanged that notes when it produced its value."""
-
-    def __init__(self, inner: Awaitable[Sequence[float]]) -> None:
-        self._inner = inner
-        self.ready_at: float | None = None
-
-    def __await__(self) -> Generator[Any, None, Sequence[float]]:
-        value = yield from self._inner.__await__()
-        self.ready_at = time.perf_counter()
-        return value
-
-
 class InstrumentedVectorStore(VectorStore):
     def __init__(self, inner: VectorStore) -> None:
         self._inner = inner
@@ -49,30 +37,24 @@ class InstrumentedVectorStore(VectorStore):
         with _timed(metrics.STORAGE_SECONDS, "vector_put"):
             await self._inner.put(memory, embedding)
 
-    async def query(self, tenant: str, embedding: Sequence[float], *, top_k: int) -> list[Hit]:
-        with _timed(metrics.STORAGE_SECONDS, "vector_query"):
-            return await self._inner.query(tenant, embedding, top_k=top_k)
-
-    async def query_after(
-        self, tenant: str, embedding: Awaitable[Sequence[float]], *, top_k: int
-    ) -> list[Hit]:
+    async def query(self, tenant: str, embedding: Embedding, *, top_k: int) -> list[Hit]:
+        if not isinstance(embedding, Awaitable):
+            with _timed(metrics.STORAGE_SECONDS, "vector_query"):
+                return await self._inner.query(tenant, embedding, top_k=top_k)
         # Timed from when the vector is ready: the time before it is the embedder's histogram.
-        stamped = _Stamped(embedding)
+        ready_at: list[float] = []
         try:
-            return await self._inner.query_after(tenant, stamped, top_k=top_k)
+            stamped = WhenReady(embedding, lambda: ready_at.append(time.perf_counter()))
+            return await self._inner.query(tenant, stamped, top_k=top_k)
         finally:
-            if stamped.ready_at is not None:
+            if ready_at:
                 metrics.STORAGE_SECONDS.labels(operation="vector_query").observe(
-                    time.perf_counter() - stamped.ready_at
+                    time.perf_counter() - ready_at[0]
                 )
 
     async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
         with _timed(metrics.STORAGE_SECONDS, "vector_get"):
             return await self._inner.get(tenant, ids)
-
-    async def get_for_recall(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
-        with _timed(metrics.STORAGE_SECONDS, "vector_get_for_recall"):
-            return await self._inner.get_for_recall(tenant, ids)
 
     async def delete(self, tenant: str, ids: Sequence[str]) -> None:
         with _timed(metrics.STORAGE_SECONDS, "vector_delete"):
@@ -95,17 +77,10 @@ class InstrumentedObjectStore(ObjectStore):
         with _timed(metrics.STORAGE_SECONDS, "object_etag"):
             return await self._inner.etag(key)
 
-    async def put(
-        self,
-        key: str,
-        body: str,
-        *,
-        if_match: str | None = None,
-        if_none_match: bool = False,
-    ) -> str:
-        conditional = if_match is not None or if_none_match
-        with _timed(metrics.STORAGE_SECONDS, "object_cas" if conditional else "object_put"):
-            return await self._inner.put(key, body, if_match=if_match, if_none_match=if_none_match)
+    async def write(self, key: str, body: str, condition: WriteCondition) -> str:
+        operation = "object_cas" if condition.conditional else "object_put"
+        with _timed(metrics.STORAGE_SECONDS, operation):
+            return await self._inner.write(key, body, condition)
 
     async def list(
         self, prefix: str, *, limit: int = 1000, start_after: str | None = None

@@ -52,7 +52,7 @@ async def open_runtime(
     it to see a memory expire without waiting days."""
     async with contextlib.AsyncExitStack() as stack:
         stores = await stack.enter_async_context(open_stores(config))
-        stack.enter_context(scan_metrics(stores.vectors))
+        stack.enter_context(scan_metrics(stores.snapshots))
         embedder = InstrumentedEmbedder(await stack.enter_async_context(open_embedder(config)))
         # Every storage call a tool makes is bounded (STORAGE_TIMEOUT_S), and timed with it.
         timeout_s = config.deadlines.storage_s
@@ -81,6 +81,7 @@ async def open_runtime(
             counters=tracker,
             lexicon=lexicon,
             replacements=ReplacementLog(objects, clock_ms=clock_ms),
+            snapshots=stores.snapshots,
             floor=config.recall.min_similarity,
             high_similarity=config.recall.high_similarity,
             clock_ms=clock_ms,

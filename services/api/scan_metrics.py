@@ -15,12 +15,11 @@ from prometheus_client import REGISTRY
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from shared.storage import VectorStore
-from shared.storage.interfaces import ScanCacheReport
+from shared.storage.interfaces import Snapshots
 
 
 class ScanCacheCollector(Collector):
-    def __init__(self, cache: ScanCacheReport) -> None:
+    def __init__(self, cache: Snapshots) -> None:
         self._cache = cache
 
     def collect(self) -> Iterable[Metric]:
@@ -53,9 +52,9 @@ class ScanCacheCollector(Collector):
 
 
 @contextlib.contextmanager
-def scan_metrics(vectors: VectorStore) -> Iterator[None]:
-    """Export ``vectors``' scan cache while the block runs; nothing for a store without one."""
-    cache = vectors.scan_cache
+def scan_metrics(cache: Snapshots | None) -> Iterator[None]:
+    """Export the stores' snapshots (``Stores.snapshots``) while the block runs; nothing for
+    stores without them."""
     if cache is None:
         yield
         return

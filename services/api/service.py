@@ -30,6 +30,7 @@ from shared.model.ids import wall_clock_ms
 from shared.ranking import MODE_PROFILES, RecallMode, already_known, possible_revision, rank
 from shared.revisions import ReplacementLog
 from shared.storage import ObjectStore, Stores, VectorStore, index_tenants
+from shared.storage.interfaces import Snapshots
 from shared.tasks import abandon
 from shared.transfer import ExportedMemory, export_tenant
 
@@ -58,10 +59,12 @@ class MemoryService:
         replacements: ReplacementLog,
         floor: float,
         high_similarity: float,
+        snapshots: Snapshots | None = None,
         clock_ms: Callable[[], int] = wall_clock_ms,
         lag_ms: int = COMPACTION_LAG_MS,
     ) -> None:
         self._vectors = vectors
+        self._snapshots = snapshots
         self._objects = objects
         self._embedder = embedder
         self._counters = counters
@@ -98,7 +101,7 @@ class MemoryService:
     ) -> list[Hit]:
         # Handed to the store still running, so it can start what does not need the vector.
         try:
-            hits = await self._vectors.query_after(tenant, embedding, top_k=top_k)
+            hits = await self._vectors.query(tenant, embedding, top_k=top_k)
         finally:
             abandon(embedding)  # a no-op once it is done; nothing left running on a failure
         return [hit for hit in hits if hit.memory.visible_to(conversation)]
@@ -141,7 +144,14 @@ class MemoryService:
         sight = Visibility(conversation, now_ms=now_ms, replacements=retired)
         live = [hit for hit in visible if sight.sees(hit.memory)]
         candidates = await recall_candidates(
-            self._vectors, tenant, sight, live, scored, floor=self._floor, limit=limit
+            self._vectors,
+            self._snapshots,
+            tenant,
+            sight,
+            live,
+            scored,
+            floor=self._floor,
+            limit=limit,
         )
         if not candidates:
             return RecallAnswer(mode=mode, visible=0, outcome=None)

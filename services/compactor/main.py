@@ -107,7 +107,7 @@ async def _run(config: Config, *, metrics_port: int, stop: asyncio.Event) -> Non
                 objects=stores.objects,
                 clock_ms=wall_clock_ms,
                 lag_ms=COMPACTION_LAG_MS,
-                vectors=stores.vectors,
+                housekeeping=stores.housekeeping,
                 reconciler=Reconciler(upkeep),
                 expirer=Expirer(upkeep),
             ),

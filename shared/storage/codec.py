@@ -87,6 +87,13 @@ def check_budget(metadata: dict[str, Any]) -> None:
         )
 
 
+def checked_metadata(memory: Memory) -> dict[str, Any]:
+    """What a backend stores with ``memory``, refused (``check_budget``) before it is sent."""
+    metadata = to_metadata(memory)
+    check_budget(metadata)
+    return metadata
+
+
 def from_metadata(key_or_id: str, metadata: dict[str, Any]) -> Memory | None:
     """Rebuild a memory, tolerating old or damaged metadata; None when it cannot be one."""
     content, tenant = metadata.get("content"), metadata.get("tenantId")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import abc
 import builtins
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Final, Protocol
 
 import msgspec
@@ -22,12 +22,38 @@ from shared.model import Hit, Memory
 # answers. Read at call time, so a test can page by 10 without writing thousands of keys.
 LIST_PAGE_KEYS: Final = 1000
 
+# A query's vector, or the vector still being computed (the embedder's task).
+Embedding = Sequence[float] | Awaitable[Sequence[float]]
+
+
+async def ready(embedding: Embedding) -> Sequence[float]:
+    """The vector, once it is computed."""
+    return await embedding if isinstance(embedding, Awaitable) else embedding
+
 
 class StoredObject(msgspec.Struct, frozen=True, kw_only=True):
     """An object's body and the version a compare-and-swap must name (an ETag on S3)."""
 
     body: str
     etag: str
+
+
+class WriteCondition(msgspec.Struct, frozen=True):
+    """What a write requires of its key: that the etag is ``if_match`` (compare-and-swap), or
+    with ``if_none_match`` that there is none (create only); at most one of them."""
+
+    if_match: str | None = None
+    if_none_match: bool = False
+
+    def __post_init__(self) -> None:
+        if self.if_match is not None and self.if_none_match:
+            raise InvalidInputError(
+                "if_match", "if_match and if_none_match cannot be combined: choose one condition"
+            )
+
+    @property
+    def conditional(self) -> bool:
+        return self.if_match is not None or self.if_none_match
 
 
 class MemoryRef(msgspec.Struct, frozen=True, array_like=True):
@@ -46,9 +72,11 @@ class ScanCounts(Protocol):
     skips: int
 
 
-class ScanCacheReport(Protocol):
-    """What a store's in-process scan cache tells the metrics exporter, which must not import
-    the backend that has one (an API on S3 never loads the PostgreSQL driver)."""
+class Snapshots(Protocol):
+    """A backend's in-process snapshots of recently queried tenants, which its vector store
+    answers queries from (PostgreSQL's, see ``storage/postgres/scan``), as the layers above use
+    them without importing the backend: recall reads bodies from them, the API exports their
+    counts (an API on S3 never loads the PostgreSQL driver)."""
 
     @property
     def stats(self) -> ScanCounts: ...
@@ -56,12 +84,19 @@ class ScanCacheReport(Protocol):
     @property
     def held_bytes(self) -> int: ...
 
+    def memories(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
+        """Those of ``ids`` the tenant's snapshot holds, read from nothing: as fresh as the
+        tenant's last query, which it answered or which refreshed it — memories are immutable,
+        and one forgotten since is the same staleness that query's hits have. For recall's
+        keyword-only hits, never for forget or list, which read the store."""
+
 
 class VectorStore(abc.ABC):
-    """Memories with their embeddings (S3 Vectors, or the PostgreSQL ``memories`` table)."""
+    """Memories with their embeddings (S3 Vectors, or the PostgreSQL ``memories`` table).
 
-    # The store's in-process scan cache, for metrics; None for a store without one.
-    scan_cache: ScanCacheReport | None = None
+    These five methods are the whole contract. What a backend does faster (PostgreSQL's
+    in-process snapshots) it does inside them, in a store the factory composes (see Stores)."""
+
     # Which store this is, in words a caller may read (tool errors, /ready): a product, never an
     # endpoint, a bucket or a table.
     display_name: str = "the memory store"
@@ -76,43 +111,25 @@ class VectorStore(abc.ABC):
         """
 
     @abc.abstractmethod
-    async def query(self, tenant: str, embedding: Sequence[float], *, top_k: int) -> list[Hit]:
+    async def query(self, tenant: str, embedding: Embedding, *, top_k: int) -> list[Hit]:
         """The nearest ``top_k`` (at most 100) memories of one tenant.
 
         Similarity is 1 − cosine distance. **No order is promised**: callers find the maximum
         themselves. Every returned memory belongs to ``tenant`` (re-checked by the backend).
-        """
 
-    async def query_after(
-        self, tenant: str, embedding: Awaitable[Sequence[float]], *, top_k: int
-    ) -> list[Hit]:
-        """``query`` for the vector ``embedding`` resolves to, started before it has.
-
-        A store may begin what does not need the vector while it is computed (the PostgreSQL
-        store reads the tenant's generation). The caller owns ``embedding``: the store awaits it
-        unless it fails first, and never keeps it running.
+        ``embedding`` may still be being computed (an awaitable): a store may begin meanwhile
+        what does not need the vector (PostgreSQL's snapshots read the tenant's generation), and
+        a write committed before the call is seen either way. The caller owns the awaitable:
+        the store awaits it unless it fails first, and never keeps it running.
         """
-        return await self.query(tenant, await embedding, top_k=top_k)
 
     @abc.abstractmethod
     async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
         """The memories with these ids in ``tenant``; missing ids dropped, order not promised."""
 
-    async def get_for_recall(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
-        """``get`` for recall's keyword-only hits: the bodies may come from what answered the
-        tenant's last query (the PostgreSQL store's scan snapshot), so they are as fresh as the
-        vector leg's own results — memories are immutable, and a memory forgotten since then is
-        the same staleness the vector leg has. Not for forget or list, which read the store."""
-        return await self.get(tenant, ids)
-
     @abc.abstractmethod
     async def delete(self, tenant: str, ids: Sequence[str]) -> None:
         """Delete these ids in ``tenant``; ids that do not exist are ignored."""
-
-    async def housekeeping(self) -> int:
-        """The store's own upkeep, run by the compactor's gc job; what it removed. The
-        PostgreSQL store prunes its change log; a store with nothing to keep up does nothing."""
-        return 0
 
     @abc.abstractmethod
     def scan_ids(self) -> AsyncIterator[list[MemoryRef]]:
@@ -140,7 +157,6 @@ class ObjectStore(abc.ABC):
         """The object's current etag without its body, or None when there is no such key: what
         a reader checks to see that an object it read has not changed since."""
 
-    @abc.abstractmethod
     async def put(
         self,
         key: str,
@@ -156,8 +172,15 @@ class ObjectStore(abc.ABC):
             if_none_match: only create; fail when the key exists.
 
         Raises:
+            InvalidInputError: both conditions were named.
             ConflictError: the condition did not hold; nothing was written.
         """
+        return await self.write(key, body, WriteCondition(if_match, if_none_match))
+
+    @abc.abstractmethod
+    async def write(self, key: str, body: str, condition: WriteCondition) -> str:
+        """``put`` with its condition as one checked value: what a backend (or a wrapper)
+        implements, once, for every caller of ``put``."""
 
     @abc.abstractmethod
     async def list(
@@ -186,17 +209,16 @@ class ObjectStore(abc.ABC):
             start_after = keys[-1]
 
 
-def check_one_condition(*, if_match: str | None, if_none_match: bool) -> None:
-    """A write names at most one condition; both backends refuse the pair the same way."""
-    if if_match is not None and if_none_match:
-        raise InvalidInputError(
-            "if_match", "if_match and if_none_match cannot be combined: choose one condition"
-        )
-
-
 class Stores(msgspec.Struct, frozen=True, kw_only=True):
-    """The opened pair, and the one line that describes where they live (no secrets)."""
+    """The opened pair, the one line that describes where they live (no secrets), and what the
+    backend offers beside the two interfaces."""
 
     vectors: VectorStore
     objects: ObjectStore
     description: str
+    # The snapshots ``vectors`` answers queries from: recall reads bodies from them, the API
+    # exports their counts. None without (S3, or PostgreSQL with PG_SCAN_CACHE_MB=0).
+    snapshots: Snapshots | None = None
+    # The backend's own housekeeping, run by the compactor's gc job; how many rows it removed
+    # (PostgreSQL prunes its change log). None: nothing to keep up.
+    housekeeping: Callable[[], Awaitable[int]] | None = None

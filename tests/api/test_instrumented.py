@@ -22,7 +22,7 @@ def vector_query_seconds() -> tuple[float, float]:
     return count or 0.0, total or 0.0
 
 
-async def test_query_after_is_timed_from_when_the_vector_is_ready(pg_url: str) -> None:
+async def test_a_query_is_timed_from_when_its_vector_is_ready(pg_url: str) -> None:
     config = load_config({"DATABASE_URL": pg_url})
     async with open_stores(config) as stores:
         store = InstrumentedVectorStore(stores.vectors)
@@ -39,7 +39,7 @@ async def test_query_after_is_timed_from_when_the_vector_is_ready(pg_url: str) -
             await asyncio.sleep(EMBEDDING_WAIT_S)  # the model's time, not the store's
             return [1.0] + [0.0] * (WIDTH - 1)
 
-        hits = await store.query_after("acme", asyncio.ensure_future(embedding()), top_k=3)
+        hits = await store.query("acme", asyncio.ensure_future(embedding()), top_k=3)
         count_after, seconds_after = vector_query_seconds()
     assert [hit.memory.id for hit in hits] == [fact.id]
     assert count_after - count_before == 1

@@ -170,6 +170,24 @@ async def test_gc_job_removes_what_a_crashed_fold_left_behind(object_store: Obje
     assert (await read_merged(object_store, "t")).merged.counts["m"].access == 3
 
 
+async def test_gc_job_runs_the_backends_housekeeping_and_counts_what_it_removed(
+    object_store: ObjectStore,
+) -> None:
+    """The housekeeping comes in the stores bundle (``Stores.housekeeping``: PostgreSQL prunes
+    its change log), not through the vector store."""
+    runs: list[int] = []
+
+    async def housekeeping() -> int:
+        runs.append(7)
+        return 7
+
+    ctx = JobContext(
+        objects=object_store, clock_ms=lambda: START_MS, lag_ms=LAG_MS, housekeeping=housekeeping
+    )
+    assert (await gc_shards(ctx)).store_rows_pruned == 7 and runs == [7]
+    assert (await gc_shards(context(object_store))).store_rows_pruned == 0  # nothing to keep up
+
+
 def sample(metrics: CompactorMetrics, name: str, labels: dict[str, str] | None = None) -> float:
     value = metrics.registry.get_sample_value(name, labels or {})
     assert value is not None, name

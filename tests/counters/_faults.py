@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from shared.counters.events import CounterEvents
 from shared.errors import StorageUnavailableError
-from shared.storage.interfaces import ObjectStore, StoredObject
+from shared.storage.interfaces import ObjectStore, StoredObject, WriteCondition
 
 
 class SimulatedCrashError(BaseException):
@@ -47,17 +47,15 @@ class FaultyStore(ObjectStore):
     async def etag(self, key: str) -> str | None:
         return await self.inner.etag(key)
 
-    async def put(
-        self, key: str, body: str, *, if_match: str | None = None, if_none_match: bool = False
-    ) -> str:
+    async def write(self, key: str, body: str, condition: WriteCondition) -> str:
         if self.fail_puts_under is not None and key.startswith(self.fail_puts_under):
             raise StorageUnavailableError("simulated outage")
         if self.shard_gate is not None and "/shard/" in key:
             await self.shard_gate.wait()
-        if (if_match is not None or if_none_match) and self.before_conditional_put is not None:
+        if condition.conditional and self.before_conditional_put is not None:
             hook, self.before_conditional_put = self.before_conditional_put, None
             await hook()
-        return await self.inner.put(key, body, if_match=if_match, if_none_match=if_none_match)
+        return await self.inner.write(key, body, condition)
 
     async def list(
         self, prefix: str, *, limit: int = 1000, start_after: str | None = None

@@ -19,6 +19,7 @@ from shared.memories.upkeep import Upkeep
 from shared.model import Hit, Memory, index_key, index_prefix, iso_ms, new_ulid
 from shared.reconcile import Reconciler, ReconcileResult, TenantInventory, plan_reconcile
 from shared.storage import MemoryRef, ObjectStore, VectorStore
+from shared.storage.interfaces import Embedding
 
 LAG_MS = 60_000
 NOW_MS = 1_800_000_000_000
@@ -173,7 +174,7 @@ class _ForgetDuringRepair(VectorStore):
     async def put(self, memory: Memory, embedding: Sequence[float]) -> None:
         await self._inner.put(memory, embedding)
 
-    async def query(self, tenant: str, embedding: Sequence[float], *, top_k: int) -> list[Hit]:
+    async def query(self, tenant: str, embedding: Embedding, *, top_k: int) -> list[Hit]:
         return await self._inner.query(tenant, embedding, top_k=top_k)
 
     async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:

@@ -91,7 +91,7 @@ async def test_query_returns_the_top_k_nearest(
     assert {hit.memory.id for hit in hits} == {m.id for m in memories[:3]}
 
 
-async def test_query_after_answers_what_query_answers_once_the_vector_arrives(
+async def test_query_takes_a_vector_still_being_computed_and_answers_the_same(
     vector_store: VectorStore, embedding_dim: int
 ) -> None:
     memories = await fan(vector_store, embedding_dim)
@@ -102,13 +102,13 @@ async def test_query_after_answers_what_query_answers_once_the_vector_arrives(
         arrived.set()
         return axis(embedding_dim, 1)
 
-    hits = await vector_store.query_after("acme", asyncio.ensure_future(embedding()), top_k=3)
+    hits = await vector_store.query("acme", asyncio.ensure_future(embedding()), top_k=3)
     assert arrived.is_set()
     assert hits == await vector_store.query("acme", axis(embedding_dim, 1), top_k=3)
     assert {hit.memory.id for hit in hits} == {m.id for m in memories[:3]}
 
 
-async def test_query_after_passes_on_a_failed_embedding(
+async def test_query_passes_on_a_failed_embedding(
     vector_store: VectorStore, embedding_dim: int
 ) -> None:
     await vector_store.put(memory("acme"), axis(embedding_dim, 1))
@@ -118,7 +118,7 @@ async def test_query_after_passes_on_a_failed_embedding(
         raise EmbeddingError("the model is gone")
 
     with pytest.raises(EmbeddingError, match="the model is gone"):
-        await vector_store.query_after("acme", asyncio.ensure_future(embedding()), top_k=3)
+        await vector_store.query("acme", asyncio.ensure_future(embedding()), top_k=3)
 
 
 async def test_query_refuses_top_k_below_one(vector_store: VectorStore, embedding_dim: int) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import pytest
 
@@ -11,6 +11,7 @@ from shared.config import load_config
 from shared.counters import CounterTracker
 from shared.embedding import Embedder, open_embedder
 from shared.lexical import Lexicon
+from shared.model import wall_clock_ms
 from shared.revisions import ReplacementLog
 from shared.storage import Stores, open_stores
 
@@ -48,8 +49,10 @@ def clock() -> Clock:
     return Clock()
 
 
-@pytest.fixture
-def service(stores: Stores, local_embedder: Embedder, clock: Clock) -> MemoryService:
+def memory_service(
+    stores: Stores, embedder: Embedder, clock: Callable[[], int] = wall_clock_ms
+) -> MemoryService:
+    """A MemoryService over ``stores`` wired as the API wires one (without its wrappers)."""
     config = load_config({}, local=True)
     tracker = CounterTracker(
         stores.objects, process_id="test-process", compact_threshold=20, clock_ms=clock
@@ -58,11 +61,17 @@ def service(stores: Stores, local_embedder: Embedder, clock: Clock) -> MemorySer
     return MemoryService(
         vectors=stores.vectors,
         objects=stores.objects,
-        embedder=local_embedder,
+        embedder=embedder,
         counters=tracker,
         lexicon=lexicon,
         replacements=ReplacementLog(stores.objects, clock_ms=clock),
+        snapshots=stores.snapshots,
         floor=config.recall.min_similarity,
         high_similarity=config.recall.high_similarity,
         clock_ms=clock,
     )
+
+
+@pytest.fixture
+def service(stores: Stores, local_embedder: Embedder, clock: Clock) -> MemoryService:
+    return memory_service(stores, local_embedder, clock)

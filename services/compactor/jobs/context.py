@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import msgspec
 
 from shared.counters import COMPACTION_LAG_MS
 from shared.expiry import Expirer
 from shared.reconcile import Reconciler
-from shared.storage import ObjectStore, VectorStore
+from shared.storage import ObjectStore
 
 
 class JobRun(msgspec.Struct, frozen=True, kw_only=True):
@@ -23,12 +23,13 @@ class JobRun(msgspec.Struct, frozen=True, kw_only=True):
 
 class JobContext(msgspec.Struct, frozen=True, kw_only=True):
     """The state store, a clock in milliseconds, the lag shards must be older than, the
-    vector store whose own upkeep the gc job runs (None: nothing to keep up), and the repairers
-    the reconcile and expiry jobs drive (None: that job has nothing to run on)."""
+    backend's own housekeeping the gc job runs (``Stores.housekeeping``; None: nothing to keep
+    up), and the repairers the reconcile and expiry jobs drive (None: that job has nothing to
+    run on)."""
 
     objects: ObjectStore
     clock_ms: Callable[[], int]
     lag_ms: int = COMPACTION_LAG_MS
-    vectors: VectorStore | None = None
+    housekeeping: Callable[[], Awaitable[int]] | None = None
     reconciler: Reconciler | None = None
     expirer: Expirer | None = None

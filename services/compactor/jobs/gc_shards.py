@@ -1,5 +1,5 @@
 """The GC job: delete shards at or below a tenant's watermark, in both shard logs (counters and
-lexicon), then the vector store's own upkeep
+lexicon), then the backend's own housekeeping
 (PostgreSQL prunes change-log rows older than an hour).
 
 A fold deletes what it absorbed right after its compare-and-swap; a fold that died in between
@@ -24,7 +24,7 @@ class GcJobResult(JobRun, frozen=True, kw_only=True):
     """One run of the GC job."""
 
     shards_deleted: int = 0
-    # Rows the vector store's upkeep removed (PostgreSQL: change-log rows past retention).
+    # Rows the backend's housekeeping removed (PostgreSQL: change-log rows past retention).
     store_rows_pruned: int = 0
 
     def record(self, m: CompactorMetrics) -> None:
@@ -58,7 +58,7 @@ async def gc_shards(ctx: JobContext) -> GcJobResult:
                     "compactor_gc_failed",
                     extra={"tenant": entry.tenant, "root": log.layout.root},
                 )
-    pruned = await ctx.vectors.housekeeping() if ctx.vectors is not None else 0
+    pruned = await ctx.housekeeping() if ctx.housekeeping is not None else 0
     return GcJobResult(
         tenants=tenants,
         tenants_failed=failed,

@@ -1,4 +1,6 @@
-"""The PostgreSQL backend: both store interfaces over one database, asyncpg + pgvector.
+"""The PostgreSQL backend: both store interfaces over one database, asyncpg + pgvector; the
+vector store inside its in-process snapshots (``scan``), and the change log's pruning as
+housekeeping.
 
 Used for ``DATABASE_URL`` and, through the very same code, for the embedded database that
 ``--local`` starts in a data dir.
@@ -7,6 +9,7 @@ Used for ``DATABASE_URL`` and, through the very same code, for the embedded data
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -18,8 +21,9 @@ from shared.storage.postgres._datastore import PostgresDatastore, redact_url
 from shared.storage.postgres.embedded import describe as describe_embedded
 from shared.storage.postgres.embedded import embedded_database
 from shared.storage.postgres.object_store import PostgresObjectStore
+from shared.storage.postgres.scan import ScanCache, SnapshotVectorStore, prune_change_log
 from shared.storage.postgres.schema import ensure_schema
-from shared.storage.postgres.vector_store import PostgresVectorStore
+from shared.storage.postgres.vector_store import PostgresVectorStore, rebuild
 
 logger = logging.getLogger(__name__)
 
@@ -41,15 +45,21 @@ async def _open_url(url: str, *, description: str, scan_cache_mb: int) -> AsyncI
                 "ms": round((time.monotonic() - started) * 1000),
             },
         )
-        vectors = PostgresVectorStore(datastore, scan_cache_bytes=scan_cache_mb * 1024 * 1024)
+        plain = PostgresVectorStore(datastore)
+        # The plain store inside its snapshots, unless PG_SCAN_CACHE_MB is 0 (SQL every time).
+        budget = scan_cache_mb * 1024 * 1024
+        snapshots = ScanCache(datastore, budget_bytes=budget, rebuild=rebuild) if budget else None
         try:
             yield Stores(
-                vectors=vectors,
+                vectors=SnapshotVectorStore(plain, snapshots) if snapshots is not None else plain,
                 objects=PostgresObjectStore(datastore),
                 description=description,
+                snapshots=snapshots,
+                housekeeping=functools.partial(prune_change_log, datastore),
             )
         finally:
-            await vectors.close()
+            if snapshots is not None:  # stop background reads before the pool closes
+                await snapshots.close()
 
 
 @contextlib.asynccontextmanager

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from shared.errors import ConflictError, InvalidInputError
-from shared.storage.interfaces import ObjectStore, StoredObject, check_one_condition
+from shared.storage.interfaces import ObjectStore, StoredObject, WriteCondition
 from shared.storage.postgres._datastore import STORE_NAME, PostgresDatastore
 
 _GET_SQL: Final = "SELECT body, version::text AS etag FROM objects WHERE key = $1"
@@ -62,20 +62,13 @@ class PostgresObjectStore(ObjectStore):
         value = await self._datastore.fetchval(_ETAG_SQL, key)
         return None if value is None else str(value)
 
-    async def put(
-        self,
-        key: str,
-        body: str,
-        *,
-        if_match: str | None = None,
-        if_none_match: bool = False,
-    ) -> str:
-        check_one_condition(if_match=if_match, if_none_match=if_none_match)
+    async def write(self, key: str, body: str, condition: WriteCondition) -> str:
+        if_match = condition.if_match
         if if_match is not None:
             etag = await self._datastore.fetchval(_PUT_IF_MATCH_SQL, key, body, if_match)
             if etag is None:
                 raise ConflictError(f"{key} changed since etag {if_match} was read")
-        elif if_none_match:
+        elif condition.if_none_match:
             etag = await self._datastore.fetchval(_PUT_IF_NONE_MATCH_SQL, key, body)
             if etag is None:
                 raise ConflictError(f"{key} already exists")

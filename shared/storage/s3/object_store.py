@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from shared.errors import ConflictError, InvalidInputError, NotFoundError, StorageError
-from shared.storage.interfaces import ObjectStore, StoredObject, check_one_condition
+from shared.storage.interfaces import ObjectStore, StoredObject, WriteCondition
 from shared.storage.s3._client import OBJECTS_NAME, translated
 
 LIST_PAGE: Final = 1000
@@ -62,15 +62,8 @@ class S3ObjectStore(ObjectStore):
         etag = response.get("ETag")
         return str(etag) if etag else None  # no ETag: absent, as get treats it
 
-    async def put(
-        self,
-        key: str,
-        body: str,
-        *,
-        if_match: str | None = None,
-        if_none_match: bool = False,
-    ) -> str:
-        check_one_condition(if_match=if_match, if_none_match=if_none_match)
+    async def write(self, key: str, body: str, condition: WriteCondition) -> str:
+        if_match = condition.if_match
         request: dict[str, Any] = {
             "Bucket": self._bucket,
             "Key": key,
@@ -79,7 +72,7 @@ class S3ObjectStore(ObjectStore):
         }
         if if_match is not None:
             request["IfMatch"] = if_match
-        if if_none_match:
+        if condition.if_none_match:
             request["IfNoneMatch"] = "*"
         target = self._where(key)
         try:

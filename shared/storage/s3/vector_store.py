@@ -10,14 +10,8 @@ from typing import Any, Final
 
 from shared.errors import InvalidInputError
 from shared.model import Hit, Memory
-from shared.storage.codec import (
-    check_budget,
-    from_metadata,
-    parse_vector_key,
-    to_metadata,
-    vector_key,
-)
-from shared.storage.interfaces import MemoryRef, VectorStore
+from shared.storage.codec import checked_metadata, from_metadata, parse_vector_key, vector_key
+from shared.storage.interfaces import Embedding, MemoryRef, VectorStore, ready
 from shared.storage.s3._client import VECTORS_NAME, translated
 
 logger = logging.getLogger(__name__)
@@ -77,8 +71,7 @@ class S3VectorsStore(VectorStore):
         return memory
 
     async def put(self, memory: Memory, embedding: Sequence[float]) -> None:
-        metadata = to_metadata(memory)
-        check_budget(metadata)
+        metadata = checked_metadata(memory)
         vector = {
             "key": vector_key(memory.tenant, memory.id),
             "data": _float32(embedding),
@@ -89,15 +82,16 @@ class S3VectorsStore(VectorStore):
                 vectorBucketName=self._bucket, indexName=self._index, vectors=[vector]
             )
 
-    async def query(self, tenant: str, embedding: Sequence[float], *, top_k: int) -> list[Hit]:
+    async def query(self, tenant: str, embedding: Embedding, *, top_k: int) -> list[Hit]:
         if top_k < 1:
             raise InvalidInputError("top_k", f"top_k must be at least 1, got {top_k}")
+        vector = _float32(await ready(embedding))
         with translated("QueryVectors", target=self._where, store=VECTORS_NAME):
             response = await self._client.query_vectors(
                 vectorBucketName=self._bucket,
                 indexName=self._index,
                 topK=min(top_k, MAX_TOP_K),
-                queryVector=_float32(embedding),
+                queryVector=vector,
                 filter={"tenantId": tenant},
                 returnMetadata=True,
                 returnDistance=True,

@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from shared.config import load_config
+from shared.storage import open_stores
 from shared.storage.codec import to_metadata
 from shared.storage.postgres.scan import cache as scan_cache
 from shared.storage.postgres.scan import reads as scan_reads
@@ -154,13 +156,19 @@ async def test_a_gap_in_the_log_falls_back_to_a_full_read(pg_url: str, gap: str)
         assert len(held.ids()) == (2 if gap == "truncate" else 12)
 
 
-async def test_the_compactors_upkeep_prunes_rows_past_the_retention(pg_url: str) -> None:
-    async with pod(pg_url) as store:
-        await fill(store, "acme", 4, seed=6)
+@pytest.mark.parametrize("cache_mb", [64, 0])
+async def test_the_compactors_housekeeping_prunes_rows_past_the_retention(
+    pg_url: str, cache_mb: int
+) -> None:
+    """Whether or not the process holds snapshots: the trigger logs every write."""
+    config = load_config({"DATABASE_URL": pg_url, "PG_SCAN_CACHE_MB": str(cache_mb)})
+    async with open_stores(config) as stores:
+        assert stores.housekeeping is not None
+        await fill(stores.vectors, "acme", 4, seed=6)
         run_admin(pg_url, "UPDATE memory_changes SET changed_at = now() - interval '2 hours'")
-        await fill(store, "acme", 1, seed=7)
-        assert await store.housekeeping() == 4
-        assert await store.housekeeping() == 0
+        await fill(stores.vectors, "acme", 1, seed=7)
+        assert await stores.housekeeping() == 4
+        assert await stores.housekeeping() == 0
 
 
 async def test_a_database_made_by_0_9_0_is_upgraded_in_place_with_nothing_lost(

@@ -18,10 +18,10 @@ import pytest
 from shared.config import load_config
 from shared.errors import ConfigError, EmbeddingError, StorageError
 from shared.model import Hit, Memory, new_ulid
-from shared.storage import open_stores
+from shared.storage import VectorStore, open_stores
 from shared.storage.codec import to_metadata
 from shared.storage.postgres import PostgresVectorStore
-from shared.storage.postgres.scan import AddedRow, ScanCache, TenantSnapshot
+from shared.storage.postgres.scan import AddedRow, ScanCache, SnapshotVectorStore, TenantSnapshot
 
 NOW_MS = 1_767_225_600_000
 WIDTH = 384
@@ -34,16 +34,16 @@ def memory(tenant: str, content: str) -> Memory:
 
 
 @contextlib.asynccontextmanager
-async def pod(pg_url: str, cache_mb: int = 64) -> AsyncIterator[PostgresVectorStore]:
+async def pod(pg_url: str, cache_mb: int = 64) -> AsyncIterator[VectorStore]:
+    """The vector store the factory opens: inside its snapshots, or plain with 0 MB."""
     config = load_config({"DATABASE_URL": pg_url, "PG_SCAN_CACHE_MB": str(cache_mb)})
     async with open_stores(config) as stores:
-        assert isinstance(stores.vectors, PostgresVectorStore)
         yield stores.vectors
 
 
-def cache_of(store: PostgresVectorStore) -> ScanCache:
-    assert store.scan_cache is not None
-    return store.scan_cache
+def cache_of(store: VectorStore) -> ScanCache:
+    assert isinstance(store, SnapshotVectorStore)
+    return store.snapshots
 
 
 def ranked(hits: list[Hit]) -> list[tuple[str, float]]:
@@ -63,7 +63,7 @@ def added_row(written: Memory, vector: np.ndarray) -> AddedRow:
 
 
 async def filled_and_held(
-    store: PostgresVectorStore, count: int, seed: int
+    store: VectorStore, count: int, seed: int
 ) -> tuple[ScanCache, TenantSnapshot]:
     """``count`` memories in tenant acme, and the snapshot the store then holds of them."""
     await fill(store, "acme", count, seed=seed)
@@ -73,7 +73,7 @@ async def filled_and_held(
     return cache, held
 
 
-async def fill(store: PostgresVectorStore, tenant: str, count: int, seed: int) -> list[Memory]:
+async def fill(store: VectorStore, tenant: str, count: int, seed: int) -> list[Memory]:
     rng = np.random.default_rng(seed)
     stored = []
     for n in range(count):
@@ -142,11 +142,12 @@ async def test_another_pods_write_and_delete_show_in_the_very_next_query(pg_url:
         assert [hit.memory for hit in after_delete] == [hit.memory for hit in before]
 
 
-async def test_a_write_committed_before_query_after_is_seen_though_the_vector_comes_later(
+async def test_a_write_committed_before_the_query_is_seen_though_the_vector_comes_later(
     pg_url: str,
 ) -> None:
-    """query_after reads the generation while the embedding runs: a write that landed before
-    the call must still be in the answer, even when another write lands before the vector."""
+    """A query given a vector still being computed reads the generation meanwhile: a write that
+    landed before the call must still be in the answer, even when another lands before the
+    vector."""
     async with pod(pg_url) as reader, pod(pg_url) as writer:
         await fill(writer, "acme", 20, seed=8)
         assert await cache_of(reader).refresh("acme") is not None
@@ -163,7 +164,7 @@ async def test_a_write_committed_before_query_after_is_seen_though_the_vector_co
             return values
 
         querying = asyncio.create_task(
-            reader.query_after("acme", asyncio.ensure_future(embedding()), top_k=3)
+            reader.query("acme", asyncio.ensure_future(embedding()), top_k=3)
         )
         await vector_wanted.wait()
         await writer.put(memory("acme", "written while embedding"), (-target).tolist())
@@ -188,7 +189,7 @@ async def test_a_failed_embedding_stops_the_generation_read_begun_beside_it(pg_u
                 raise EmbeddingError("the model is gone")
 
             with pytest.raises(EmbeddingError):
-                await store.query_after("acme", asyncio.ensure_future(embedding()), top_k=3)
+                await store.query("acme", asyncio.ensure_future(embedding()), top_k=3)
             await asyncio.sleep(0.1)
             assert [t for t in asyncio.all_tasks() - before if not t.done()] == []
         finally:
@@ -213,7 +214,7 @@ async def test_a_refresh_reads_only_the_rows_added_and_drops_the_deleted(pg_url:
         cached = await store.query("acme", query, top_k=30)
         assert cache_of(store).stats.hits == 1
         async with pod(pg_url, cache_mb=0) as uncached:
-            assert uncached.scan_cache is None
+            assert isinstance(uncached, PostgresVectorStore)  # plain: no snapshots
             assert_same_ranking(cached, await uncached.query("acme", query, top_k=30))
 
 

@@ -1,11 +1,14 @@
 """The in-process exact scan of the PostgreSQL backend, one job per module: ``snapshot`` (one
 tenant's rows as a matrix, pure), ``workers`` (the threads a large scan is split across),
 ``reads`` (what a refresh reads), ``own_writes`` (this process's writes until carried in),
-``held`` (the budgeted LRU of snapshots) and ``cache`` (generations, freshness and refresh)."""
+``held`` (the budgeted LRU of snapshots), ``cache`` (generations, freshness and refresh) and
+``store`` (the vector store that answers from them, composed around the plain one)."""
 
 from shared.storage.postgres.scan.cache import GENERATION_SQL, ScanCache, ScanCacheStats
 from shared.storage.postgres.scan.own_writes import AddedRow
+from shared.storage.postgres.scan.reads import prune_change_log
 from shared.storage.postgres.scan.snapshot import SnapshotRow, TenantSnapshot
+from shared.storage.postgres.scan.store import SnapshotVectorStore
 from shared.storage.postgres.scan.workers import ScanWorkers
 
 __all__ = [
@@ -15,5 +18,7 @@ __all__ = [
     "ScanCacheStats",
     "ScanWorkers",
     "SnapshotRow",
+    "SnapshotVectorStore",
     "TenantSnapshot",
+    "prune_change_log",
 ]

@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -129,9 +129,24 @@ class ScanCache:
         return None
 
     def held(self, tenant: str) -> TenantSnapshot | None:
-        """The tenant's newest snapshot, whatever its generation (see
-        PostgresVectorStore.get_for_recall)."""
+        """The tenant's newest snapshot, whatever its generation."""
         return self._held.get(tenant)
+
+    def memories(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
+        """Those of ``ids`` the tenant's newest snapshot holds, whatever its generation: a query
+        of the tenant just proved it current or refreshed it (see ``Snapshots.memories``)."""
+        snapshot = self._held.get(tenant)
+        found = map(snapshot.memory_of, ids) if snapshot is not None else ()
+        return [memory for memory in found if memory is not None]
+
+    async def write(self, tenant: str, sql: str, *args: object) -> int:
+        """Run one write to the tenant's rows and read its generation in the same transaction:
+        the trigger holds the generation row's lock until commit, so the value is this write's
+        (what ``apply_own_write`` is given)."""
+        async with self._datastore.session() as session, session.transaction():
+            await session.execute(sql, *args)
+            value = await session.fetchval(GENERATION_SQL, tenant)
+        return int(value) if value is not None else 0
 
     async def current(self, tenant: str, generation: int) -> TenantSnapshot | None:
         """``fresh``, after waiting (at most ``_OWN_WRITE_WAIT_S``) while the snapshot is behind

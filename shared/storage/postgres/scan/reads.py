@@ -1,5 +1,6 @@
 """What a refresh reads, in one repeatable-read transaction: the generation, then either only
-the rows the change log names since the held snapshot, or every id and the rows it lacks."""
+the rows the change log names since the held snapshot, or every id and the rows it lacks; and
+the pruning that keeps the change log short."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from shared.storage.postgres._datastore import PostgresDatastore
 from shared.storage.postgres.scan.snapshot import TenantSnapshot, decode_vector, vector_width
 
 GENERATION_SQL: Final = "SELECT generation FROM memory_generations WHERE tenant_id = $1"
@@ -28,6 +30,12 @@ CHANGES_SQL: Final = """
 SELECT generation, id FROM memory_changes
 WHERE tenant_id = $1 AND generation > $2 AND generation <= $3
 """
+# How long the change log keeps a row. A snapshot further behind than that is brought forward
+# by a full read (the log then has a gap).
+CHANGE_LOG_RETENTION_S: Final = 3600.0
+_PRUNE_CHANGES_SQL: Final = (
+    "DELETE FROM memory_changes WHERE changed_at < now() - make_interval(secs => $1)"
+)
 # What a row costs at least beside its vector; lets a refresh skip a tenant that cannot fit
 # before reading any of its rows.
 MIN_ROW_BYTES: Final = 400
@@ -117,3 +125,11 @@ async def read_rows(session: Any, tenant: str, ids: Sequence[str]) -> AddedRows:
     for start in range(0, len(ids), READ_BATCH_ROWS):
         added.take(await session.fetch(ROWS_SQL, tenant, ids[start : start + READ_BATCH_ROWS]))
     return added
+
+
+async def prune_change_log(datastore: PostgresDatastore) -> int:
+    """Delete the change log's rows older than ``CHANGE_LOG_RETENTION_S``; how many. The
+    compactor's gc job runs it (``Stores.housekeeping``), whether or not any process holds
+    snapshots: the trigger logs every write."""
+    status = await datastore.execute(_PRUNE_CHANGES_SQL, CHANGE_LOG_RETENTION_S)
+    return int(status.rsplit(" ", 1)[-1]) if status and status.startswith("DELETE") else 0
