@@ -179,3 +179,33 @@ def test_every_exception_the_package_defines_descends_from_service_error() -> No
         f"{c.__module__}.{c.__qualname__}" for c in ours if not issubclass(c, ServiceError)
     )
     assert outside == []
+
+
+MODULE_LINES = 400
+FUNCTION_LINES = 60
+
+
+def package_modules() -> list[Path]:
+    return modules_under("shared") + modules_under("services")
+
+
+def test_no_module_is_longer_than_a_newcomer_reads_at_once() -> None:
+    """Issue 30's limit: a module over 400 lines is doing more than one job."""
+    long = [
+        f"{path.relative_to(ROOT)}: {lines} lines"
+        for path in package_modules()
+        if (lines := len(path.read_text().splitlines())) > MODULE_LINES
+    ]
+    assert long == []
+
+
+def test_no_function_is_longer_than_sixty_lines() -> None:
+    """Issue 30's limit: a longer function hides a step that deserves a name."""
+    long = [
+        f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {lines} lines"
+        for path in package_modules()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path)))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and (lines := (node.end_lineno or node.lineno) - node.lineno + 1) > FUNCTION_LINES
+    ]
+    assert long == []

@@ -28,19 +28,21 @@ async def recall_candidates(
     snapshots: Snapshots | None,
     tenant: str,
     sight: Visibility,
-    visible: list[Hit],
+    hits: list[Hit],
     scored: KeywordQuery,
     *,
     floor: float,
     limit: int,
 ) -> list[Candidate]:
-    """Both legs fused, with the bodies of the keyword-only hits that could be returned
-    fetched in one read; what this request may not see is dropped (a keyword hit may be a
-    memory the vector leg never returned: another conversation's, expired or retired).
+    """The vector leg's ``hits`` and the keyword leg fused, with the bodies of the keyword-only
+    hits that could be returned fetched in one read; what this request may not see is dropped
+    from both (a keyword hit may be a memory the vector leg never returned: another
+    conversation's, expired or retired).
 
     Only keyword-only hits among the first ``limit × FETCH_WINDOW`` (names held, then
     relevance) can be returned: the tie-break moves a result by at most a tenth of the
     floor, and the newer-first rule only reorders what is returned."""
+    visible = [hit for hit in hits if sight.sees(hit.memory)]
     keyword = scored.result(top_k=KEYWORD_CANDIDATES, include=[hit.memory.id for hit in visible])
     fused = fuse(visible, keyword, floor=floor)
     # In the order rank puts them: the query's names held first, then relevance.

@@ -28,6 +28,7 @@ from shared.model import DAY_MS, Hit, Memory, MemoryType, Scope, iso_ms, new_uli
 from shared.model.counters import AccessCount
 from shared.model.ids import wall_clock_ms
 from shared.ranking import MODE_PROFILES, RecallMode, already_known, possible_revision, rank
+from shared.ranking.score import RecallOutcome
 from shared.revisions import ReplacementLog
 from shared.storage import ObjectStore, Stores, VectorStore, index_tenants
 from shared.storage.interfaces import Snapshots
@@ -96,7 +97,6 @@ class MemoryService:
         tenant: str,
         conversation: str | None,
         embedding: asyncio.Task[list[float]],
-        *,
         top_k: int,
     ) -> list[Hit]:
         # Handed to the store still running, so it can start what does not need the vector.
@@ -116,8 +116,7 @@ class MemoryService:
         limit: int,
         count_use: bool = True,
     ) -> RecallAnswer:
-        """``count_use`` False: a person reading the ranking (the memory page) is no use of a
-        memory, so its answer does not feed the access counts the next ranking reads."""
+        """Both legs, fused and ranked; ``count_use``: see ``_count_uses``."""
         embedding = self._start_embedding(query)
         # Neither the counters nor the keyword scoring depend on the vector: both run while the
         # query is embedded (the model runs on its own thread), so a cold read of either (once
@@ -126,9 +125,7 @@ class MemoryService:
         scoring = asyncio.create_task(self._lexicon.query(tenant, query))
         retiring = asyncio.create_task(self._replacements.view(tenant))
         try:
-            visible = await self._visible_hits(
-                tenant, conversation, embedding, top_k=RECALL_CANDIDATES
-            )
+            visible = await self._visible_hits(tenant, conversation, embedding, RECALL_CANDIDATES)
         finally:
             # Never left dangling: awaited whether the search succeeded or not.
             loaded, scored, retired = await asyncio.gather(
@@ -142,13 +139,12 @@ class MemoryService:
             raise retired
         now_ms = self._clock_ms()
         sight = Visibility(conversation, now_ms=now_ms, replacements=retired)
-        live = [hit for hit in visible if sight.sees(hit.memory)]
         candidates = await recall_candidates(
             self._vectors,
             self._snapshots,
             tenant,
             sight,
-            live,
+            visible,
             scored,
             floor=self._floor,
             limit=limit,
@@ -165,12 +161,17 @@ class MemoryService:
             now_ms=now_ms,
             names_absent=scored.absent_names > 0,
         )
-        # Only a confident answer counts as a use: a memory returned as the best of weak matches
-        # for unrelated questions must not climb for the next unrelated one.
-        for ranked in outcome.results:
-            if ranked.strong and count_use:
-                self._counters.record(tenant, ranked.memory.id, at_ms=now_ms)
+        if count_use:
+            self._count_uses(tenant, outcome, now_ms=now_ms)
         return RecallAnswer(mode=mode, visible=len(candidates), outcome=outcome)
+
+    def _count_uses(self, tenant: str, outcome: RecallOutcome, *, now_ms: int) -> None:
+        """Only a confident answer counts as a use: a memory returned as the best of weak
+        matches for unrelated questions must not climb for the next unrelated one. Nor is a
+        person reading the ranking (the memory page, ``count_use`` False) a use of a memory."""
+        for ranked in outcome.results:
+            if ranked.strong:
+                self._counters.record(tenant, ranked.memory.id, at_ms=now_ms)
 
     async def remember(
         self,
