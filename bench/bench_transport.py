@@ -37,6 +37,7 @@ from mcp import Client
 
 from services.api.answers import Reply
 from services.api.app import build_app
+from services.api.structured import Output
 from services.api.tools.arguments import ToolArguments
 from services.api.tools.catalogue import guarded
 from services.api.tools.definition import ToolDefinition
@@ -56,7 +57,7 @@ class EchoArguments(ToolArguments, frozen=True):
 
 async def _guarded_echo(backend: None, ctx: ToolContext, arguments: EchoArguments) -> Reply:
     echoed = await ECHO.handler(ctx, {"text": arguments.text})
-    return Reply(text=echoed.text, data={})
+    return Reply(text=echoed.text, data=Output())
 
 
 GUARDED = guarded(
@@ -64,7 +65,7 @@ GUARDED = guarded(
         name="guarded",
         description=ECHO.description,
         arguments=EchoArguments,
-        output_schema={"type": "object"},
+        output=Output,
         handle=_guarded_echo,
     ),
     None,

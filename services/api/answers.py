@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
 from shared.model import Memory
@@ -48,7 +46,8 @@ class BulkForgetAnswer(msgspec.Struct, frozen=True, kw_only=True):
 
 class Reply(msgspec.Struct, frozen=True, kw_only=True):
     """What a tool handler answers: the text a model reads, and the same facts as the tool's
-    outputSchema declares them (``structuredContent``)."""
+    outputSchema declares them: a ``services.api.structured`` output, ``structuredContent``
+    once converted."""
 
     text: str
-    data: dict[str, Any]
+    data: msgspec.Struct

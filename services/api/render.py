@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Final
 
 from services.api.answers import (
     BulkForgetAnswer,
@@ -13,7 +13,7 @@ from services.api.answers import (
     Reply,
     Version,
 )
-from services.api.structured import memory_record
+from services.api.structured import RecallOutput, RecallResult, Span
 from shared.lexical.excerpt import CHARS_PER_TOKEN, Excerpt, excerpt
 from shared.lexical.tokens import shown
 from shared.memories.listing import StatsAnswer
@@ -154,22 +154,22 @@ def render_recall(query: str, answer: RecallAnswer, *, max_tokens: int) -> Reply
     fit, the first one always (its text cut to fit), and a line saying what was left out; the
     data says the same of exactly what the text shows."""
     outcome = answer.outcome
-    data: dict[str, Any] = {
-        "mode": answer.mode,
-        "confidence": "none",
-        "compared": answer.visible,
-        "results": [],
-        "left_out": 0,
-        "left_out_chars": 0,
-        "max_tokens": max_tokens,
-    }
+    data = RecallOutput(
+        mode=answer.mode,
+        confidence="none",
+        compared=answer.visible,
+        results=[],
+        left_out=0,
+        left_out_chars=0,
+        max_tokens=max_tokens,
+    )
     if outcome is None:
         text = f'{PREFIX} No memories stored for this project matched "{query}".\n'
         return Reply(text=text + _no_match_guidance(answer.mode), data=data)
     if not outcome.results:
         text = f'{PREFIX} Nothing matched "{query}" closely enough.\n'
         return Reply(text=text + _gated_guidance(answer.visible), data=data)
-    data["confidence"] = outcome.confidence
+    data.confidence = outcome.confidence
     header = (
         f"{PREFIX} {plural(len(outcome.results), 'memory', 'memories')} matched "
         f'"{query}" (mode: {answer.mode}).\n{_CONFIDENCE_LINES[outcome.confidence]}\n'
@@ -193,8 +193,8 @@ def render_recall(query: str, answer: RecallAnswer, *, max_tokens: int) -> Reply
         part = excerpt(ranked.memory.content, ranked.matched)
         shown_block = block(_passage(ranked.memory, part))
         if len(shown_block) + 1 > budget and blocks:
-            data["left_out"] += 1
-            data["left_out_chars"] += len(ranked.memory.content)
+            data.left_out += 1
+            data.left_out_chars += len(ranked.memory.content)
             continue
         if len(shown_block) + 1 > budget:
             # The first result is always shown, cut to what the budget leaves for its text.
@@ -203,23 +203,23 @@ def render_recall(query: str, answer: RecallAnswer, *, max_tokens: int) -> Reply
             shown_block = block(_passage(ranked.memory, part))
         blocks.append(shown_block)
         budget -= len(shown_block) + 1
-        data["results"].append(_result_data(ranked, part, words, top_score=outcome.top_score))
-    tail = _left_out_line(data["left_out"], data["left_out_chars"], max_tokens=max_tokens)
+        data.results.append(_result_data(ranked, part, words, top_score=outcome.top_score))
+    tail = _left_out_line(data.left_out, data.left_out_chars, max_tokens=max_tokens)
     return Reply(text=f"{header}\n" + "\n".join(blocks) + tail, data=data)
 
 
 def _result_data(
     ranked: Ranked, part: Excerpt | None, words: dict[str, str], *, top_score: float
-) -> dict[str, Any]:
+) -> RecallResult:
     """What the data says of one result shown: the text shown of it, and where that text is."""
-    return {
-        **memory_record(ranked.memory),
-        "confidence": ranked.confidence,
-        "standing": percent(ranked.score, top_score),
-        "matched": distinct_words([words.get(t, t) for t in ranked.matched]),
-        "text": part.of(ranked.memory.content) if part else ranked.memory.content,
-        "excerpt": {"start": part.start, "end": part.end} if part else None,
-    }
+    return RecallResult.of(
+        ranked.memory,
+        confidence=ranked.confidence,
+        standing=percent(ranked.score, top_score),
+        matched=distinct_words([words.get(t, t) for t in ranked.matched]),
+        text=part.of(ranked.memory.content) if part else ranked.memory.content,
+        excerpt=Span(start=part.start, end=part.end) if part else None,
+    )
 
 
 def _left_out_line(count: int, chars: int, *, max_tokens: int) -> str:

@@ -6,9 +6,12 @@ the end-to-end tests read the same answers through the MCP client.
 
 from __future__ import annotations
 
+from typing import Any
+
+import msgspec
 import pytest
 
-from services.api.answers import BulkForgetAnswer, RecallAnswer, RememberAnswer, Version
+from services.api.answers import BulkForgetAnswer, RecallAnswer, RememberAnswer, Reply, Version
 from services.api.render import (
     PREFIX,
     PREVIEW_CHARS,
@@ -35,6 +38,11 @@ from shared.ranking import Ranked, RecallOutcome
 from shared.ranking.modes import RecallMode
 
 CREATED = "2026-03-04T05:06:07.890Z"
+
+
+def wire(reply: Reply) -> dict[str, Any]:
+    """The reply's data as structuredContent carries it."""
+    return msgspec.to_builtins(reply.data)  # type: ignore[no-any-return]
 
 
 def memory(number: int, content: str = "the deploy runs on Fridays", **fields: object) -> Memory:
@@ -157,8 +165,8 @@ def test_nothing_stored_on_the_subject_says_so_and_warns_against_inferring(
     assert "NO MATCH FOUND" in reply.text
     assert "do not infer an answer" in reply.text
     assert ("mode 'exploratory'" in reply.text) is suggests_exploratory
-    assert reply.data["confidence"] == "none"
-    assert reply.data["results"] == []
+    assert wire(reply)["confidence"] == "none"
+    assert wire(reply)["results"] == []
 
 
 @pytest.mark.parametrize(
@@ -178,7 +186,7 @@ def test_nothing_close_enough_counts_what_was_compared(compared: int, wording: s
     assert "NO CONFIDENT MATCH" in reply.text
     assert wording in reply.text
     assert "Do not present a guess as a remembered fact." in reply.text
-    assert reply.data["compared"] == compared
+    assert wire(reply)["compared"] == compared
 
 
 @pytest.mark.parametrize(
@@ -198,7 +206,7 @@ def test_the_answer_states_its_confidence_first(confidence: str, line: str) -> N
     header, confidence_line = reply.text.split("\n")[:2]
     assert header == f'{PREFIX} 1 memory matched "deploy day" (mode: balanced).'
     assert confidence_line.startswith(line)
-    assert reply.data["confidence"] == confidence
+    assert wire(reply)["confidence"] == confidence
 
 
 def test_standing_is_relative_to_the_top_result_never_a_raw_cosine() -> None:
@@ -210,7 +218,7 @@ def test_standing_is_relative_to_the_top_result_never_a_raw_cosine() -> None:
     assert "100% of the top result" in reply.text
     assert "50% of the top result" in reply.text
     assert "0.62" not in reply.text and "0.31" not in reply.text
-    assert [r["standing"] for r in reply.data["results"]] == [100, 50]
+    assert [r["standing"] for r in wire(reply)["results"]] == [100, 50]
 
 
 def test_a_matched_stem_is_shown_as_the_query_word_it_came_from() -> None:
@@ -223,7 +231,7 @@ def test_a_matched_stem_is_shown_as_the_query_word_it_came_from() -> None:
         max_tokens=2000,
     )
     assert "matched words: cities" in reply.text
-    assert reply.data["results"][0]["matched"] == ["cities"]
+    assert wire(reply)["results"][0]["matched"] == ["cities"]
 
 
 def test_a_long_memory_is_shown_as_the_excerpt_around_its_matched_word() -> None:
@@ -239,7 +247,7 @@ def test_a_long_memory_is_shown_as_the_excerpt_around_its_matched_word() -> None
     assert f"of {len(content):,}; memory_get shows it whole]" in reply.text
     assert "NGINX_PROXY_TIMEOUT_Q2000 to 75 seconds" in reply.text
     assert content not in reply.text
-    result = reply.data["results"][0]
+    result = wire(reply)["results"][0]
     assert result["excerpt"]["end"] == len(content)
     assert "NGINX_PROXY_TIMEOUT_Q2000" in result["text"]
 
@@ -250,12 +258,12 @@ def test_a_budget_keeps_results_in_order_and_says_what_it_left_out(max_tokens: i
     results = [ranked(memory(i, long_text), score=0.6 - i / 100) for i in range(1, 13)]
     reply = render_recall("release checklist", answer(*results), max_tokens=max_tokens)
     assert len(reply.text) <= max_tokens * CHARS_PER_TOKEN
-    shown = reply.data["results"]
+    shown = wire(reply)["results"]
     assert [r["id"] for r in shown] == [r.memory.id for r in results[: len(shown)]]
     left_out = len(results) - len(shown)
     assert left_out >= 1
-    assert reply.data["left_out"] == left_out
-    assert reply.data["left_out_chars"] == left_out * len(long_text)
+    assert wire(reply)["left_out"] == left_out
+    assert wire(reply)["left_out_chars"] == left_out * len(long_text)
     assert (
         f"({plural(left_out, 'more result', 'more results')}, "
         f"{left_out * len(long_text):,} characters, left out to fit max_tokens={max_tokens}; "
@@ -267,8 +275,8 @@ def test_the_first_result_is_shown_however_small_the_budget() -> None:
     reply = render_recall(
         "signing key", answer(ranked(memory(1, long_text), score=0.5)), max_tokens=100
     )
-    assert len(reply.data["results"]) == 1
-    assert reply.data["left_out"] == 0
+    assert len(wire(reply)["results"]) == 1
+    assert wire(reply)["left_out"] == 0
     assert "Rotate the signing key" in reply.text
     assert long_text not in reply.text
 
@@ -279,7 +287,7 @@ def test_results_that_fit_are_shown_whole_with_no_left_out_line() -> None:
     for i in range(1, 4):
         assert f"   fact number {i}" in reply.text
     assert "left out" not in reply.text
-    assert reply.data["left_out"] == 0 and reply.data["max_tokens"] == 2000
+    assert wire(reply)["left_out"] == 0 and wire(reply)["max_tokens"] == 2000
 
 
 # --- remember, list, get, history, forget, stats -------------------------------------------

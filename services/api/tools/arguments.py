@@ -82,7 +82,7 @@ def given(value: T | UnsetType, default: T) -> T:
 
 
 @functools.cache
-def struct_info(shape: type[ToolArguments]) -> mi.StructType:
+def struct_info(shape: type[msgspec.Struct]) -> mi.StructType:
     """What msgspec knows of ``shape``: its fields, their types, limits and checks."""
     info = mi.type_info(shape)
     if not isinstance(info, mi.StructType):

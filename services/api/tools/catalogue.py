@@ -21,6 +21,8 @@ import time
 from collections.abc import Mapping
 from typing import Any, Final, TypeVar
 
+import msgspec
+
 from services.api import metrics
 from services.api.failures import RETRY_LATER, caller_text, tool_timeout_text
 from services.api.tools.arguments import ToolArguments
@@ -79,7 +81,7 @@ def guarded(
             parsed = parse_arguments(definition.arguments, arguments)
             async with deadline:
                 reply = await definition.handle(backend, ctx, parsed)
-            result = ToolResult(text=reply.text, structured=reply.data)
+            result = ToolResult(text=reply.text, structured=msgspec.to_builtins(reply.data))
         except InvalidInputError as error:
             outcome = "invalid"
             result = ToolResult(text=f"Error: {error}", is_error=True)

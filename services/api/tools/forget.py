@@ -9,7 +9,7 @@ from msgspec import UNSET, Meta, UnsetType
 from services.api.answers import Reply
 from services.api.render import render_bulk_forget, render_forget
 from services.api.service import MemoryService
-from services.api.structured import FORGET_OUTPUT, bulk_forget_data, forget_data
+from services.api.structured import ForgetOutput
 from services.api.tools.arguments import (
     Maybe,
     MemoryId,
@@ -108,9 +108,9 @@ async def handle(service: MemoryService, ctx: ToolContext, arguments: ForgetArgu
             raise InvalidInputError("confirm", "`confirm` goes with `filter`; `id` deletes at once")
         memory_id = target.strip()
         deleted = await service.forget(ctx.tenant, ctx.conversation, memory_id=memory_id)
-        return Reply(
-            text=render_forget(memory_id, deleted=deleted), data=forget_data(deleted=deleted)
-        )
+        found = int(deleted)
+        data = ForgetOutput(deleted=found, matched=found, remaining=0, confirmed=True)
+        return Reply(text=render_forget(memory_id, deleted=deleted), data=data)
     if isinstance(chosen, UnsetType) or not isinstance(target, UnsetType):
         raise InvalidInputError(
             "id", "give either `id` (one memory) or `filter` (many), not both and not neither"
@@ -121,7 +121,12 @@ async def handle(service: MemoryService, ctx: ToolContext, arguments: ForgetArgu
     )
     return Reply(
         text=render_bulk_forget(answer, confirm=deletes),
-        data=bulk_forget_data(answer, confirm=deletes),
+        data=ForgetOutput(
+            deleted=answer.deleted,
+            matched=answer.matched,
+            remaining=answer.remaining,
+            confirmed=deletes,
+        ),
     )
 
 
@@ -137,6 +142,6 @@ FORGET: Final = ToolDefinition(
         "versions alike, and never another conversation's notes."
     ),
     arguments=ForgetArguments,
-    output_schema=FORGET_OUTPUT,
+    output=ForgetOutput,
     handle=handle,
 )

@@ -9,7 +9,7 @@ from msgspec import UNSET
 from services.api.answers import Reply
 from services.api.render import preview, render_list
 from services.api.service import MemoryService
-from services.api.structured import LIST_OUTPUT, memory_record
+from services.api.structured import ListedMemory, ListOutput
 from services.api.tools.arguments import (
     MAX_LIMIT,
     MIN_LIMIT,
@@ -40,7 +40,7 @@ async def handle(service: MemoryService, ctx: ToolContext, arguments: ListArgume
     )
     return Reply(
         text=render_list(memories, memory_type=memory_type),
-        data={"memories": [{**memory_record(m), "preview": preview(m)} for m in memories]},
+        data=ListOutput(memories=[ListedMemory.of(m, preview=preview(m)) for m in memories]),
     )
 
 
@@ -51,6 +51,6 @@ LIST_MEMORIES: Final = ToolDefinition(
         "meaning. Includes this conversation's own notes and excludes other conversations'."
     ),
     arguments=ListArguments,
-    output_schema=LIST_OUTPUT,
+    output=ListOutput,
     handle=handle,
 )

@@ -7,7 +7,7 @@ from typing import Annotated, Final
 from services.api.answers import Reply
 from services.api.render import render_get
 from services.api.service import MemoryService
-from services.api.structured import GET_OUTPUT, get_data
+from services.api.structured import GetOutput
 from services.api.tools.arguments import MemoryId, ToolArguments, about
 from services.api.tools.definition import ToolDefinition
 from services.api.tools.spec import ToolContext
@@ -20,7 +20,7 @@ class GetArguments(ToolArguments, frozen=True):
 async def handle(service: MemoryService, ctx: ToolContext, arguments: GetArguments) -> Reply:
     target = arguments.id.strip()
     version = await service.get(ctx.tenant, ctx.conversation, memory_id=target)
-    return Reply(text=render_get(target, version), data=get_data(target, version))
+    return Reply(text=render_get(target, version), data=GetOutput.of(target, version))
 
 
 MEMORY_GET: Final = ToolDefinition(
@@ -31,6 +31,6 @@ MEMORY_GET: Final = ToolDefinition(
         "version is shown with what replaced it."
     ),
     arguments=GetArguments,
-    output_schema=GET_OUTPUT,
+    output=GetOutput,
     handle=handle,
 )

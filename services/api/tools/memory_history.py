@@ -7,7 +7,7 @@ from typing import Annotated, Final
 from services.api.answers import Reply
 from services.api.render import render_history
 from services.api.service import MemoryService
-from services.api.structured import HISTORY_OUTPUT, history_data
+from services.api.structured import HistoryOutput
 from services.api.tools.arguments import MemoryId, ToolArguments, about
 from services.api.tools.definition import ToolDefinition
 from services.api.tools.spec import ToolContext
@@ -20,7 +20,7 @@ class HistoryArguments(ToolArguments, frozen=True):
 async def handle(service: MemoryService, ctx: ToolContext, arguments: HistoryArguments) -> Reply:
     target = arguments.id.strip()
     versions = await service.history(ctx.tenant, ctx.conversation, memory_id=target)
-    return Reply(text=render_history(target, versions), data=history_data(target, versions))
+    return Reply(text=render_history(target, versions), data=HistoryOutput.of(target, versions))
 
 
 MEMORY_HISTORY: Final = ToolDefinition(
@@ -31,6 +31,6 @@ MEMORY_HISTORY: Final = ToolDefinition(
         "(one that recall no longer returns)."
     ),
     arguments=HistoryArguments,
-    output_schema=HISTORY_OUTPUT,
+    output=HistoryOutput,
     handle=handle,
 )

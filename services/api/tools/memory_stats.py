@@ -7,7 +7,7 @@ from typing import Final
 from services.api.answers import Reply
 from services.api.render import render_stats
 from services.api.service import MemoryService
-from services.api.structured import STATS_OUTPUT, stats_data
+from services.api.structured import StatsOutput
 from services.api.tools.arguments import ToolArguments
 from services.api.tools.definition import ToolDefinition
 from services.api.tools.spec import ToolContext
@@ -20,7 +20,8 @@ class StatsArguments(ToolArguments, frozen=True):
 
 async def handle(service: MemoryService, ctx: ToolContext, arguments: StatsArguments) -> Reply:
     answer = await service.stats(ctx.tenant, ctx.conversation)
-    return Reply(text=render_stats(answer, cap=STATS_SCAN_CAP), data=stats_data(answer))
+    data = StatsOutput(total=answer.total, by_type=dict(answer.by_type), lower_bound=answer.capped)
+    return Reply(text=render_stats(answer, cap=STATS_SCAN_CAP), data=data)
 
 
 MEMORY_STATS: Final = ToolDefinition(
@@ -31,6 +32,6 @@ MEMORY_STATS: Final = ToolDefinition(
         "that it reports a lower bound and says so."
     ),
     arguments=StatsArguments,
-    output_schema=STATS_OUTPUT,
+    output=StatsOutput,
     handle=handle,
 )

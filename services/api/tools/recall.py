@@ -9,7 +9,7 @@ from msgspec import UNSET, Meta
 from services.api.answers import Reply
 from services.api.render import render_recall
 from services.api.service import MemoryService
-from services.api.structured import RECALL_OUTPUT
+from services.api.structured import RecallOutput
 from services.api.tools.arguments import (
     MAX_LIMIT,
     MIN_LIMIT,
@@ -98,6 +98,6 @@ RECALL: Final = ToolDefinition(
         "conversations' notes."
     ),
     arguments=RecallArguments,
-    output_schema=RECALL_OUTPUT,
+    output=RecallOutput,
     handle=handle,
 )

@@ -10,7 +10,7 @@ from msgspec import UNSET, Meta
 from services.api.answers import Reply
 from services.api.render import preview, render_remembered
 from services.api.service import MemoryService
-from services.api.structured import REMEMBER_OUTPUT, remember_data
+from services.api.structured import RememberOutput
 from services.api.tools.arguments import (
     Maybe,
     MemoryId,
@@ -120,7 +120,13 @@ async def handle(service: MemoryService, ctx: ToolContext, arguments: RememberAr
     )
     return Reply(
         text=render_remembered(answer),
-        data=remember_data(answer, preview=preview(answer.memory)),
+        data=RememberOutput.of(
+            answer.memory,
+            stored=not answer.already_known,
+            preview=preview(answer.memory),
+            replaced=answer.replaced.id if answer.replaced is not None else None,
+            may_update=answer.may_update.id if answer.may_update is not None else None,
+        ),
     )
 
 
@@ -139,6 +145,6 @@ REMEMBER: Final = ToolDefinition(
         "its own."
     ),
     arguments=RememberArguments,
-    output_schema=REMEMBER_OUTPUT,
+    output=RememberOutput,
     handle=handle,
 )

@@ -1,4 +1,5 @@
-"""A tool's ``inputSchema``, as msgspec derives it from the tool's argument struct.
+"""A tool's ``inputSchema`` and ``outputSchema``, as msgspec derives them from the tool's
+argument struct and output struct.
 
 msgspec writes a struct as a ``$ref`` into ``$defs`` with a ``title``; tools/list shows one
 self-contained object schema instead, as the tools always did: not every client resolves a
@@ -13,11 +14,11 @@ from typing import Any
 import msgspec
 import msgspec.inspect as mi
 
-from services.api.tools.arguments import ToolArguments, struct_info, unwrapped
+from services.api.tools.arguments import struct_info, unwrapped
 
 
 @functools.cache
-def input_schema(shape: type[ToolArguments]) -> dict[str, Any]:
+def json_schema(shape: type[msgspec.Struct]) -> dict[str, Any]:
     """``shape``'s JSON Schema with every ``$ref`` inlined; the tool's description is its
     prose, so the struct's own docstring is not repeated here."""
     generated = msgspec.json.schema(shape)
@@ -40,6 +41,8 @@ def _inlined(node: Any, defs: dict[str, Any]) -> Any:
         for key, value in merged.items()
         if key not in {"$ref", "$defs", "title"} and not (key == "required" and not value)
     }
+    if all(isinstance(value, str) for value in tidy.get("enum", [0])):
+        tidy.setdefault("type", "string")  # msgspec leaves a Literal's enum untyped
     return tidy
 
 
@@ -55,4 +58,4 @@ def _in_declared_order(schema: dict[str, Any], info: mi.StructType) -> None:
             _in_declared_order(shown, inner)
 
 
-__all__ = ["input_schema"]
+__all__ = ["json_schema"]

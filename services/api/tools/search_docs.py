@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Annotated, Any, Final, Protocol
+from typing import Annotated, Final, Protocol
 
 import msgspec
 
 from services.api.answers import Reply
-from services.api.structured import DOCS_OUTPUT
+from services.api.structured import DocsExcerpt, DocsOutput
 from services.api.tools.arguments import (
     MAX_LIMIT,
     MIN_LIMIT,
@@ -98,25 +98,25 @@ async def run(retriever: Retriever, params: SearchDocsArguments) -> str:
     return render(params.query, excerpts)
 
 
-def structured(excerpts: Sequence[DocExcerpt]) -> dict[str, Any]:
+def structured(excerpts: Sequence[DocExcerpt]) -> DocsOutput:
     """The excerpts as the text shows them (cut at the same limit), for structuredContent."""
     scores = [e.score for e in excerpts if e.score is not None]
     top_score = max(scores) if scores else 0.0
-    return {
-        "excerpts": [
-            {
-                "text": _cut(e.excerpt),
-                "source": e.source,
-                "standing": (
+    return DocsOutput(
+        excerpts=[
+            DocsExcerpt(
+                text=_cut(e.excerpt),
+                source=e.source,
+                standing=(
                     math.floor(100 * e.score / top_score + 0.5)
                     if e.score is not None and top_score > 0
                     else None
                 ),
-                "truncated": utf16_units(e.excerpt) > MAX_EXCERPT_CHARS,
-            }
+                truncated=utf16_units(e.excerpt) > MAX_EXCERPT_CHARS,
+            )
             for e in excerpts
         ]
-    }
+    )
 
 
 async def handle(retriever: Retriever, ctx: ToolContext, arguments: SearchDocsArguments) -> Reply:
@@ -134,6 +134,6 @@ SEARCH_DOCS: Final = ToolDefinition(
         "no answer."
     ),
     arguments=SearchDocsArguments,
-    output_schema=DOCS_OUTPUT,
+    output=DocsOutput,
     handle=handle,
 )
