@@ -46,10 +46,9 @@ def about(description: str | None = None, **wanted: Unpack[Checks]) -> Meta:
 
 
 def choice(values: Sequence[str]) -> Meta:
-    """A Literal typed string in its schema (msgspec leaves an enum untyped, and clients that
-    build function declarations from a schema want every property typed), and its values in the
-    order ``values`` declares them for the schema and the refusals (msgspec sorts them)."""
-    return Meta(extra_json_schema={"type": "string"}, extra={"choices": tuple(values)})
+    """A Literal's values in the order ``values`` declares them, for the schema and the
+    refusals (msgspec sorts them)."""
+    return Meta(extra={"choices": tuple(values)})
 
 
 class ToolArguments(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -41,8 +41,11 @@ def _inlined(node: Any, defs: dict[str, Any]) -> Any:
         for key, value in merged.items()
         if key not in {"$ref", "$defs", "title"} and not (key == "required" and not value)
     }
-    if all(isinstance(value, str) for value in tidy.get("enum", [0])):
-        tidy.setdefault("type", "string")  # msgspec leaves a Literal's enum untyped
+    choices = tidy.get("enum")
+    if isinstance(choices, list) and all(isinstance(value, str) for value in choices):
+        # msgspec leaves a Literal's enum untyped; clients that build function declarations
+        # from a schema want every property typed.
+        tidy.setdefault("type", "string")
     return tidy
 
 
