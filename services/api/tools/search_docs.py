@@ -63,11 +63,20 @@ def _cut(text: str) -> str:
     return units.decode("utf-16-le", errors="ignore") + TRUNCATION_NOTE
 
 
-def _facets(excerpt: DocExcerpt, *, top_score: float) -> str:
+def _standings(excerpts: Sequence[DocExcerpt]) -> list[int | None]:
+    """Each excerpt's score in percent of the top one's (None if unscored or no top above 0)."""
+    top = max((e.score for e in excerpts if e.score is not None), default=0.0)
+    # floor(x + 0.5) rounds .5 up as the original's Math.round did; round() would go to even.
+    return [
+        math.floor(100 * e.score / top + 0.5) if e.score is not None and top > 0 else None
+        for e in excerpts
+    ]
+
+
+def _facets(excerpt: DocExcerpt, standing: int | None) -> str:
     facets: list[str] = []
-    if excerpt.score is not None and top_score > 0:
-        # floor(x + 0.5) rounds .5 up as the original's Math.round did; round() would go to even.
-        facets.append(f"{math.floor(100 * excerpt.score / top_score + 0.5)}% of the top result")
+    if standing is not None:
+        facets.append(f"{standing}% of the top result")
     if excerpt.source:
         facets.append(f"source: {excerpt.source}")
     return f" ({', '.join(facets)})" if facets else ""
@@ -83,11 +92,11 @@ def render(query: str, excerpts: Sequence[DocExcerpt]) -> str:
         )
     noun = "excerpt" if len(excerpts) == 1 else "excerpts"
     lines = [f'[DOCS] {len(excerpts)} {noun} matched "{query}" in the documentation library.']
-    scores = [e.score for e in excerpts if e.score is not None]
-    top_score = max(scores) if scores else 0.0
-    for i, excerpt in enumerate(excerpts, start=1):
+    for i, (excerpt, standing) in enumerate(
+        zip(excerpts, _standings(excerpts), strict=True), start=1
+    ):
         lines.append("")
-        lines.append(f"{i}.{_facets(excerpt, top_score=top_score)}")
+        lines.append(f"{i}.{_facets(excerpt, standing)}")
         lines.append(f"   {_cut(excerpt.excerpt)}")
     return "\n".join(lines)
 
@@ -100,21 +109,15 @@ async def run(retriever: Retriever, params: SearchDocsArguments) -> str:
 
 def structured(excerpts: Sequence[DocExcerpt]) -> DocsOutput:
     """The excerpts as the text shows them (cut at the same limit), for structuredContent."""
-    scores = [e.score for e in excerpts if e.score is not None]
-    top_score = max(scores) if scores else 0.0
     return DocsOutput(
         excerpts=[
             DocsExcerpt(
                 text=_cut(e.excerpt),
                 source=e.source,
-                standing=(
-                    math.floor(100 * e.score / top_score + 0.5)
-                    if e.score is not None and top_score > 0
-                    else None
-                ),
+                standing=standing,
                 truncated=utf16_units(e.excerpt) > MAX_EXCERPT_CHARS,
             )
-            for e in excerpts
+            for e, standing in zip(excerpts, _standings(excerpts), strict=True)
         ]
     )
 
