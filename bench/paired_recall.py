@@ -157,6 +157,14 @@ async def main(args: argparse.Namespace) -> None:
                 "baseline_p50_median_ms": round(medians["baseline"], 2),
                 "candidate_p50_median_ms": round(medians["candidate"], 2),
                 "ratio": round(medians["candidate"] / medians["baseline"], 3),
+                # Each round's two sides ran back to back under the same load: the median of
+                # their ratios is the paired figure, steadier than a ratio of medians.
+                "round_ratio_median": round(
+                    statistics.median(
+                        c / b for b, c in zip(p50["baseline"], p50["candidate"], strict=True)
+                    ),
+                    3,
+                ),
             },
             indent=2,
         )
