@@ -142,13 +142,6 @@ class Session:
         with translated(self._display_url):
             return await self._connection.fetchval(sql, *args)
 
-    async def copy_records(
-        self, table: str, *, records: list[tuple[object, ...]], columns: list[str]
-    ) -> None:
-        """Bulk load (COPY); for benchmarks and fixtures, not the request path."""
-        with translated(self._display_url):
-            await self._connection.copy_records_to_table(table, records=records, columns=columns)
-
     @contextlib.asynccontextmanager
     async def transaction(
         self, *, isolation: str | None = None, readonly: bool = False
