@@ -24,7 +24,6 @@ from services.api.ui.query import (
 )
 from services.api.ui.views import missing
 from shared.errors import InvalidInputError
-from shared.model import MEMORY_TYPES
 from shared.transfer import ExportedMemory, encode_line
 
 logger = logging.getLogger(__name__)
@@ -124,7 +123,6 @@ async def export(request: web.Request) -> web.StreamResponse:
             status=404,
             state=state,
             message=f"Tenant {tenant} has no memories: there is nothing to export.",
-            memory_types=MEMORY_TYPES,
         )
     response = web.StreamResponse(
         headers={
@@ -179,7 +177,6 @@ async def login(request: web.Request) -> web.StreamResponse:
             state=PageState(),
             next_url=target,
             failed=True,
-            memory_types=MEMORY_TYPES,
         )
     logger.info("ui_login", extra={"remote": request.remote})
     response = _see_other(target)

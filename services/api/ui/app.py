@@ -28,7 +28,6 @@ from services.api.ui.access import CSRF_FIELD, Access, foreign_origin
 from services.api.ui.pages import ACCESS_KEY, SERVICE_KEY, SESSION_KEY, render
 from services.api.ui.query import PageState
 from shared.errors import InvalidInputError, ServiceError
-from shared.model import MEMORY_TYPES
 from shared.model.ids import is_tenant
 
 logger = logging.getLogger(__name__)
@@ -59,7 +58,6 @@ def _error(request: web.Request, status: int, message: str) -> web.Response:
         status=status,
         state=PageState(),
         message=message,
-        memory_types=MEMORY_TYPES,
     )
 
 
@@ -102,7 +100,6 @@ def _gate(access: Access, host_names: frozenset[str] | None) -> Middleware:
                 state=PageState(),
                 next_url=request.path_qs,
                 failed=False,
-                memory_types=MEMORY_TYPES,
             )
         if nonce is None and not access.requires_key:
             # No key to ask for (a loopback --local server): the first page opens the session

@@ -119,7 +119,6 @@ async def _search(
         answer=answer,
         results=explained(state.query, outcome) if outcome is not None else [],
         modes=RECALL_MODES,
-        memory_types=MEMORY_TYPES,
         floor=service.floor,
     )
 
@@ -143,7 +142,6 @@ async def _memory(
         memory=version.memory,
         versions=versions or [],
         counts=counts,
-        memory_types=MEMORY_TYPES,
         notice=_notice(request.query),
     )
 
@@ -152,7 +150,7 @@ def missing(request: web.Request, state: PageState) -> web.Response:
     """One answer for every id this page cannot show: never stored, forgotten, expired, another
     conversation's note or another tenant's memory all read the same, so the page cannot be used
     to learn that an id exists elsewhere."""
-    return render(request, "missing.html", status=404, state=state, memory_types=MEMORY_TYPES)
+    return render(request, "missing.html", status=404, state=state)
 
 
 __all__ = ["PAGE_SIZE", "missing", "page"]
