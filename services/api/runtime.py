@@ -13,14 +13,9 @@ from collections.abc import AsyncIterator, Callable
 import msgspec
 
 from services.api.counter_metrics import PrometheusCounterEvents
-from services.api.deadlines import BoundedObjectStore, BoundedVectorStore
-from services.api.instrumented import (
-    InstrumentedEmbedder,
-    InstrumentedObjectStore,
-    InstrumentedVectorStore,
-)
 from services.api.readiness import ReadinessCheck, storage_check
 from services.api.scan_metrics import scan_metrics
+from services.api.seams import GuardedObjectStore, GuardedVectorStore, TimedEmbedder
 from services.api.service import MemoryService
 from services.api.tools import build_catalogue
 from services.api.tools.spec import ToolSpec
@@ -53,11 +48,10 @@ async def open_runtime(
     async with contextlib.AsyncExitStack() as stack:
         stores = await stack.enter_async_context(open_stores(config))
         stack.enter_context(scan_metrics(stores.snapshots))
-        embedder = InstrumentedEmbedder(await stack.enter_async_context(open_embedder(config)))
+        embedder = TimedEmbedder(await stack.enter_async_context(open_embedder(config)))
         # Every storage call a tool makes is bounded (STORAGE_TIMEOUT_S), and timed with it.
-        timeout_s = config.deadlines.storage_s
-        vectors = InstrumentedVectorStore(BoundedVectorStore(stores.vectors, timeout_s=timeout_s))
-        objects = InstrumentedObjectStore(BoundedObjectStore(stores.objects, timeout_s=timeout_s))
+        vectors = GuardedVectorStore(stores.vectors, timeout_s=config.deadlines.storage_s)
+        objects = GuardedObjectStore(stores.objects, timeout_s=config.deadlines.storage_s)
         pid = process_id()
         tracker = CounterTracker(
             objects,

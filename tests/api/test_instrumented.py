@@ -6,7 +6,7 @@ import asyncio
 
 from prometheus_client import REGISTRY
 
-from services.api.instrumented import InstrumentedVectorStore
+from services.api.seams import GuardedVectorStore
 from shared.config import load_config
 from shared.model import Memory, new_ulid
 from shared.storage import open_stores
@@ -25,7 +25,7 @@ def vector_query_seconds() -> tuple[float, float]:
 async def test_a_query_is_timed_from_when_its_vector_is_ready(pg_url: str) -> None:
     config = load_config({"DATABASE_URL": pg_url})
     async with open_stores(config) as stores:
-        store = InstrumentedVectorStore(stores.vectors)
+        store = GuardedVectorStore(stores.vectors, timeout_s=5.0)
         fact = Memory(
             id=new_ulid(1_767_225_600_000),
             tenant="acme",

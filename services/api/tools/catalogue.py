@@ -9,7 +9,7 @@ to do (``services.api.failures``). A refusal of the caller's arguments is the mo
 is answered, not logged as a failure.
 
 A call runs under ``TOOL_TIMEOUT_S``; each storage call in it under ``STORAGE_TIMEOUT_S``
-(``services.api.deadlines``). Either running out is answered as a tool error and counted in
+(``services.api.seams``). Either running out is answered as a tool error and counted in
 ``mcp_memory_tool_timeouts_total`` by tool and stage.
 """
 
