@@ -12,9 +12,8 @@ from collections.abc import AsyncIterator, Callable
 
 import msgspec
 
-from services.api.counter_metrics import PrometheusCounterEvents
+from services.api.metrics import PrometheusCounterEvents, scan_metrics
 from services.api.readiness import ReadinessCheck, storage_check
-from services.api.scan_metrics import scan_metrics
 from services.api.seams import GuardedObjectStore, GuardedVectorStore, TimedEmbedder
 from services.api.service import MemoryService
 from services.api.tools import build_catalogue
