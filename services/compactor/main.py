@@ -20,8 +20,8 @@ from functools import partial
 from typing import Final
 
 from aiohttp import web
+from prometheus_client.aiohttp import make_aiohttp_handler
 
-from services.compactor.http import build_metrics_app
 from services.compactor.jobs import JOBS, JobContext, JobRunner
 from services.compactor.metrics import CompactorMetrics
 from services.compactor.schedule import build_scheduler
@@ -68,10 +68,17 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+async def _health(_request: web.Request) -> web.Response:
+    return web.json_response({"status": "ok"})
+
+
 async def _serve_metrics(
     stack: contextlib.AsyncExitStack, metrics: CompactorMetrics, *, port: int
 ) -> int:
-    runner = web.AppRunner(build_metrics_app(metrics), access_log=None)
+    app = web.Application()
+    app.router.add_get("/metrics", make_aiohttp_handler(metrics.registry))
+    app.router.add_get("/health", _health)
+    runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     stack.push_async_callback(runner.cleanup)
     try:
