@@ -5,23 +5,25 @@ that only this process will ever write. A read sums merged.json and the shards a
 watermark, cached per tenant for ``cache_ttl_ms``; when more than ``compact_threshold`` shards are
 old enough to absorb, the read starts a fold in the background rather than on the caller's time.
 A cold read of a tenant whose merged.json has not changed since the last one checks its etag and
-reuses the decoded counts (``MergedCache``).
+reuses the decoded counts (``MergedCache``). ``FlushLoop`` flushes on an interval, and once more on
+the way out; what happens is told to a ``CounterEvents`` observer (the API's metrics), without
+shared/ ever importing prometheus.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Final
+from typing import Final, Protocol
 
 import msgspec
 
 from shared.counters._reader import COUNTER_LAYOUT, MergedCache, read_tenant
 from shared.counters.codec import encode_shard
 from shared.counters.compaction import COUNTER_LOG
-from shared.counters.events import CounterEvents, NoCounterEvents
 from shared.counters.fold import (
     COMPACTION_LAG_MS,
     SummedCounts,
@@ -44,6 +46,38 @@ DEFAULT_MAX_CACHED_TENANTS: Final = 4096
 DEFAULT_CACHE_TTL_MS: Final = 60_000
 # Decoded merged counts kept for the etag check of a cold read (~200 B each: ~40 MB at most).
 DEFAULT_MAX_MERGED_ENTRIES: Final = 200_000
+
+
+class CounterEvents(Protocol):
+    """Observer of the counter machinery; the API's metrics implement it."""
+
+    def shard_backlog(self, shards: int) -> None:
+        """A reader saw this many shards above the watermark of one tenant."""
+
+    def cas_conflict(self) -> None:
+        """A fold lost its compare-and-swap on merged.json; someone else folded first."""
+
+    def flush_failed(self) -> None:
+        """A shard write failed; its counts are lost, by design."""
+
+    def fold_seconds(self, seconds: float) -> None:
+        """How long one background fold took, successful or not."""
+
+
+class NoCounterEvents:
+    """The default observer: counts nothing."""
+
+    def shard_backlog(self, shards: int) -> None:
+        pass
+
+    def cas_conflict(self) -> None:
+        pass
+
+    def flush_failed(self) -> None:
+        pass
+
+    def fold_seconds(self, seconds: float) -> None:
+        pass
 
 
 class _Durable(msgspec.Struct, frozen=True, kw_only=True):
@@ -203,3 +237,41 @@ class CounterTracker:
                 extra={"tenant": tenant},
                 exc_info=(type(error), error, error.__traceback__),
             )
+
+
+class FlushLoop:
+    """Async context manager owning the periodic flush of one CounterTracker.
+
+    On exit the loop stops and a final flush runs under :func:`asyncio.shield`, so a shutdown that
+    cancels the caller still gets this process's last counts written.
+    """
+
+    def __init__(self, tracker: CounterTracker, *, interval_ms: int) -> None:
+        if interval_ms <= 0:
+            raise ValueError(f"interval_ms must be positive, got {interval_ms}")
+        self._tracker = tracker
+        self._interval_s = interval_ms / 1000
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> FlushLoop:
+        if self._task is not None:
+            raise RuntimeError("FlushLoop is already running")
+        self._task = asyncio.create_task(self._run(), name="stats-flush-loop")
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await asyncio.shield(self._final())
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self._interval_s)
+            await self._tracker.flush()
+
+    async def _final(self) -> None:
+        await self._tracker.flush(final=True)
+        await self._tracker.settled()

@@ -9,7 +9,7 @@ import asyncio
 import random
 from collections.abc import Awaitable, Callable, Sequence
 
-from shared.counters.events import CounterEvents
+from shared.counters import CounterEvents
 from shared.errors import StorageUnavailableError
 from shared.storage.interfaces import ObjectStore, StoredObject, WriteCondition
 
