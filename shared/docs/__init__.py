@@ -3,11 +3,6 @@
 Importing this package loads no AWS SDK: the retriever imports it when opened.
 """
 
-from shared.docs.retriever import (
-    DocExcerpt,
-    KnowledgeBaseRetriever,
-    open_retriever,
-    parse_retrieval,
-)
+from shared.docs.retriever import DocExcerpt, KnowledgeBaseRetriever, open_retriever
 
-__all__ = ["DocExcerpt", "KnowledgeBaseRetriever", "open_retriever", "parse_retrieval"]
+__all__ = ["DocExcerpt", "KnowledgeBaseRetriever", "open_retriever"]

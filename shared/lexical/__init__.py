@@ -1,7 +1,7 @@
 """The keyword leg: tokenising, a BM25 index per tenant, and the lexicon objects behind it."""
 
 from shared.lexical.index import KeywordHit, KeywordQuery, KeywordResult, LexicalIndex
-from shared.lexical.lexicon import Lexicon, LexiconStats
+from shared.lexical.lexicon import Lexicon
 from shared.lexical.segments import LEXICON_LOG
 from shared.lexical.tokens import terms
 
@@ -12,6 +12,5 @@ __all__ = [
     "KeywordResult",
     "LexicalIndex",
     "Lexicon",
-    "LexiconStats",
     "terms",
 ]

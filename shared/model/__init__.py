@@ -11,13 +11,12 @@ from shared.model.ids import (
     wall_clock_ms,
 )
 from shared.model.keys import IndexEntry, index_key, index_prefix, parse_index_key
-from shared.model.memory import MEMORY_TYPES, SCOPES, TRUST_MANUAL, Hit, Memory, MemoryType, Scope
+from shared.model.memory import MEMORY_TYPES, SCOPES, Hit, Memory, MemoryType, Scope
 
 __all__ = [
     "DAY_MS",
     "MEMORY_TYPES",
     "SCOPES",
-    "TRUST_MANUAL",
     "Hit",
     "IndexEntry",
     "Memory",

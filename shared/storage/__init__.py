@@ -1,6 +1,6 @@
 """Storage: the two interfaces, the shared codec, and the factory that opens a backend."""
 
-from shared.storage.codec import check_budget, from_metadata, to_metadata, vector_key
+from shared.storage.codec import to_metadata, vector_key
 from shared.storage.factory import open_stores
 from shared.storage.index import index_entries, index_tenants
 from shared.storage.interfaces import MemoryRef, ObjectStore, StoredObject, Stores, VectorStore
@@ -11,8 +11,6 @@ __all__ = [
     "StoredObject",
     "Stores",
     "VectorStore",
-    "check_budget",
-    "from_metadata",
     "index_entries",
     "index_tenants",
     "open_stores",

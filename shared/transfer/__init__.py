@@ -4,7 +4,7 @@ reembed do), with their replacement records, expiry and access counts."""
 from shared.transfer.exporting import export_tenant, tenants
 from shared.transfer.importing import Importer, ImportLineError, ImportReport, ImportTargetError
 from shared.transfer.links import ImportLinkError
-from shared.transfer.records import ExportedMemory, decode_line, encode_line
+from shared.transfer.records import ExportedMemory, encode_line
 
 __all__ = [
     "ExportedMemory",
@@ -13,7 +13,6 @@ __all__ = [
     "ImportReport",
     "ImportTargetError",
     "Importer",
-    "decode_line",
     "encode_line",
     "export_tenant",
     "tenants",

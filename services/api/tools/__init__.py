@@ -15,7 +15,7 @@ from services.api.tools.memory_history import MEMORY_HISTORY
 from services.api.tools.memory_stats import MEMORY_STATS
 from services.api.tools.recall import RECALL
 from services.api.tools.remember import REMEMBER
-from services.api.tools.spec import ToolContext, ToolResult, ToolSpec
+from services.api.tools.spec import ToolSpec
 
 if TYPE_CHECKING:
     from services.api.tools.search_docs import Retriever
@@ -58,13 +58,4 @@ def build_catalogue(
     return (*memory, guarded(docs_tool(), docs, timeout_s=timeout_s))
 
 
-__all__ = [
-    "MEMORY_TOOLS",
-    "ToolContext",
-    "ToolDefinition",
-    "ToolResult",
-    "ToolSpec",
-    "build_catalogue",
-    "docs_tool",
-    "offered_tools",
-]
+__all__ = ["MEMORY_TOOLS", "ToolDefinition", "build_catalogue", "offered_tools"]

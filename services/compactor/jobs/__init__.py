@@ -3,7 +3,7 @@ listed in one table (``table.JOBS``) that the runner and the scheduler read."""
 
 from services.compactor.jobs.context import JobContext
 from services.compactor.jobs.runner import JobRunner
-from services.compactor.jobs.table import EXPIRE, FOLD, GC, JOBS, RECONCILE, Job, JobResult
+from services.compactor.jobs.table import EXPIRE, FOLD, GC, JOBS, RECONCILE
 
 __all__ = [
     "EXPIRE",
@@ -11,8 +11,6 @@ __all__ = [
     "GC",
     "JOBS",
     "RECONCILE",
-    "Job",
     "JobContext",
-    "JobResult",
     "JobRunner",
 ]

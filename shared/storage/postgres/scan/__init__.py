@@ -4,21 +4,10 @@ tenant's rows as a matrix, pure), ``workers`` (the threads a large scan is split
 ``held`` (the budgeted LRU of snapshots), ``cache`` (generations, freshness and refresh) and
 ``store`` (the vector store that answers from them, composed around the plain one)."""
 
-from shared.storage.postgres.scan.cache import GENERATION_SQL, ScanCache, ScanCacheStats
+from shared.storage.postgres.scan.cache import ScanCache
 from shared.storage.postgres.scan.own_writes import AddedRow
 from shared.storage.postgres.scan.reads import prune_change_log
-from shared.storage.postgres.scan.snapshot import SnapshotRow, TenantSnapshot
+from shared.storage.postgres.scan.snapshot import TenantSnapshot
 from shared.storage.postgres.scan.store import SnapshotVectorStore
-from shared.storage.postgres.scan.workers import ScanWorkers
 
-__all__ = [
-    "GENERATION_SQL",
-    "AddedRow",
-    "ScanCache",
-    "ScanCacheStats",
-    "ScanWorkers",
-    "SnapshotRow",
-    "SnapshotVectorStore",
-    "TenantSnapshot",
-    "prune_change_log",
-]
+__all__ = ["AddedRow", "ScanCache", "SnapshotVectorStore", "TenantSnapshot", "prune_change_log"]
