@@ -3,7 +3,7 @@ confidence and what was shown, so a client that parses JSON never scrapes the pr
 stays what a model reads first; this carries the same facts.
 
 One struct per answer is both: ``msgspec.to_builtins`` of it is the ``structuredContent``, and
-its JSON Schema (``services.api.tools.schema``) the tool's ``outputSchema``. Fields that may be
+its JSON Schema (``services.api.tools.definition``) the tool's ``outputSchema``. Fields that may be
 absent are nullable rather than optional, so a record always has the same keys.
 """
 

@@ -4,9 +4,15 @@ counts, bounds and maps errors.
 Every tool call leaves one ``tool_call`` line on stdout (tenant, tool, ms, ok, inConversation);
 a failure that reaches a tool also leaves ``tool_failed`` on stderr, with the error's own
 message (which may name a bucket or an endpoint: that is what an operator needs). Neither carries
-content, a query, tags or a conversation id. The caller reads only which store failed and what
-to do (``services.api.failures``). A refusal of the caller's arguments is the model's mistake and
-is answered, not logged as a failure.
+content, a query, tags or a conversation id. A refusal of the caller's arguments is the model's
+mistake and is answered, not logged as a failure.
+
+The caller reads which store failed and what to do next, nothing more. An error's own message
+is for the operator's log line and may name an endpoint, a bucket, a key (which carries the
+tenant) or a driver's words; a model has no use for them, and they describe our infrastructure to
+whoever reads the conversation. So the caller's sentence is built from the error's class and the
+store it names (``StorageError.store``), and only messages written for the caller pass through: a
+budget refusal, which names the field to shorten.
 
 A call runs under ``TOOL_TIMEOUT_S``; each storage call in it under ``STORAGE_TIMEOUT_S``
 (``services.api.seams``). Either running out is answered as a tool error and counted in
@@ -24,12 +30,20 @@ from typing import Any, Final, TypeVar
 import msgspec
 
 from services.api import metrics
-from services.api.failures import RETRY_LATER, caller_text, tool_timeout_text
 from services.api.tools.arguments import ToolArguments
 from services.api.tools.definition import ToolDefinition
 from services.api.tools.refusals import parse_arguments
 from services.api.tools.spec import ToolContext, ToolResult, ToolSpec
-from shared.errors import DocsError, InvalidInputError, StorageTimeoutError
+from shared.errors import (
+    BudgetError,
+    ConflictError,
+    DocsError,
+    EmbeddingError,
+    InvalidInputError,
+    StorageError,
+    StorageTimeoutError,
+    StorageUnavailableError,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +52,32 @@ Backend = TypeVar("Backend")
 
 STORE_FAILURE: Final = "the memory store could not complete this request"
 DOCS_FAILURE: Final = "the documentation index could not be searched"
+RETRY_LATER: Final = "try again in a minute"
+UNKNOWN_STORE: Final = "the store"
+
+
+def caller_text(error: Exception) -> str:
+    """The sentence a caller reads for ``error`` (after "the memory store could not complete
+    this request — ")."""
+    if isinstance(error, BudgetError):
+        return str(error)
+    if isinstance(error, StorageError):
+        store = error.store or UNKNOWN_STORE
+        if isinstance(error, StorageTimeoutError):
+            return f"{store} did not answer within {error.timeout_s:g} s; {RETRY_LATER}"
+        if isinstance(error, StorageUnavailableError):
+            return f"{store} could not be reached; {RETRY_LATER}"
+        return (
+            f"{store} could not complete the operation; {RETRY_LATER}, and report it to the "
+            "operator if it keeps failing"
+        )
+    if isinstance(error, ConflictError):
+        return "another request changed the same record at the same moment; try again"
+    if isinstance(error, EmbeddingError):
+        # Worded for the operator who configured the model, and naming no storage; kept so a
+        # model mismatch (its dimensions) is visible from the client too.
+        return str(error)
+    return f"internal error; {RETRY_LATER}, and report it to the operator if it keeps failing"
 
 
 async def _failure(name: str, ctx: ToolContext, error: Exception) -> ToolResult:
@@ -57,8 +97,11 @@ def _out_of_time(name: str, ctx: ToolContext, timeout_s: float) -> ToolResult:
         extra={"tenant": ctx.tenant, "tool": name, "reason": "timeout", "timeout_s": timeout_s},
     )
     metrics.TOOL_TIMEOUTS.labels(tool=name, stage="tool").inc()
+    # The whole call outlived TOOL_TIMEOUT_S (the embedder, or many slow storage calls).
     return ToolResult(
-        text=f"Error: {STORE_FAILURE} — {tool_timeout_text(timeout_s)}", is_error=True
+        text=f"Error: {STORE_FAILURE} — the request did not finish within {timeout_s:g} s; "
+        f"{RETRY_LATER}",
+        is_error=True,
     )
 
 
