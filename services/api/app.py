@@ -20,10 +20,11 @@ from prometheus_client.aiohttp import make_aiohttp_handler
 from services.api.connections import ConnectionGuard
 from services.api.gates import MCP_PATH, METRICS_PATH, gates_middleware
 from services.api.host_header import loopback_names
-from services.api.mcp_transport import MAX_BODY_BYTES, McpEndpoint, server_version
+from services.api.mcp_transport import MAX_BODY_BYTES, McpEndpoint
 from services.api.readiness import READY_PATH, ReadinessCheck, ready_response
 from services.api.tools.spec import ToolSpec
 from shared.config import Config
+from shared.version import installed_version
 
 if TYPE_CHECKING:
     from services.api.service import MemoryService
@@ -87,7 +88,7 @@ def build_app(
     """The application over the runtime ``open_runtime`` opens (``services.api.runtime`` in a
     real process, a test catalogue in tests). ``guard`` (see ``connections``) is told when each
     request is being handled."""
-    version = server_version()
+    version = installed_version()
 
     async def runtime_context(app: web.Application) -> AsyncIterator[None]:
         async with open_runtime(config) as runtime:

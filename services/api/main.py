@@ -38,6 +38,7 @@ from shared.listen import is_unspecified, url_host
 from shared.logs import configure_logging
 from shared.ports import port_in_use_text, taken_on
 from shared.storage.factory import watch_embedded_server
+from shared.version import installed_version
 
 if TYPE_CHECKING:
     from services.api.app import RuntimeOpener
@@ -80,7 +81,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _log_boot(*, runner: web.AppRunner, app: web.Application, config: Config) -> None:
     from services.api.app import RUNTIME_KEY
-    from services.api.mcp_transport import SERVER_NAME, server_version
+    from services.api.mcp_transport import SERVER_NAME
 
     # With --port 0 each listening socket gets its own port; report the IPv4 one (a 2-tuple).
     ipv4 = [address for address in runner.addresses if len(address) == 2]
@@ -89,7 +90,7 @@ def _log_boot(*, runner: web.AppRunner, app: web.Application, config: Config) ->
         "listening",
         extra={
             "server": SERVER_NAME,
-            "version": server_version(),
+            "version": installed_version(),
             "port": port,
             "addresses": [f"{url_host(host)}:{bound}" for host, bound, *_ in runner.addresses],
             "endpoint": _endpoint(runner.addresses, port=port),

@@ -43,7 +43,6 @@ from pydantic import ValidationError
 from services.api.catalogue_server import SERVER_NAME, CatalogueServer
 from services.api.headers import tool_context_of
 from services.api.tools.spec import ToolContext, ToolSpec
-from shared.version import installed_version
 
 logger = logging.getLogger(__name__)
 
@@ -53,11 +52,6 @@ BODY_READ_TIMEOUT_S: Final = 5.0
 
 _JSON: Final = "application/json"
 _PROTOCOL_VERSION_META_KEY: Final = types.PROTOCOL_VERSION_META_KEY
-
-
-def server_version() -> str:
-    """What a client is told it connected to: the release (``shared.version``)."""
-    return installed_version()
 
 
 @dataclass
@@ -277,4 +271,4 @@ class McpEndpoint:
         return Connection.from_envelope(header, None, None)
 
 
-__all__ = ["MAX_BODY_BYTES", "SERVER_NAME", "McpEndpoint", "jsonrpc_error", "server_version"]
+__all__ = ["MAX_BODY_BYTES", "SERVER_NAME", "McpEndpoint", "jsonrpc_error"]

@@ -64,7 +64,7 @@ async def open_runtime(
         if config.aws.knowledge_base_id is not None:
             from shared.docs import KnowledgeBaseRetriever
 
-            docs = await stack.enter_async_context(KnowledgeBaseRetriever.open(config))
+            docs = await stack.enter_async_context(KnowledgeBaseRetriever(config))
         lexicon = Lexicon(objects, vectors, process_id=pid, clock_ms=clock_ms)
         stack.push_async_callback(lexicon.close)
         service = MemoryService(

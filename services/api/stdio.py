@@ -26,10 +26,10 @@ from mcp.server.stdio import stdio_server
 from services.api.catalogue_server import SERVER_NAME, CatalogueServer
 from services.api.deferred import BackgroundRuntime, tool_definitions, waiting_catalogue
 from services.api.headers import validated_conversation, validated_tenant
-from services.api.mcp_transport import server_version
 from services.api.tools.spec import ToolContext, ToolSpec
 from shared.errors import ConfigError, InvalidInputError
 from shared.storage.factory import watch_embedded_server
+from shared.version import installed_version
 
 if TYPE_CHECKING:
     from services.api.app import RuntimeOpener, RuntimeView
@@ -77,7 +77,7 @@ class StdioEndpoint:
 
     def __init__(self, catalogue: Sequence[ToolSpec], *, context: ToolContext) -> None:
         self.server = CatalogueServer(
-            catalogue, version=server_version(), context_of=lambda _: context
+            catalogue, version=installed_version(), context_of=lambda _: context
         ).server
 
     async def serve(self) -> None:
@@ -96,7 +96,7 @@ def _log_serving(runtime: RuntimeView, context: ToolContext, *, open_ms: int) ->
         "serving_stdio",
         extra={
             "server": SERVER_NAME,
-            "version": server_version(),
+            "version": installed_version(),
             "tenant": context.tenant,
             "inConversation": context.conversation is not None,
             "openMs": open_ms,
@@ -133,7 +133,7 @@ async def serve_stdio(config: Config, context: ToolContext, *, open_runtime: Run
     # hold back a handshake already on its way.
     await asyncio.sleep(0)
     runtime.start()
-    logger.info("stdio_started", extra={"server": SERVER_NAME, "version": server_version()})
+    logger.info("stdio_started", extra={"server": SERVER_NAME, "version": installed_version()})
     stop_wait = asyncio.create_task(stopping.wait())
     await asyncio.wait({serving, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
     stop_wait.cancel()

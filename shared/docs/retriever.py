@@ -78,11 +78,6 @@ class KnowledgeBaseRetriever:
         self._stack = contextlib.AsyncExitStack()
         self._client: Any = None
 
-    @classmethod
-    def open(cls, config: Config) -> KnowledgeBaseRetriever:
-        """``async with KnowledgeBaseRetriever.open(config) as retriever`` (same as the class)."""
-        return cls(config)
-
     async def __aenter__(self) -> Self:
         from aiobotocore.config import AioConfig
         from aiobotocore.session import get_session

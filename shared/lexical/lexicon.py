@@ -188,8 +188,8 @@ class Lexicon:
         if merged is None:
             merged, etag, wrote = await backfill(self._objects, self._vectors, tenant, etag=etag)
             self.stats.backfilled += wrote
-        names = await self._shard_names(tenant, after=merged.watermark)
-        shards = await self._read_shards(tenant, names)
+        names = await LEXICON_LAYOUT.names(self._objects, tenant, after=merged.watermark)
+        shards = await read_lexicon_shards(self._objects, tenant, names)
         docs = apply(merged.docs, shards.values())
         state = await asyncio.to_thread(build_tenant_lexicon, docs, merged.watermark, etag)
         for name, shard in shards.items():
@@ -217,9 +217,9 @@ class Lexicon:
             await self._load(tenant)
             self.stats.refreshes += 1
             return
-        names = await self._shard_names(tenant, after=state.watermark)
+        names = await LEXICON_LAYOUT.names(self._objects, tenant, after=state.watermark)
         fresh = [name for name in names if name not in state.applied]
-        for name, shard in (await self._read_shards(tenant, fresh)).items():
+        for name, shard in (await read_lexicon_shards(self._objects, tenant, fresh)).items():
             state.take(name, shard)
         self.stats.refreshes += 1
         self._maybe_fold(tenant, names)
@@ -265,12 +265,6 @@ class Lexicon:
         except StorageError as error:
             # Searches go on with the index as it is; the next one tries again.
             logger.warning("lexicon_refresh_failed", extra={"key": key, "error": str(error)})
-
-    async def _shard_names(self, tenant: str, *, after: str) -> list[str]:
-        return await LEXICON_LAYOUT.names(self._objects, tenant, after=after)
-
-    async def _read_shards(self, tenant: str, names: Sequence[str]) -> dict[str, LexiconShard]:
-        return await read_lexicon_shards(self._objects, tenant, names)
 
 
 __all__ = ["Lexicon", "LexiconStats"]
