@@ -121,26 +121,34 @@ def translated(display_url: str, *, connecting: bool = False) -> Iterator[None]:
         ) from error
 
 
-class Session:
-    """One connection; every method translates driver errors."""
+class _Statements:
+    """Statements on a pool or on one connection; every method translates driver errors."""
 
-    def __init__(self, connection: asyncpg.Connection, *, display_url: str) -> None:
-        self._connection = connection
-        self._display_url = display_url
+    def __init__(self, target: asyncpg.Pool | asyncpg.Connection, *, display_url: str) -> None:
+        self._target = target
+        self.display_url = display_url
 
     async def execute(self, sql: str, *args: object) -> str:
-        with translated(self._display_url):
-            status: str = await self._connection.execute(sql, *args)
+        with translated(self.display_url):
+            status: str = await self._target.execute(sql, *args)
         return status
 
     async def fetch(self, sql: str, *args: object) -> list[asyncpg.Record]:
-        with translated(self._display_url):
-            rows: list[asyncpg.Record] = await self._connection.fetch(sql, *args)
+        with translated(self.display_url):
+            rows: list[asyncpg.Record] = await self._target.fetch(sql, *args)
         return rows
 
     async def fetchval(self, sql: str, *args: object) -> Any:
-        with translated(self._display_url):
-            return await self._connection.fetchval(sql, *args)
+        with translated(self.display_url):
+            return await self._target.fetchval(sql, *args)
+
+
+class Session(_Statements):
+    """One connection."""
+
+    def __init__(self, connection: asyncpg.Connection, *, display_url: str) -> None:
+        super().__init__(connection, display_url=display_url)
+        self._connection = connection
 
     @contextlib.asynccontextmanager
     async def transaction(
@@ -153,16 +161,16 @@ class Session:
                 None keeps the server's default (read committed).
             readonly: the body only reads.
         """
-        with translated(self._display_url):
+        with translated(self.display_url):
             tx = self._connection.transaction(isolation=isolation, readonly=readonly)
             await tx.start()
         try:
             yield self
         except BaseException:
-            with translated(self._display_url):
+            with translated(self.display_url):
                 await tx.rollback()
             raise
-        with translated(self._display_url):
+        with translated(self.display_url):
             await tx.commit()
 
 
@@ -190,12 +198,12 @@ async def _keep_connection(connection: asyncpg.Connection) -> None:
     """
 
 
-class PostgresDatastore:
+class PostgresDatastore(_Statements):
     """The pool of one database, with the password-free URL its errors name."""
 
     def __init__(self, pool: asyncpg.Pool, *, display_url: str) -> None:
+        super().__init__(pool, display_url=display_url)
         self._pool = pool
-        self.display_url = display_url
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -248,17 +256,3 @@ class PostgresDatastore:
         finally:
             with translated(self.display_url):
                 await self._pool.release(connection)
-
-    async def execute(self, sql: str, *args: object) -> str:
-        with translated(self.display_url):
-            status: str = await self._pool.execute(sql, *args)
-        return status
-
-    async def fetch(self, sql: str, *args: object) -> list[asyncpg.Record]:
-        with translated(self.display_url):
-            rows: list[asyncpg.Record] = await self._pool.fetch(sql, *args)
-        return rows
-
-    async def fetchval(self, sql: str, *args: object) -> Any:
-        with translated(self.display_url):
-            return await self._pool.fetchval(sql, *args)
