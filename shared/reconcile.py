@@ -84,15 +84,21 @@ class ReconcileResult(msgspec.Struct, frozen=True, kw_only=True):
 
     def __add__(self, other: ReconcileResult) -> ReconcileResult:
         return ReconcileResult(
-            keys_restored=self.keys_restored + other.keys_restored,
-            keys_deleted=self.keys_deleted + other.keys_deleted,
-            lexicon_added=self.lexicon_added + other.lexicon_added,
-            lexicon_removed=self.lexicon_removed + other.lexicon_removed,
+            **{name: getattr(self, name) + getattr(other, name) for name in self.__struct_fields__}
         )
 
     @property
     def repairs(self) -> int:
-        return self.keys_restored + self.keys_deleted + self.lexicon_added + self.lexicon_removed
+        return sum(msgspec.structs.astuple(self))
+
+    def log_fields(self) -> dict[str, int]:
+        """The repairs as log lines name them (``reconciled``, ``compactor_job``)."""
+        return {
+            "keysRestored": self.keys_restored,
+            "keysDeleted": self.keys_deleted,
+            "lexiconAdded": self.lexicon_added,
+            "lexiconRemoved": self.lexicon_removed,
+        }
 
 
 class Reconciler:
@@ -142,16 +148,7 @@ class Reconciler:
             lexicon_removed=removed,
         )
         if result.repairs:
-            logger.info(
-                "reconciled",
-                extra={
-                    "tenant": tenant,
-                    "keysRestored": restored,
-                    "keysDeleted": deleted,
-                    "lexiconAdded": added,
-                    "lexiconRemoved": removed,
-                },
-            )
+            logger.info("reconciled", extra={"tenant": tenant, **result.log_fields()})
         return result
 
     async def _existing(self, tenant: str, ids: tuple[str, ...]) -> dict[str, Memory]:

@@ -27,12 +27,7 @@ class ReconcileJobResult(JobRun, frozen=True, kw_only=True):
             m.repairs.labels(repair=repair).inc(count)
 
     def log_fields(self) -> dict[str, int]:
-        return {
-            "keysRestored": self.repaired.keys_restored,
-            "keysDeleted": self.repaired.keys_deleted,
-            "lexiconAdded": self.repaired.lexicon_added,
-            "lexiconRemoved": self.repaired.lexicon_removed,
-        }
+        return self.repaired.log_fields()
 
     def _repairs(self) -> dict[str, int]:
         return {
