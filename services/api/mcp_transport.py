@@ -51,6 +51,7 @@ MAX_BODY_BYTES: Final = 4 * 1024 * 1024
 BODY_READ_TIMEOUT_S: Final = 5.0
 
 _JSON: Final = "application/json"
+_NOT_ONE_MESSAGE: Final = "body must be a single JSON-RPC request or notification object"
 _PROTOCOL_VERSION_META_KEY: Final = types.PROTOCOL_VERSION_META_KEY
 
 
@@ -185,11 +186,7 @@ class McpEndpoint:
         try:
             message = types.JSONRPCRequest.model_validate(decoded)
         except ValidationError:
-            return jsonrpc_error(
-                types.INVALID_REQUEST,
-                "body must be a single JSON-RPC request or notification object",
-                status=400,
-            )
+            return jsonrpc_error(types.INVALID_REQUEST, _NOT_ONE_MESSAGE, status=400)
         return await self._serve(request, decoded, message)
 
     @staticmethod
@@ -199,11 +196,7 @@ class McpEndpoint:
         try:
             types.JSONRPCNotification.model_validate(decoded)
         except ValidationError:
-            return jsonrpc_error(
-                types.INVALID_REQUEST,
-                "body must be a single JSON-RPC request or notification object",
-                status=400,
-            )
+            return jsonrpc_error(types.INVALID_REQUEST, _NOT_ONE_MESSAGE, status=400)
         return web.Response(status=202)
 
     async def _serve(

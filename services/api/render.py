@@ -253,7 +253,7 @@ def render_remembered(answer: RememberAnswer) -> str:
     if revised is not None:
         notes.append(
             f"This may update {revised.id} (stored {revised.created_at[:10]}): "
-            f'"{_excerpt(revised.content)}". If it does, remember this fact again with '
+            f'"{flattened(revised.content, chars=160)}". If it does, remember this fact again with '
             f"replaces={revised.id} to retire the old one."
         )
     if memory.expires_at is not None and not answer.already_known:
@@ -265,7 +265,8 @@ def render_remembered(answer: RememberAnswer) -> str:
     return f"{head}{tail}\n\n{render_memory(1, memory, body=preview(memory))}"
 
 
-def _excerpt(content: str, *, chars: int = 160) -> str:
+def flattened(content: str, *, chars: int) -> str:
+    """``content`` on one line, cut to ``chars`` with an ellipsis when it is longer."""
     flat = " ".join(content.split())
     return flat if len(flat) <= chars else flat[: chars - 1] + "…"
 
@@ -350,6 +351,7 @@ def render_stats(answer: StatsAnswer, *, cap: int) -> str:
 
 __all__ = [
     "distinct_words",
+    "flattened",
     "percent",
     "plural",
     "render_bulk_forget",

@@ -3,12 +3,13 @@ text is data, never markup), and the keys a request and the application carry fo
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Final
 
 from aiohttp import web
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from services.api.render import PREVIEW_CHARS
+from services.api.render import PREVIEW_CHARS, flattened
 from services.api.service import MemoryService
 from services.api.ui.access import CSRF_FIELD, Access
 
@@ -20,12 +21,6 @@ SESSION_KEY: Final = web.RequestKey("ui_session", str)
 
 def _day(iso: str | None) -> str:
     return iso[:10] if iso else ""
-
-
-def _preview(text: str) -> str:
-    """A memory's first ``PREVIEW_CHARS`` on one line, as list_memories previews it."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
 
 
 def _stamp(iso: str | None) -> str:
@@ -42,7 +37,8 @@ _ENV: Final = Environment(
 )
 _ENV.filters["day"] = _day
 _ENV.filters["stamp"] = _stamp
-_ENV.filters["preview"] = _preview
+# A memory's first PREVIEW_CHARS on one line, as list_memories previews it.
+_ENV.filters["preview"] = functools.partial(flattened, chars=PREVIEW_CHARS)
 
 
 def render(
