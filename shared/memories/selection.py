@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from typing import Final
 
-import msgspec
-
-from shared.memories.listing import LIST_PAGE_SIZE
+from shared.memories.listing import LIST_PAGE_SIZE, ListFilter
 from shared.memories.visibility import Visibility
-from shared.model import DAY_MS, IndexEntry, MemoryType, ulid_time_ms
+from shared.model import DAY_MS, IndexEntry, ulid_time_ms
 from shared.storage import ObjectStore, VectorStore, index_entries
 
 # Bodies read per request when a bulk filter needs them (category, tag).
@@ -18,19 +16,12 @@ BODY_BATCH: Final = 500
 BULK_FORGET_BATCH: Final = 1000
 
 
-class ForgetFilter(msgspec.Struct, frozen=True, kw_only=True):
-    """What a bulk forget matches; every field set must hold (an empty filter is refused by
-    the tool before it gets here)."""
+class ForgetFilter(ListFilter, frozen=True, kw_only=True):
+    """What a bulk forget matches: what a listing keeps (``notes_only``: the tool's
+    ``conversation_only``), and an age; every field set must hold (an empty filter is refused
+    by the tool before it gets here)."""
 
-    memory_type: MemoryType | None = None
-    category: str | None = None
-    tag: str | None = None
-    conversation_only: bool = False
     older_than_days: int | None = None
-
-    @property
-    def needs_bodies(self) -> bool:
-        return self.category is not None or self.tag is not None
 
 
 async def matching_entries(
@@ -50,11 +41,7 @@ async def matching_entries(
         for entry in page:
             if not entry.visible_to(sight.conversation):
                 continue
-            if entry.expired(sight.now_ms):
-                continue
-            if match.memory_type is not None and entry.memory_type != match.memory_type:
-                continue
-            if match.conversation_only and entry.conversation_digest is None:
+            if entry.expired(sight.now_ms) or not match.keeps_entry(entry):
                 continue
             if cutoff_ms is not None:
                 created_ms = ulid_time_ms(entry.memory_id)
@@ -76,13 +63,8 @@ async def _with_bodies_matching(
         found = {m.id: m for m in await vectors.get(tenant, [e.memory_id for e in chunk])}
         for entry in chunk:
             memory = found.get(entry.memory_id)
-            if memory is None:
-                continue
-            if match.category is not None and memory.category != match.category:
-                continue
-            if match.tag is not None and match.tag not in memory.tags:
-                continue
-            kept.append(entry)
+            if memory is not None and match.keeps(memory):
+                kept.append(entry)
     return kept
 
 

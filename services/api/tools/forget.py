@@ -83,7 +83,7 @@ def forget_filter(arguments: FilterArguments, ctx: ToolContext) -> ForgetFilter:
         memory_type=given(arguments.type, None),
         category=given(arguments.category, "").strip() or None,
         tag=given(arguments.tag, "").strip() or None,
-        conversation_only=arguments.conversation_only,
+        notes_only=arguments.conversation_only,
         older_than_days=given(arguments.older_than_days, None),
     )
     if match == ForgetFilter():
@@ -93,7 +93,7 @@ def forget_filter(arguments: FilterArguments, ctx: ToolContext) -> ForgetFilter:
             f"`filter` is empty: name at least one of {fields} (forget never deletes everything "
             "at once)",
         )
-    if match.conversation_only and ctx.conversation is None:
+    if match.notes_only and ctx.conversation is None:
         raise InvalidInputError(
             "filter.conversation_only",
             f"`filter.conversation_only` needs {ctx.conversation_via}",
