@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 
 import msgspec
 
+from services.compactor.metrics import CompactorMetrics
 from shared.counters import COMPACTION_LAG_MS
 from shared.expiry import Expirer
 from shared.reconcile import Reconciler
@@ -13,12 +14,19 @@ from shared.storage import ObjectStore
 
 
 class JobRun(msgspec.Struct, frozen=True, kw_only=True):
-    """What every job's result counts (``JobResult``): the tenants a run went over, how many
-    failed, and its time; each job's result adds its own figures."""
+    """What every job's run returns: the tenants it went over, how many failed, and its time.
+    Each job's result adds its own figures, its own metrics and its own fields of the
+    ``compactor_job`` log line."""
 
     tenants: int = 0
     tenants_failed: int = 0
     duration_s: float = 0.0
+
+    def record(self, metrics: CompactorMetrics) -> None:
+        raise NotImplementedError
+
+    def log_fields(self) -> dict[str, int]:
+        raise NotImplementedError
 
 
 class JobContext(msgspec.Struct, frozen=True, kw_only=True):

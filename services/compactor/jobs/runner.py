@@ -12,8 +12,8 @@ import logging
 import time
 from collections.abc import Iterator
 
-from services.compactor.jobs.context import JobContext
-from services.compactor.jobs.table import Job, JobResult
+from services.compactor.jobs.context import JobContext, JobRun
+from services.compactor.jobs.table import Job
 from services.compactor.metrics import CompactorMetrics
 
 logger = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ class JobRunner:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._idle.wait(), timeout_s)
 
-    async def run(self, job: Job) -> JobResult | None:
+    async def run(self, job: Job) -> JobRun | None:
         """One run of ``job``: its result, or None after counting and logging its failure."""
         with self._tracked():
             started = time.perf_counter()

@@ -7,40 +7,21 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Final
 
-from services.compactor.jobs.context import JobContext
+from services.compactor.jobs.context import JobContext, JobRun
 from services.compactor.jobs.expire_memories import expire_memories
 from services.compactor.jobs.fold_shards import fold_shards
 from services.compactor.jobs.gc_shards import gc_shards
 from services.compactor.jobs.reconcile_stores import reconcile_stores
-from services.compactor.metrics import CompactorMetrics
 from shared.config import Config
-
-
-class JobResult(Protocol):
-    """What every job's run returns: the tenants it went over, how many failed, its time, its
-    own metrics and its own fields of the ``compactor_job`` log line."""
-
-    @property
-    def tenants(self) -> int: ...
-
-    @property
-    def tenants_failed(self) -> int: ...
-
-    @property
-    def duration_s(self) -> float: ...
-
-    def record(self, metrics: CompactorMetrics) -> None: ...
-
-    def log_fields(self) -> dict[str, int]: ...
 
 
 @dataclass(frozen=True)
 class Job:
     name: str
     schedule_id: str
-    run: Callable[[JobContext], Awaitable[JobResult]]
+    run: Callable[[JobContext], Awaitable[JobRun]]
     interval_s: Callable[[Config], float]
 
 
@@ -54,4 +35,4 @@ EXPIRE: Final = Job(
 )
 JOBS: Final = (FOLD, GC, RECONCILE, EXPIRE)
 
-__all__ = ["EXPIRE", "FOLD", "GC", "JOBS", "RECONCILE", "Job", "JobResult"]
+__all__ = ["EXPIRE", "FOLD", "GC", "JOBS", "RECONCILE", "Job"]
