@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Final, Protocol
+from typing import Final
 
 from services.api.answers import BulkForgetAnswer, RecallAnswer, RememberAnswer, Version
 from services.api.candidates import RECALL_CANDIDATES, recall_candidates
-from shared.counters import COMPACTION_LAG_MS
+from shared.counters import COMPACTION_LAG_MS, CounterTracker
 from shared.embedding import Embedder
 from shared.lexical import Lexicon
 from shared.memories import MemoryDeleter, entry_keys, memory_keys, write_memory
@@ -40,14 +40,6 @@ logger = logging.getLogger(__name__)
 DEDUP_CANDIDATES: Final = 5
 
 
-class AccessCounters(Protocol):
-    """The counters as the service uses them (shared.counters.CounterTracker implements it)."""
-
-    def record(self, tenant: str, memory_id: str, *, at_ms: int) -> None: ...
-
-    async def load(self, tenant: str) -> Mapping[str, AccessCount]: ...
-
-
 class MemoryService:
     def __init__(
         self,
@@ -55,7 +47,7 @@ class MemoryService:
         vectors: VectorStore,
         objects: ObjectStore,
         embedder: Embedder,
-        counters: AccessCounters,
+        counters: CounterTracker,
         lexicon: Lexicon,
         replacements: ReplacementLog,
         floor: float,
