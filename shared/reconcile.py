@@ -1,9 +1,7 @@
-"""Self-healing of the three writes one memory is made of: its index key, its vector, and its
-lexicon entry.
-
-``remember`` writes the index key, then the vector, then a lexicon shard; ``forget`` deletes the
-vector, then the lexicon entry, then the key. Each write is one request, and nothing makes the
-three atomic, so a process killed between two of them leaves a memory half-written:
+"""Self-healing of the writes one memory is made of: its index key, its vector, and its lexicon
+entry. Each is one request, written and deleted in the orders ``shared.memories.lifecycle``
+keeps, and nothing makes them atomic, so a process killed between two leaves a memory
+half-written:
 
 - **a key without a vector** (killed during remember or forget): ``list_memories`` skips it, but
   ``memory_stats`` counts it. Deleted here.
