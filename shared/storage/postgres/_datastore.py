@@ -144,11 +144,7 @@ class _Statements:
 
 
 class Session(_Statements):
-    """One connection."""
-
-    def __init__(self, connection: asyncpg.Connection, *, display_url: str) -> None:
-        super().__init__(connection, display_url=display_url)
-        self._connection = connection
+    """One connection (``_target``), and transactions on it."""
 
     @contextlib.asynccontextmanager
     async def transaction(
@@ -162,7 +158,7 @@ class Session(_Statements):
             readonly: the body only reads.
         """
         with translated(self.display_url):
-            tx = self._connection.transaction(isolation=isolation, readonly=readonly)
+            tx = self._target.transaction(isolation=isolation, readonly=readonly)
             await tx.start()
         try:
             yield self
