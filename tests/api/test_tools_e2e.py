@@ -100,7 +100,10 @@ async def memory_url(
     async with environ as storage:
         STORAGE.clear()
         STORAGE.update(storage)
-        config = load_config({**storage, "EMBEDDING_PROVIDER": "local"})
+        # moto lists 10,000 keys (memory_stats' lower bound) slower than a deployment's 5 s
+        # deadline on a loaded machine; the deadlines are what test_storage_outages_e2e tests.
+        settings = {**storage, "EMBEDDING_PROVIDER": "local", "STORAGE_TIMEOUT_S": "15"}
+        config = load_config(settings)
         app = build_app(config, open_runtime=open_runtime)
         runner = web.AppRunner(app, shutdown_timeout=5)
         await runner.setup()
