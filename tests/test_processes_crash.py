@@ -19,7 +19,9 @@ import re
 import signal
 import sys
 import time
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
@@ -122,12 +124,26 @@ async def s3_environ_384(make_s3_environ: MakeS3Environ) -> dict[str, str]:  # n
     return await make_s3_environ(dimension=384)
 
 
+Backend = tuple[dict[str, str], VectorHold]
+
+
 @pytest.fixture(params=["postgres", "s3"])
-def backend(request: pytest.FixtureRequest) -> tuple[dict[str, str], VectorHold]:
+def backend(request: pytest.FixtureRequest) -> Backend:
     """The environment both processes get, and the hold on the backend's vector writes."""
-    if request.param == "postgres":
-        url: str = request.getfixturevalue("pg_url")
-        return {"DATABASE_URL": url}, PostgresHold(url)
+    return postgres_backend(request) if request.param == "postgres" else s3_backend(request)
+
+
+def postgres_backend(request: pytest.FixtureRequest) -> Backend:
+    url: str = request.getfixturevalue("pg_url")
+    return {"DATABASE_URL": url}, PostgresHold(url)
+
+
+@pytest.fixture
+def both_backends(request: pytest.FixtureRequest) -> dict[str, Backend]:
+    return {"postgres": postgres_backend(request), "s3": s3_backend(request)}
+
+
+def s3_backend(request: pytest.FixtureRequest) -> Backend:
     environ: dict[str, str] = request.getfixturevalue("s3_environ_384")
     # The fixtures point this process at the fakes through AWS_* variables; the children
     # need the same ones (clean_env drops every AWS_ variable of the test run).
@@ -175,9 +191,26 @@ async def vector_ids(stores: Stores) -> set[str]:
 
 @pytest.mark.timeout(300)
 async def test_kill_9_mid_remember_is_repaired_and_every_memory_listed_counted_and_found(
-    backend: tuple[dict[str, str], VectorHold], processes: list[ApiProcess]
+    both_backends: dict[str, Backend], processes: list[ApiProcess]
 ) -> None:
-    environ, vector_hold = backend
+    # Each backend's repair waits out the real one-minute lag, so the two run side by side; a
+    # failure on one cancels the other and is reported as that backend's.
+    async with asyncio.TaskGroup() as running:
+        for name, (environ, vector_hold) in both_backends.items():
+            running.create_task(named(name, kill_9_mid_remember(environ, vector_hold, processes)))
+
+
+async def named(backend: str, scenario: Coroutine[Any, Any, None]) -> None:
+    try:
+        await scenario
+    except Exception as failure:
+        failure.add_note(f"on {backend}")
+        raise
+
+
+async def kill_9_mid_remember(
+    environ: dict[str, str], vector_hold: VectorHold, processes: list[ApiProcess]
+) -> None:
     async with open_stores(load_config({**environ, "EMBEDDING_PROVIDER": "local"})) as stores:
         api, url = await start_api(environ)
         processes.append(api)
