@@ -135,13 +135,15 @@ async def test_compactor_folds_the_api_backlog_only_behind_the_lag(
     assert metric(early, "mcp_memory_compactor_backlog_shards") >= len(shards)
     assert await body_of(pg_url, COUNTER_LAYOUT.merged_key(TENANT)) is None
 
-    # Past the lag, the same shards are folded into merged.json and deleted.
-    remaining_s = COMPACTION_LAG_MS / 1000 - (time.monotonic() - started) + 4
-    await asyncio.sleep(max(0.0, remaining_s))
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    # Past the lag, the same shards are folded into merged.json and deleted. Every shard was
+    # stamped after `started`, so a fold seen sooner than a lag after it came too early.
+    lag_s = COMPACTION_LAG_MS / 1000
+    while True:
         late = await scrape(compactor_metrics)
-        if metric(late, "mcp_memory_compactor_shards_folded_total") >= len(shards):
+        folded = metric(late, "mcp_memory_compactor_shards_folded_total")
+        waited_s = time.monotonic() - started
+        assert folded == 0 or waited_s >= lag_s, f"a shard was folded after {waited_s:.1f} s"
+        if folded >= len(shards) or waited_s > lag_s + 30:
             break
         await asyncio.sleep(0.5)
     assert metric(late, "mcp_memory_compactor_shards_folded_total") >= len(shards)
