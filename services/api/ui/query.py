@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 import msgspec
 
 from services.api.headers import validated_conversation, validated_tenant
-from services.api.tools.arguments import MAX_LIMIT, MIN_LIMIT, utf8_bytes
+from services.api.tools.arguments import MAX_LIMIT, MIN_LIMIT, either, utf8_bytes
 from shared.errors import InvalidInputError
 from shared.model import MEMORY_TYPES, MemoryType, ulid_time_ms
 from shared.ranking import DEFAULT_MODE, MODE_PROFILES, RECALL_MODES, RecallMode
@@ -114,8 +114,8 @@ def _choice(values: Mapping[str, str], field: str, choices: Sequence[T]) -> T | 
     for choice in choices:
         if value == choice:
             return choice
-    allowed = ", ".join(choices[:-1]) + f" or {choices[-1]}"
-    raise InvalidInputError(field, f"`{field}` must be one of {allowed}")
+    allowed = f"one of {either(choices)}" if len(choices) > 1 else f"`{choices[0]}`"
+    raise InvalidInputError(field, f"`{field}` must be {allowed}")
 
 
 def _flag(values: Mapping[str, str], field: str) -> bool:

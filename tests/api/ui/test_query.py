@@ -37,6 +37,21 @@ def test_blank_fields_are_absent_and_search_settings_follow_a_search() -> None:
     assert page_url(searched) == "/ui?tenant=acme&q=port&mode=precision&limit=7"
 
 
+@pytest.mark.parametrize(
+    ("values", "refusal"),
+    [
+        ({"mode": "fast"}, "`mode` must be one of precision, balanced or exploratory"),
+        ({"confirm": "yes"}, "`confirm` must be `forget`"),
+    ],
+)
+def test_a_value_outside_its_choices_is_refused_naming_them(
+    values: dict[str, str], refusal: str
+) -> None:
+    with pytest.raises(InvalidInputError) as refused:
+        page_state({"tenant": "acme", **values})
+    assert str(refused.value).endswith(refusal), str(refused.value)
+
+
 def test_a_correction_is_kept_as_typed_but_never_empty_or_oversized() -> None:
     assert corrected_content({"content": "  a\r\nb  "}) == "  a\nb  "
     for content, field in (("", "content"), ("\t\n", "content"), ("a\x00b", "content")):
