@@ -77,7 +77,7 @@ SMOKE = SpeedPlan(
     cold_start_reps=1,
     probe_memories=300,
     soak_memories=60,
-    soak_s=10.0,
+    soak_s=3.0,
     multiproc_memories=60,
     multiproc_recalls=8,
 )
