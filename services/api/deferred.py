@@ -55,10 +55,11 @@ class BackgroundRuntime:
     left by the task that entered it), which ``start()`` starts.
 
     ``ready()`` waits for it; ``close()`` leaves it, which runs the final counter flush. A client
-    that leaves while it is still opening gets about two seconds before a SIGKILL (the MCP SDKs'
-    stdio close), too few to finish opening first: the opening is cancelled instead, and each
-    step unwinds what it opened (the embedded PostgreSQL is released even when the cancellation
-    arrives while it starts, so none is left running with nobody to stop it).
+    that leaves while it is still opening gives the process 0.5 s (Claude Code) to 2 s (the MCP
+    SDKs) before a SIGKILL, too few to finish opening first: the opening is cancelled instead,
+    and each step unwinds what it opened. The embedded PostgreSQL is held by a keeper process
+    that stops it even if this one is killed while it starts (``embedded_database``), so none
+    is left running with nobody to stop it.
     """
 
     def __init__(

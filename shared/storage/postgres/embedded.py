@@ -11,9 +11,12 @@ are added here:
 * a process that died without running its exit hooks (SIGKILL, OOM) leaves its pid behind, and
   the server would then never stop; dead pids are dropped before joining and before leaving;
 * within one process, users are counted, so the server is joined once and left (stopping it
-  when no other live process uses it) when the last user closes, not only at interpreter exit.
+  when no other live process uses it) when the last user closes, not only at interpreter exit;
+* the processes that serve (``embedded_database``) hold it through a keeper process of their
+  own, so a server they were starting or stopping when killed is still stopped (``keeper``).
 
-pgserver blocks on subprocesses (initdb, pg_ctl), so callers run it off the event loop.
+pgserver blocks on subprocesses (initdb, pg_ctl): ``acquire_server`` and ``release_server``
+block, and run in the keeper, off any event loop.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from shared.errors import StorageUnavailableError
 logger = logging.getLogger(__name__)
 
 PGDATA_DIRNAME: Final = "postgres"
+KEEPER_MODULE: Final = "shared.storage.postgres.keeper"
 _PIDS_FILENAME: Final = ".handle_pids.json"  # pgserver's list of processes using the server
 # The server's own log never carries what a caller sent: no statement text with an error (the
 # default logs it), no bind parameters, no statement logging. Memory content and queries must not
@@ -178,25 +182,40 @@ def release_server(data_dir: Path) -> None:
 
 @contextlib.asynccontextmanager
 async def embedded_database(data_dir: Path) -> AsyncIterator[str]:
-    """The embedded server's URL for the duration of the block, run off the event loop.
+    """The embedded server's URL for the duration of the block, held by a keeper process
+    (``shared.storage.postgres.keeper``) that releases it once the block ends or this process
+    dies, even by SIGKILL while the server is still starting.
 
-    Cancelled while the server starts (a stdio client that left during the boot), it waits for
-    the start and releases the server before the cancellation goes on: the thread cannot be
-    stopped, and a server it started with nobody to release it would run on, orphaned.
+    Left early (an opening cancelled because a stdio client left during the boot), the block
+    still waits for the keeper to finish the start and the release: a process given the time to
+    exit leaves no server running, and one killed meanwhile leaves the keeper to finish alone.
+
+    Raises:
+        StorageUnavailableError: the server could not be initialised or started.
     """
-    _import_pgserver()
-    acquiring = asyncio.ensure_future(asyncio.to_thread(acquire_server, data_dir))
+    keeper = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-P",  # not the working directory's modules: a folder named `shared` there is not ours
+        "-m",
+        KEEPER_MODULE,
+        str(data_dir),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        # A session of its own: a signal to this process's group (a terminal's Ctrl-C, an SDK
+        # killing the group) must not end the keeper before it has released the server.
+        start_new_session=True,
+    )
+    assert keeper.stdin is not None and keeper.stdout is not None  # both are PIPE
     try:
-        url = await asyncio.shield(acquiring)
-    except asyncio.CancelledError:
-        with contextlib.suppress(StorageUnavailableError):
-            await acquiring
-            await asyncio.to_thread(release_server, data_dir)
-        raise
-    try:
-        yield url
+        answer = json.loads(await keeper.stdout.readline() or b"{}")
+        if "url" not in answer:
+            raise StorageUnavailableError(
+                answer.get("error", f"the keeper of embedded postgres at {data_dir} exited")
+            )
+        yield str(answer["url"])
     finally:
-        await asyncio.to_thread(release_server, data_dir)
+        keeper.stdin.close()  # the keeper's cue to release
+        await asyncio.shield(keeper.wait())
 
 
 def server_alive(data_dir: Path) -> bool:
