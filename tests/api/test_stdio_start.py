@@ -18,7 +18,12 @@ from services.api.deferred import tool_definitions, waiting_catalogue
 from services.api.service import MemoryService
 from services.api.tools import build_catalogue
 from shared.config import load_config
-from shared.storage.postgres.embedded import pgdata_path
+from shared.storage.postgres.embedded import (
+    KEEPER_MODULE,
+    acquire_server,
+    pgdata_path,
+    release_server,
+)
 from tests.api._process import CONSOLE_SCRIPT, clean_env
 
 BOOT_TIMEOUT_S = 120.0
@@ -230,3 +235,41 @@ async def test_a_client_that_leaves_during_the_opening_leaves_no_database_runnin
     assert not (pgdata_path(embedded_data_dir) / "postmaster.pid").exists()
     assert "serving_stdio" not in [line.get("event") for _, line in laptop.logs], took
     print(f"exited {took:.2f} s after its client left")
+
+
+def keepers(data_dir: Path) -> list[int]:
+    """The pids of the processes keeping the embedded server in ``data_dir``."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        with contextlib.suppress(OSError):
+            argv = cmdline.read_bytes().split(b"\0")
+            if KEEPER_MODULE.encode() in argv and str(data_dir).encode() in argv:
+                found.append(int(cmdline.parent.name))
+    return found
+
+
+async def test_a_server_killed_while_its_database_starts_leaves_none_running(
+    embedded_data_dir: Path,
+) -> None:
+    """Claude Code ends a server with SIGKILL 0.5 s after asking it to stop, and `claude mcp
+    list` asks right after the handshake: while the embedded PostgreSQL is still starting. A
+    server killed then must leave no PostgreSQL (and no keeper) running."""
+    # Initialised beforehand, so the server's start is `pg_ctl start` alone: the postmaster's pid
+    # file appearing then means the start is in flight, and the kill lands inside it.
+    await asyncio.to_thread(acquire_server, embedded_data_dir)
+    await asyncio.to_thread(release_server, embedded_data_dir)
+    pid_file = pgdata_path(embedded_data_dir) / "postmaster.pid"
+    assert not pid_file.exists()
+    async with stdio_server(
+        ["--local", "--data-dir", str(embedded_data_dir)], MCP_MEMORY_TENANT="laptop"
+    ) as server:
+        deadline = time.monotonic() + BOOT_TIMEOUT_S
+        while not pid_file.exists():
+            assert time.monotonic() < deadline, "the embedded server never started"
+            await asyncio.sleep(0.005)
+        server.process.kill()
+        await server.process.wait()
+    deadline = time.monotonic() + 30
+    while pid_file.exists() or keepers(embedded_data_dir):
+        assert time.monotonic() < deadline, f"{pid_file} or its keeper still there after 30 s"
+        await asyncio.sleep(0.1)
