@@ -62,6 +62,3 @@ def tune_allocator(environ: Mapping[str, str]) -> dict[str, int]:
     if applied:
         logger.info("allocator_tuned", extra={"settings": applied})
     return applied
-
-
-__all__ = ["SETTINGS", "tune_allocator"]

@@ -372,22 +372,3 @@ def load_config(
         compactor=_compactor(env),
         deadlines=deadlines,
     )
-
-
-__all__ = [
-    "PROVIDER_DEFAULTS",
-    "AwsSettings",
-    "Backend",
-    "CompactorSettings",
-    "Config",
-    "CounterSettings",
-    "DeadlineSettings",
-    "EmbeddingSettings",
-    "PostgresSettings",
-    "Provider",
-    "RecallSettings",
-    "S3Settings",
-    "ServerSettings",
-    "StdioSettings",
-    "load_config",
-]

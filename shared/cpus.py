@@ -42,6 +42,3 @@ def usable_cpus(cpu_max_path: Path = CGROUP_CPU_MAX) -> int:
     except OSError:  # no cgroup v2 here: the mask is all there is
         limit = None
     return max(1, min(available, limit) if limit is not None else available)
-
-
-__all__ = ["CGROUP_CPU_MAX", "quota_cpus", "usable_cpus"]

@@ -123,23 +123,3 @@ class RefusedError(ServiceError):
 class InvariantError(ServiceError):
     """A value broke a rule of the code itself (a ULID out of range, vectors of the wrong shape):
     a bug to report, never something a caller sent."""
-
-
-__all__ = [
-    "BootError",
-    "BudgetError",
-    "ConfigError",
-    "ConflictError",
-    "DocsError",
-    "EmbeddingError",
-    "GraphPatternError",
-    "InvalidInputError",
-    "InvariantError",
-    "NotFoundError",
-    "RefusedError",
-    "SchemaError",
-    "ServiceError",
-    "StorageError",
-    "StorageTimeoutError",
-    "StorageUnavailableError",
-]

@@ -121,6 +121,3 @@ class Expirer:
         if doomed_ids:
             logger.info("memories_expired", extra={"tenant": tenant, "memories": len(doomed_ids)})
         return len(doomed_ids)
-
-
-__all__ = ["Expirer", "ExpiryResult", "due_entries"]

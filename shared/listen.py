@@ -53,14 +53,3 @@ def is_unspecified(host: str) -> bool:
 def url_host(host: str) -> str:
     """``host`` as it is written in a URL or a Host header: an IPv6 address in brackets."""
     return f"[{host}]" if ":" in host else host
-
-
-__all__ = [
-    "ALL_INTERFACES",
-    "HOST_RULE",
-    "LOOPBACK",
-    "is_loopback_only",
-    "is_unspecified",
-    "parse_hosts",
-    "url_host",
-]

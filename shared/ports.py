@@ -45,6 +45,3 @@ def port_in_use_text(host: str, port: int, *, variable: str, flag: str) -> str:
         f"startup error: port {port} is already in use on {host} (another server is listening "
         f"there); choose another with {variable}=<port> or {flag} <port> (0 picks a free one)"
     )
-
-
-__all__ = ["port_in_use_text", "taken_on"]

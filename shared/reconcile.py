@@ -190,12 +190,3 @@ class Reconciler:
         )
         await self._upkeep.write_lexicon(tenant, shard)
         return len(added), len(removed)
-
-
-__all__ = [
-    "ReconcilePlan",
-    "ReconcileResult",
-    "Reconciler",
-    "TenantInventory",
-    "plan_reconcile",
-]

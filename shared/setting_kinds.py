@@ -51,17 +51,3 @@ SIMILARITY: Final = Kind(
 )
 FLAG: Final = Kind(_flag, "true or false", lambda _: True)
 HOSTS: Final = Kind(parse_hosts, HOST_RULE, lambda _: True)
-
-
-__all__ = [
-    "DEADLINE",
-    "FLAG",
-    "HOSTS",
-    "MAX_DEADLINE_S",
-    "MEGABYTES",
-    "PORT",
-    "POSITIVE_INT",
-    "SECONDS",
-    "SIMILARITY",
-    "Kind",
-]

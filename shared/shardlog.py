@@ -283,18 +283,3 @@ class ShardLog(Generic[M]):
             )
             return 0
         return len(names)
-
-
-__all__ = [
-    "COMPACTION_LAG_MS",
-    "MAX_SHARDS_PER_FOLD",
-    "FoldResult",
-    "Folding",
-    "ShardLayout",
-    "ShardLog",
-    "TenantBacklog",
-    "absorbable_names",
-    "fresh_names",
-    "shard_name",
-    "shard_time_ms",
-]

@@ -29,6 +29,3 @@ def abandon(task: asyncio.Future[Any]) -> None:
     otherwise log it as "never retrieved". A task that succeeded is left as it is."""
     if not task.cancel() and not task.cancelled():
         task.exception()
-
-
-__all__ = ["abandon", "shared_run"]

@@ -140,6 +140,3 @@ class TenantReads(Generic[T, W]):
             self._own[tenant] = kept
         else:
             self._own.pop(tenant, None)
-
-
-__all__ = ["TenantRead", "TenantReads"]

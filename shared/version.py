@@ -13,6 +13,3 @@ DISTRIBUTION: Final = "mcp-memory"
 def installed_version() -> str:
     """The installed distribution's version (pyproject's, as of the last install)."""
     return version(DISTRIBUTION)
-
-
-__all__ = ["DISTRIBUTION", "installed_version"]

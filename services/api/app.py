@@ -111,6 +111,3 @@ def build_app(
     app.router.add_get(READY_PATH, _ready)
     # /health and every unknown path are answered by the gates, whatever the router matched.
     return app
-
-
-__all__ = ["ENDPOINT_KEY", "RUNTIME_KEY", "RuntimeOpener", "RuntimeView", "build_app"]

@@ -80,6 +80,3 @@ async def _bodies(
     if missing:
         found.update((memory.id, memory) for memory in await vectors.get(tenant, missing))
     return found
-
-
-__all__ = ["FETCH_WINDOW", "KEYWORD_CANDIDATES", "RECALL_CANDIDATES", "recall_candidates"]

@@ -77,6 +77,3 @@ class CatalogueServer:
             return text_result(f"Error: {refusal}", is_error=True)
         result = await spec.handler(tool_context, params.arguments or {})
         return text_result(result.text, is_error=result.is_error, structured=result.structured)
-
-
-__all__ = ["SERVER_NAME", "CatalogueServer", "ContextOf", "text_result"]

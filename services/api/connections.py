@@ -186,12 +186,3 @@ class GuardedSite(web.TCPSite):
             reuse_address=self._reuse_address,
             reuse_port=self._reuse_port,
         )
-
-
-__all__ = [
-    "HEADER_TIMEOUT_S",
-    "KEEPALIVE_TIMEOUT_S",
-    "MAX_CONNECTIONS",
-    "ConnectionGuard",
-    "GuardedSite",
-]

@@ -148,12 +148,3 @@ def waiting_catalogue(
         return handler
 
     return tuple(tool.spec(waiting(tool.name)) for tool in tools)
-
-
-__all__ = [
-    "BackgroundRuntime",
-    "startup_error_answer",
-    "startup_error_line",
-    "tool_definitions",
-    "waiting_catalogue",
-]

@@ -84,14 +84,3 @@ def gates_middleware(
         return await handler(request)
 
     return gates
-
-
-__all__ = [
-    "BROWSER_ORIGIN_CODE",
-    "HEALTH_PATH",
-    "MCP_PATH",
-    "METRICS_PATH",
-    "UNAUTHORIZED_CODE",
-    "bearer_matches",
-    "gates_middleware",
-]

@@ -97,17 +97,3 @@ def tool_context_of(headers: MultiMapping[str]) -> ToolContext:
     """
     conversation = conversation_of(headers)
     return ToolContext(tenant=tenant_of(headers), conversation=conversation)
-
-
-__all__ = [
-    "CONVERSATION_HEADER",
-    "EXPLICIT_TENANT_HEADER",
-    "MAX_CONVERSATION_CHARS",
-    "MAX_TENANT_CHARS",
-    "STAMPED_TENANT_HEADER",
-    "conversation_of",
-    "tenant_of",
-    "tool_context_of",
-    "validated_conversation",
-    "validated_tenant",
-]

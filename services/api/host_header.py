@@ -62,12 +62,3 @@ def host_refusal(headers: CIMultiDictProxy[str], names: frozenset[str]) -> web.R
         message = f"Host header {quoted} is not a loopback name: {_ANSWERED}"
     # 421 Misdirected Request, as the MCP SDK's own transports answer a Host they do not serve.
     return jsonrpc_error(HOST_NOT_LOOPBACK_CODE, message, status=421)
-
-
-__all__ = [
-    "HOST_NOT_LOOPBACK_CODE",
-    "LOOPBACK_NAMES",
-    "host_name",
-    "host_refusal",
-    "loopback_names",
-]

@@ -81,7 +81,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _log_boot(*, runner: web.AppRunner, app: web.Application, config: Config) -> None:
     from services.api.app import RUNTIME_KEY
-    from services.api.mcp_transport import SERVER_NAME
+    from services.api.catalogue_server import SERVER_NAME
 
     # With --port 0 each listening socket gets its own port; report the IPv4 one (a 2-tuple).
     ipv4 = [address for address in runner.addresses if len(address) == 2]
@@ -248,6 +248,3 @@ def _run_stdio(config: Config, *, open_runtime: RuntimeOpener | None) -> int:
 def main() -> None:
     """The ``mcp-memory-api`` console script."""
     sys.exit(run())
-
-
-__all__ = ["IN_FLIGHT_GRACE_S", "SHUTDOWN_GRACE_S", "main", "run", "serve"]

@@ -40,7 +40,7 @@ from mcp.shared.transport_context import TransportContext
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from services.api.catalogue_server import SERVER_NAME, CatalogueServer
+from services.api.catalogue_server import CatalogueServer
 from services.api.headers import tool_context_of
 from services.api.tools.spec import ToolContext, ToolSpec
 
@@ -262,6 +262,3 @@ class McpEndpoint:
         if header is None or header not in HANDSHAKE_PROTOCOL_VERSIONS:
             header = types.DEFAULT_NEGOTIATED_VERSION
         return Connection.from_envelope(header, None, None)
-
-
-__all__ = ["MAX_BODY_BYTES", "SERVER_NAME", "McpEndpoint", "jsonrpc_error"]

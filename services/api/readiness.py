@@ -100,13 +100,3 @@ def _unavailable(reason: str) -> web.Response:
     return web.json_response(
         {"status": "unavailable", "reason": reason}, status=503, headers={"Retry-After": "5"}
     )
-
-
-__all__ = [
-    "READY_PATH",
-    "READY_TIMEOUT_S",
-    "ReadinessCheck",
-    "always_ready",
-    "ready_response",
-    "storage_check",
-]

@@ -347,20 +347,3 @@ def render_stats(answer: StatsAnswer, *, cap: int) -> str:
             f"{cap} keys, so every figure is a lower bound."
         )
     return f"{PREFIX} {counted} for this project ({breakdown})."
-
-
-__all__ = [
-    "distinct_words",
-    "flattened",
-    "percent",
-    "plural",
-    "render_bulk_forget",
-    "render_forget",
-    "render_get",
-    "render_history",
-    "render_list",
-    "render_memory",
-    "render_recall",
-    "render_remembered",
-    "render_stats",
-]

@@ -180,6 +180,3 @@ class TimedEmbedder(Embedder):
 
     async def close(self) -> None:
         await self._inner.close()
-
-
-__all__ = ["GuardedObjectStore", "GuardedVectorStore", "TimedEmbedder", "WhenReady"]

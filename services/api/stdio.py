@@ -155,12 +155,3 @@ async def serve_stdio(config: Config, context: ToolContext, *, open_runtime: Run
         os._exit(code)
     serving.result()  # a failure of the transport itself is not swallowed
     return code
-
-
-__all__ = [
-    "CONVERSATION_VARIABLE",
-    "TENANT_VARIABLE",
-    "StdioEndpoint",
-    "serve_stdio",
-    "stdio_context",
-]

@@ -175,22 +175,3 @@ class DocsExcerpt(Output):
 
 class DocsOutput(Output):
     excerpts: list[DocsExcerpt]
-
-
-__all__ = [
-    "DocsExcerpt",
-    "DocsOutput",
-    "ForgetOutput",
-    "GetOutput",
-    "HistoryOutput",
-    "ListOutput",
-    "ListedMemory",
-    "MemoryRecord",
-    "Output",
-    "RecallOutput",
-    "RecallResult",
-    "RememberOutput",
-    "Span",
-    "StatsOutput",
-    "VersionRecord",
-]

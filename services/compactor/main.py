@@ -186,6 +186,3 @@ def run(argv: Sequence[str] | None = None) -> int:
 def main() -> None:
     """The ``mcp-memory-compactor`` console script."""
     sys.exit(run())
-
-
-__all__ = ["main", "run", "serve"]

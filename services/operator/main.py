@@ -273,6 +273,3 @@ def run(argv: Sequence[str] | None = None) -> int:
 def main() -> None:
     """The ``mcp-memory`` console script."""
     sys.exit(run())
-
-
-__all__ = ["main", "run"]

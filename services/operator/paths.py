@@ -48,6 +48,3 @@ def check_paths(args: argparse.Namespace) -> None:
             env_file: Path | None = getattr(args, f"{side}_env")
             if env_file is not None:
                 _readable_file(f"--{side}-env", env_file)
-
-
-__all__ = ["PathRefusedError", "check_paths"]

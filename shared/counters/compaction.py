@@ -76,6 +76,3 @@ async def add_to_merged(
         except ConflictError:
             continue  # a fold won meanwhile: read it again and add to what it wrote
     raise ConflictError(f"merged counters of {tenant!r} kept changing; the counts were not added")
-
-
-__all__ = ["COUNTER_LOG", "CounterFolding", "add_to_merged"]

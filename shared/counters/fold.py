@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 import msgspec
 
 from shared.model.counters import AccessCount, MergedCounters
-from shared.shardlog import COMPACTION_LAG_MS, absorbable_names, fresh_names
+from shared.shardlog import absorbable_names, fresh_names
 
 Counts = Mapping[str, AccessCount]
 
@@ -113,18 +113,3 @@ def fold(
     if not absorbed:
         return FoldPlan(merged=merged, absorbed=())
     return FoldPlan(merged=absorb(merged, shards, absorbed), absorbed=tuple(absorbed))
-
-
-__all__ = [
-    "COMPACTION_LAG_MS",
-    "Counts",
-    "FoldPlan",
-    "SummedCounts",
-    "absorb",
-    "absorbable_names",
-    "combine",
-    "fold",
-    "fresh_names",
-    "merge",
-    "total_counts",
-]

@@ -24,17 +24,11 @@ import msgspec
 from shared.counters._reader import COUNTER_LAYOUT, MergedCache, read_tenant
 from shared.counters.codec import encode_shard
 from shared.counters.compaction import COUNTER_LOG
-from shared.counters.fold import (
-    COMPACTION_LAG_MS,
-    SummedCounts,
-    absorbable_names,
-    combine,
-    total_counts,
-)
+from shared.counters.fold import SummedCounts, combine, total_counts
 from shared.errors import StorageError
 from shared.model.counters import AccessCount
 from shared.model.ids import iso_ms, new_ulid, wall_clock_ms
-from shared.shardlog import shard_name
+from shared.shardlog import COMPACTION_LAG_MS, absorbable_names, shard_name
 from shared.storage.interfaces import ObjectStore
 from shared.tenant_reads import TenantReads
 

@@ -120,6 +120,3 @@ class MicroBatcher:
         for _, future in batch:
             if not future.done():
                 future.set_exception(error)
-
-
-__all__ = ["BatchFunction", "MicroBatcher"]

@@ -77,6 +77,3 @@ class BedrockEmbedder(Embedder):
 
     async def close(self) -> None:
         await self._stack.aclose()
-
-
-__all__ = ["BedrockEmbedder"]

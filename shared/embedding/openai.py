@@ -93,6 +93,3 @@ class OpenAIEmbedder(Embedder):
             )
             for item in data
         ]
-
-
-__all__ = ["DEFAULT_TIMEOUT_S", "OpenAIEmbedder"]

@@ -79,6 +79,3 @@ def _snapped(text: str, start: int, chars: int) -> Excerpt:
         space = text.rfind(" ", end - 40, end)
         end = space if space > start else end
     return Excerpt(start=start, end=end)
-
-
-__all__ = ["CHARS_PER_TOKEN", "EXCERPT_CHARS", "LONG_MEMORY_CHARS", "Excerpt", "excerpt"]

@@ -292,16 +292,3 @@ class KeywordQuery:
             documents=self.documents,
             names=len(self._names),
         )
-
-
-__all__ = [
-    "K1",
-    "RARE_SHARE",
-    "B",
-    "KeywordHit",
-    "KeywordQuery",
-    "KeywordResult",
-    "LexicalIndex",
-    "TermCounts",
-    "passage_key",
-]

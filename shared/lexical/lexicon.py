@@ -265,6 +265,3 @@ class Lexicon:
         except StorageError as error:
             # Searches go on with the index as it is; the next one tries again.
             logger.warning("lexicon_refresh_failed", extra={"key": key, "error": str(error)})
-
-
-__all__ = ["Lexicon", "LexiconStats"]

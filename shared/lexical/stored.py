@@ -95,6 +95,3 @@ async def lexicon_documents(objects: ObjectStore, tenant: str) -> set[str] | Non
         held.update(shard.add)
         removed.update(shard.remove)
     return held - removed  # a removal is final, whichever shard is read first
-
-
-__all__ = ["backfill", "lexicon_documents", "read_lexicon_shards", "write_lexicon_shard"]

@@ -64,6 +64,3 @@ def build_tenant_lexicon(docs: Documents, watermark: str, etag: str | None) -> T
     for memory_id, passages in docs.items():
         index.add(memory_id, passages)
     return TenantLexicon(index=index, watermark=watermark, merged_etag=etag, applied=set())
-
-
-__all__ = ["TenantLexicon", "build_tenant_lexicon"]

@@ -103,6 +103,3 @@ class MemoryDeleter:
             keys,
             cleanup_failures_raise=False,
         )
-
-
-__all__ = ["MemoryDeleter", "RemoveFromLexicon", "delete_memories"]

@@ -153,6 +153,3 @@ class ForgetJournal:
             for stale in oldest[: _CLEAN_TENANTS_CAP // 2]:
                 del self._clean_at[stale]
         self._clean_at[tenant] = now_ms
-
-
-__all__ = ["FORGETTING_ROOT", "ForgetJournal", "ForgetRecord", "record_prefix"]

@@ -61,6 +61,3 @@ async def write_memory(
         with contextlib.suppress(StorageError):
             await objects.delete(keys)
         raise
-
-
-__all__ = ["DELETE_ORDER", "WRITE_ORDER", "entry_keys", "memory_keys", "write_memory"]

@@ -178,15 +178,3 @@ async def listed(
         if scanned >= BODY_SCAN_CAP:
             return Listing(memories=memories, resume_after=entries[-1].memory_id, bodiless=bodiless)
     return Listing(memories=memories, bodiless=bodiless)
-
-
-__all__ = [
-    "BODY_SCAN_CAP",
-    "STATS_SCAN_CAP",
-    "ListFilter",
-    "Listing",
-    "StatsAnswer",
-    "listed",
-    "position_after",
-    "tally",
-]

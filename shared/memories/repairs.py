@@ -64,6 +64,3 @@ async def drop_orphan_keys(
         logger.warning("orphan_key_cleanup_failed", extra={"tenant": tenant})
         return
     logger.info("orphan_keys_deleted", extra={"tenant": tenant, "keys": len(orphaned)})
-
-
-__all__ = ["drop_orphan_keys", "ensure_listed", "settled"]

@@ -66,6 +66,3 @@ async def _with_bodies_matching(
             if memory is not None and match.keeps(memory):
                 kept.append(entry)
     return kept
-
-
-__all__ = ["BULK_FORGET_BATCH", "ForgetFilter", "matching_entries"]

@@ -31,6 +31,3 @@ class Upkeep(msgspec.Struct, frozen=True, kw_only=True):
 
     async def remove_from_lexicon(self, tenant: str, ids: Sequence[str]) -> None:
         await self.write_lexicon(tenant, LexiconShard(remove=list(ids)))
-
-
-__all__ = ["Upkeep"]

@@ -100,12 +100,3 @@ def versions_shown(
     note of its existed."""
     seen = {version for version, m in bodies.items() if m.visible_to(conversation)}
     return frozenset(seen) | provably_seen(replacements, bodies, conversation)
-
-
-__all__ = [
-    "Visibility",
-    "may_replace",
-    "named_memory",
-    "replaceable",
-    "versions_shown",
-]

@@ -81,6 +81,3 @@ def fuse(hits: Sequence[Hit], keyword: KeywordResult | None, *, floor: float) ->
             )
         )
     return candidates
-
-
-__all__ = ["KEYWORD_WEIGHT", "Candidate", "fuse"]

@@ -105,5 +105,3 @@ class Replacements:
 
 
 EMPTY: Final = Replacements()
-
-__all__ = ["EMPTY", "Replacements"]

@@ -51,6 +51,3 @@ def cyclic_components(edges: Mapping[str, Collection[str]]) -> dict[str, frozens
                 component = frozenset(members)
                 found.update(dict.fromkeys(members, component))
     return found
-
-
-__all__ = ["cyclic_components"]

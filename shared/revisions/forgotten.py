@@ -54,6 +54,3 @@ def _reach(
                 reached.add(linked)
                 frontier.append(linked)
     return reached
-
-
-__all__ = ["provably_seen"]

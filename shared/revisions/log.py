@@ -75,6 +75,3 @@ class ReplacementLog:
             pass  # the same record, written by a retry: already there
         self._reads.forget_old_writes(tenant)
         self._reads.done(self._reads.writing(tenant, (old_id, new_id)))
-
-
-__all__ = ["DEFAULT_CACHE_TTL_MS", "ReplacementLog", "read_replacements"]

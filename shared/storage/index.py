@@ -39,6 +39,3 @@ async def index_tenants(objects: ObjectStore, *, limit: int) -> list[str]:
         found.append(tenant)
         start_after = f"{INDEX_ROOT}{tenant}0"
     return found
-
-
-__all__ = ["index_entries", "index_tenants"]

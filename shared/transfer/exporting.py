@@ -53,6 +53,3 @@ async def export_tenant(
             )
     if not seen:
         raise InvalidInputError("tenant", f"unknown tenant {tenant!r}: it has no memories")
-
-
-__all__ = ["export_tenant", "tenants"]

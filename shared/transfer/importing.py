@@ -235,6 +235,3 @@ def _parsed(number: int, line: str, tenant: str | None) -> tuple[str, ExportedMe
     if not is_tenant(target):
         raise ImportLineError(number, "tenant", f"`tenant` {target!r} is not a valid tenant name")
     return target, record
-
-
-__all__ = ["BATCH", "ImportLineError", "ImportReport", "ImportTargetError", "Importer"]

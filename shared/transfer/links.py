@@ -195,6 +195,3 @@ def _path(graph: Mapping[str, set[str]], within: frozenset[str], start: str, end
         path.append(node)
         node = previous[node]
     return path[::-1]
-
-
-__all__ = ["ImportLinkError", "Line", "LinkCheck", "covers"]

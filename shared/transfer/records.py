@@ -141,6 +141,3 @@ def _check_sizes(record: ExportedMemory) -> None:
         raise InvalidInputError(
             "tags", f"`tags` may hold at most {MAX_TAGS} entries of {MAX_TAG_BYTES} bytes"
         )
-
-
-__all__ = ["FORMAT", "ExportedMemory", "decode_line", "encode_line", "exported"]

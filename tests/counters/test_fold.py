@@ -6,16 +6,9 @@ import random
 
 import pytest
 
-from shared.counters.fold import (
-    SummedCounts,
-    absorbable_names,
-    combine,
-    fold,
-    fresh_names,
-    merge,
-    total_counts,
-)
+from shared.counters.fold import SummedCounts, combine, fold, merge, total_counts
 from shared.model.counters import AccessCount, MergedCounters
+from shared.shardlog import absorbable_names, fresh_names
 from tests.counters._names import name_at
 
 LAG_MS = 60_000

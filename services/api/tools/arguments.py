@@ -103,26 +103,3 @@ def utf8_bytes(text: str) -> int:
 def utf16_units(text: str) -> int:
     """String length as JavaScript and the Retrieve API count it (astral characters are two)."""
     return len(text.encode("utf-16-le")) // 2
-
-
-__all__ = [
-    "MAX_LIMIT",
-    "MIN_LIMIT",
-    "Checks",
-    "Limit",
-    "Maybe",
-    "MemoryId",
-    "MemoryTypeChoice",
-    "RecallModeChoice",
-    "ScopeChoice",
-    "Text",
-    "ToolArguments",
-    "about",
-    "choice",
-    "either",
-    "given",
-    "struct_info",
-    "unwrapped",
-    "utf8_bytes",
-    "utf16_units",
-]

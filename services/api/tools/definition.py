@@ -97,6 +97,3 @@ def _in_declared_order(schema: dict[str, Any], info: mi.StructType) -> None:
             shown["enum"] = list(checks["choices"])
         if isinstance(inner, mi.StructType):
             _in_declared_order(shown, inner)
-
-
-__all__ = ["ToolDefinition", "json_schema"]

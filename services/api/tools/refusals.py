@@ -213,6 +213,3 @@ def _over_limit(value: str, extra: Mapping[str, Any]) -> tuple[int, int, str] | 
         if check in extra and (size := measure(value)) > extra[check]:
             return size, extra[check], unit
     return None
-
-
-__all__ = ["parse_arguments"]

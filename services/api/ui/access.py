@@ -116,6 +116,3 @@ def foreign_origin(request: web.BaseRequest) -> str | None:
     if parts.scheme in ("http", "https") and parts.netloc.lower() == request.host.lower():
         return None
     return origin
-
-
-__all__ = ["CSRF_FIELD", "SESSION_COOKIE", "SESSION_S", "Access", "Session", "foreign_origin"]

@@ -189,6 +189,3 @@ async def logout(request: web.Request) -> web.StreamResponse:
     response = _see_other("/ui")
     request.app[ACCESS_KEY].close_session(response)
     return response
-
-
-__all__ = ["export", "forget", "login", "logout", "replace", "safe_next"]

@@ -231,6 +231,3 @@ def build_ui_app(
     app.router.add_post(LOGIN_PATH, actions.login)
     app.router.add_post(f"{UI_PATH}/logout", actions.logout)
     return app
-
-
-__all__ = ["CONTENT_SECURITY_POLICY", "UI_PATH", "build_ui_app"]

@@ -103,6 +103,3 @@ def chart(created: Sequence[tuple[int, MemoryType]], *, now_ms: int) -> Chart | 
 
 def _period(start: str, days: int) -> str:
     return start if days == 1 else f"{days} days from {start}"
-
-
-__all__ = ["Bar", "Chart", "chart"]

@@ -89,6 +89,3 @@ def _explain(ranked: Ranked, words: dict[str, str], *, top: float) -> Explained:
         pieces=tuple(pieces),
         excerpted=part is not None,
     )
-
-
-__all__ = ["Explained", "Piece", "explained", "marked_pieces"]

@@ -55,6 +55,3 @@ def render(
         **context,
     )
     return web.Response(text=text, status=status, content_type="text/html", charset="utf-8")
-
-
-__all__ = ["ACCESS_KEY", "SERVICE_KEY", "SESSION_KEY", "render"]

@@ -201,15 +201,3 @@ def corrected_content(values: Mapping[str, str]) -> str:
             "content", f"`content` is {size} bytes; it may be at most {MAX_CONTENT_BYTES} bytes"
         )
     return content
-
-
-__all__ = [
-    "MAX_QUERY_CHARS",
-    "PageState",
-    "conversation_of",
-    "corrected_content",
-    "memory_id_of",
-    "page_state",
-    "page_url",
-    "tenant_of",
-]

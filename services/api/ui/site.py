@@ -96,6 +96,3 @@ async def start_ui(config: Config, service: MemoryService | None) -> web.AppRunn
         },
     )
     return runner
-
-
-__all__ = ["UI_SHUTDOWN_S", "page_url", "start_ui"]

@@ -151,6 +151,3 @@ def missing(request: web.Request, state: PageState) -> web.Response:
     conversation's note or another tenant's memory all read the same, so the page cannot be used
     to learn that an id exists elsewhere."""
     return render(request, "missing.html", status=404, state=state)
-
-
-__all__ = ["PAGE_SIZE", "missing", "page"]

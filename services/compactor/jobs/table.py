@@ -34,5 +34,3 @@ EXPIRE: Final = Job(
     "expire", "expire_memories", expire_memories, lambda c: c.compactor.expire_interval_s
 )
 JOBS: Final = (FOLD, GC, RECONCILE, EXPIRE)
-
-__all__ = ["EXPIRE", "FOLD", "GC", "JOBS", "RECONCILE", "Job"]

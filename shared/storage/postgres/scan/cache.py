@@ -380,6 +380,3 @@ class ScanCache:
         self._held.clear()
         self._own.close()
         self.workers.close()
-
-
-__all__ = ["GENERATION_SQL", "AddedRow", "ScanCache", "ScanCacheStats"]

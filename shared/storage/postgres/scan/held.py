@@ -50,6 +50,3 @@ class HeldSnapshots:
     def clear(self) -> None:
         self._snapshots.clear()
         self._bytes = 0
-
-
-__all__ = ["HeldSnapshots"]

@@ -88,6 +88,3 @@ class OwnWrites:
         self._waiting.clear()
         for tenant in list(self._changes):
             self.notify(tenant)  # queries waiting for own writes go on (and miss)
-
-
-__all__ = ["MAX_WAITING_WRITES", "AddedRow", "OwnWrite", "OwnWrites"]

@@ -331,13 +331,3 @@ class TenantSnapshot:
             if memory is not None:
                 hits.append(Hit(memory=memory, similarity=value))
         return hits
-
-
-__all__ = [
-    "ScanWorkers",
-    "SnapshotRow",
-    "TenantSnapshot",
-    "decode_vector",
-    "unit_rows",
-    "vector_width",
-]

@@ -95,6 +95,3 @@ class SnapshotVectorStore(VectorStore):
 
     def scan_ids(self) -> AsyncIterator[list[MemoryRef]]:
         return self.store.scan_ids()
-
-
-__all__ = ["SnapshotVectorStore"]

@@ -56,6 +56,3 @@ class ScanWorkers:
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
-
-
-__all__ = ["SCAN_BLOCK_ROWS", "ScanWorkers"]
