@@ -1,26 +1,18 @@
 """The pure arithmetic of the counters: merging deltas and folding shards into merged.json.
 
-Nothing here awaits, reads a clock or touches storage: ``now_ms`` is a parameter. Callers in
-:mod:`shared.counters.compaction` and :mod:`shared.counters.tracker` do the I/O.
+Nothing here awaits, reads a clock or touches storage. Callers in
+:mod:`shared.counters.compaction` and :mod:`shared.counters.tracker` do the I/O, and
+:mod:`shared.shardlog` chooses which shards a fold absorbs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
-import msgspec
-
 from shared.model.counters import AccessCount, MergedCounters
-from shared.shardlog import absorbable_names, fresh_names
+from shared.shardlog import fresh_names
 
 Counts = Mapping[str, AccessCount]
-
-
-class FoldPlan(msgspec.Struct, frozen=True, kw_only=True):
-    """What a fold would write, and which shard names it absorbs (ascending)."""
-
-    merged: MergedCounters
-    absorbed: tuple[str, ...]
 
 
 def combine(left: AccessCount | None, right: AccessCount) -> AccessCount:
@@ -98,18 +90,3 @@ def absorb(
     name without a body (gone, or unreadable) moves the watermark all the same."""
     counts = merge(merged.counts, *(shards[name] for name in names if name in shards))
     return MergedCounters(counts=counts, watermark=names[-1])
-
-
-def fold(
-    merged: MergedCounters, shards: Mapping[str, Counts], *, now_ms: int, lag_ms: int
-) -> FoldPlan:
-    """Fold the absorbable shards into ``merged`` and move the watermark to the largest of them.
-
-    Only absorbable shards are added: younger ones stay above the new watermark and keep being
-    counted by readers, so nothing is counted twice (the watermark) or zero times (the lag).
-    With nothing absorbable the plan is ``merged`` unchanged and no names.
-    """
-    absorbed = absorbable_names(shards, watermark=merged.watermark, now_ms=now_ms, lag_ms=lag_ms)
-    if not absorbed:
-        return FoldPlan(merged=merged, absorbed=())
-    return FoldPlan(merged=absorb(merged, shards, absorbed), absorbed=tuple(absorbed))

@@ -6,10 +6,12 @@ import random
 
 import pytest
 
-from shared.counters.fold import SummedCounts, combine, fold, merge, total_counts
+from shared.counters.fold import SummedCounts, absorb, combine, merge, total_counts
 from shared.model.counters import AccessCount, MergedCounters
 from shared.shardlog import absorbable_names, fresh_names
 from tests.counters._names import name_at
+
+Counts = dict[str, AccessCount]
 
 LAG_MS = 60_000
 NOW_MS = 1_800_000_000_000
@@ -20,6 +22,17 @@ T2 = "2027-01-15T09:00:00.000Z"
 
 def count(access: int, last_at: str = T0) -> AccessCount:
     return AccessCount(access=access, last_at=last_at)
+
+
+def fold(
+    merged: MergedCounters, shards: dict[str, Counts], *, now_ms: int, lag_ms: int
+) -> tuple[MergedCounters, tuple[str, ...]]:
+    """The pure step of ``COUNTER_LOG.fold`` (shared.shardlog): the absorbable shards added to
+    ``merged``, and their names; ``merged`` itself when none is absorbable."""
+    absorbed = absorbable_names(shards, watermark=merged.watermark, now_ms=now_ms, lag_ms=lag_ms)
+    if not absorbed:
+        return merged, ()
+    return absorb(merged, shards, absorbed), tuple(absorbed)
 
 
 OLD = name_at(NOW_MS - LAG_MS - 1)
@@ -89,13 +102,13 @@ def test_fold_table(
     expected_watermark: str,
     expected_absorbed: tuple[str, ...],
 ) -> None:
-    plan = fold(merged, shards, now_ms=NOW_MS, lag_ms=LAG_MS)
-    assert plan.absorbed == expected_absorbed
+    folded, absorbed = fold(merged, shards, now_ms=NOW_MS, lag_ms=LAG_MS)
+    assert absorbed == expected_absorbed
     if expected_absorbed:
-        assert plan.merged.counts == expected_counts
-        assert plan.merged.watermark == expected_watermark
+        assert folded.counts == expected_counts
+        assert folded.watermark == expected_watermark
     else:
-        assert plan.merged is merged
+        assert folded is merged
 
 
 @pytest.mark.parametrize(
@@ -168,11 +181,11 @@ def test_a_clock_fifty_seconds_behind_is_never_folded_early_nor_lost() -> None:
     for t_ms in range(real_ms - 30_000, real_ms, 1_000):
         # The late shard is not visible yet: folds see only the others.
         seen = {n: d for n, d in visible.items() if n <= name_at(t_ms, "~")}
-        merged = fold(merged, seen, now_ms=t_ms, lag_ms=LAG_MS).merged
+        merged, _ = fold(merged, seen, now_ms=t_ms, lag_ms=LAG_MS)
     assert merged.watermark < late
     everything = {**visible, late: {"m": count(1)}}
     assert total_counts(merged, everything)["m"].access == len(everything)
-    final = fold(merged, everything, now_ms=real_ms + 10 * LAG_MS, lag_ms=LAG_MS).merged
+    final, _ = fold(merged, everything, now_ms=real_ms + 10 * LAG_MS, lag_ms=LAG_MS)
     assert final.counts["m"].access == len(everything)
 
 
@@ -194,9 +207,8 @@ def test_random_folds_never_double_nor_drop_a_shard_that_lands_within_the_lag(se
             landed[pending] = {"m": count(1)}
             in_flight.remove((due_ms, pending))
         if rng.random() < 0.3:
-            plan = fold(merged, landed, now_ms=now_ms, lag_ms=LAG_MS)
-            merged = plan.merged
-            for absorbed in plan.absorbed:
+            merged, absorbed_names = fold(merged, landed, now_ms=now_ms, lag_ms=LAG_MS)
+            for absorbed in absorbed_names:
                 if rng.random() < 0.7:  # the rest are left behind, as after a crash
                     del landed[absorbed]
         assert sum(c.access for c in total_counts(merged, landed).values()) <= written
