@@ -166,16 +166,6 @@ class LexicalIndex:
         names (``tokens.names``), which must be among its terms."""
         return KeywordQuery(self, list(dict.fromkeys(query_terms)), names, skip)
 
-    def search(
-        self,
-        query_terms: Iterable[str],
-        *,
-        top_k: int,
-        names: Collection[str] = (),
-        include: Collection[str] = (),
-    ) -> KeywordResult:
-        return self.query(query_terms, names=names).result(top_k=top_k, include=include)
-
 
 def _best_passages(by_passage: dict[str, float], owners: dict[str, str]) -> dict[str, float]:
     """Each memory's score: its best passage's."""

@@ -27,12 +27,12 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from shared.errors import StorageError
-from shared.lexical.index import KeywordQuery, KeywordResult
+from shared.lexical.index import KeywordQuery
 from shared.lexical.segments import (
     LEXICON_LAYOUT,
     LEXICON_LOG,
@@ -114,12 +114,6 @@ class Lexicon:
         if time.monotonic() - state.checked_at >= self._refresh_s:
             self._in_background(tenant, lambda: self._refresh(tenant, state))
         return state.index.query(terms(query), names=names(query))
-
-    async def search(
-        self, tenant: str, query: str, *, top_k: int, include: Collection[str] = ()
-    ) -> KeywordResult:
-        """The tenant's best keyword hits for ``query``, as ``KeywordQuery.result`` picks them."""
-        return (await self.query(tenant, query)).result(top_k=top_k, include=include)
 
     async def added(self, memory: Memory) -> None:
         """Record a new memory: one shard written, then this process's index updated.

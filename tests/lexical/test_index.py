@@ -18,7 +18,7 @@ def index_of(memories: dict[str, str]) -> LexicalIndex:
 
 
 def search(index: LexicalIndex, query: str) -> list[str]:
-    result = index.search(terms(query), names=names(query), top_k=10)
+    result = index.query(terms(query), names=names(query)).result(top_k=10)
     return [hit.memory_id for hit in result.hits]
 
 
@@ -34,7 +34,7 @@ def test_a_long_memory_holds_the_terms_of_every_passage() -> None:
     assert len(long.encode()) > 16_000
     index = index_of({"long": long, "short": "nginx proxy timeout is 60 seconds"})
     query = "NGINX_PROXY_TIMEOUT_Q2000"
-    hit = index.search(terms(query), names=names(query), top_k=5).hits
+    hit = index.query(terms(query), names=names(query)).result(top_k=5).hits
     by_id = {h.memory_id: h for h in hit}
     assert "nginx_proxy_timeout_q2000" in by_id["long"].matched
     assert "nginx_proxy_timeout_q2000" not in by_id["short"].matched
@@ -44,7 +44,7 @@ def test_a_memory_is_counted_once_however_many_passages_hold_a_term() -> None:
     index = index_of({"long": "flaky " * 300, "short": "flaky test"})
     assert len(index) == 2
     assert index.passages == 1 + 300 // 64 + 1
-    hits = index.search(terms("flaky"), top_k=5).hits
+    hits = index.query(terms("flaky")).result(top_k=5).hits
     assert sorted(h.memory_id for h in hits) == ["long", "short"]
 
 

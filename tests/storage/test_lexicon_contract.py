@@ -47,7 +47,7 @@ async def stored(stores: Stores, tenant: str, content: str, dim: int, at_ms: int
 
 
 async def found(lex: Lexicon, tenant: str, query: str) -> list[str]:
-    return [hit.memory_id for hit in (await lex.search(tenant, query, top_k=10)).hits]
+    return [hit.memory_id for hit in (await lex.query(tenant, query)).result(top_k=10).hits]
 
 
 async def test_own_write_is_findable_at_once_and_another_process_finds_it_after_refresh(
