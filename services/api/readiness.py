@@ -70,10 +70,6 @@ def storage_check(*, vectors: VectorStore, objects: ObjectStore) -> ReadinessChe
     return check
 
 
-async def always_ready() -> None:
-    """For runtimes with no storage (tests of the HTTP layer)."""
-
-
 async def ready_response(check: ReadinessCheck) -> web.Response:
     try:
         # A backstop for checks without their own deadline; storage_check's are the same length.

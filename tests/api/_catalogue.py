@@ -16,15 +16,18 @@ from typing import Any
 
 import msgspec
 
-from services.api.readiness import always_ready
 from services.api.tools.spec import ToolContext, ToolResult, ToolSpec
 from shared.config import Config
+
+
+async def _always_ready() -> None:
+    """The readiness check of a runtime with no storage."""
 
 
 class CatalogueRuntime(msgspec.Struct, frozen=True, kw_only=True):
     catalogue: tuple[ToolSpec, ...]
     boot_lines: tuple[str, ...] = ("store: test catalogue (no storage)",)
-    check_ready: Callable[[], Awaitable[None]] = always_ready
+    check_ready: Callable[[], Awaitable[None]] = _always_ready
     service: None = None
 
 

@@ -128,10 +128,6 @@ class ScanCache:
         self._start_refresh(tenant, generation)
         return None
 
-    def held(self, tenant: str) -> TenantSnapshot | None:
-        """The tenant's newest snapshot, whatever its generation."""
-        return self._held.get(tenant)
-
     def memories(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
         """Those of ``ids`` the tenant's newest snapshot holds, whatever its generation: a query
         of the tenant just proved it current or refreshed it (see ``Snapshots.memories``)."""
