@@ -40,8 +40,7 @@ from services.api.app import build_app
 from services.api.structured import Output
 from services.api.tools.arguments import ToolArguments
 from services.api.tools.catalogue import guarded
-from services.api.tools.definition import ToolDefinition
-from services.api.tools.spec import ToolContext
+from services.api.tools.definition import ToolContext, ToolDefinition
 from shared.logs import configure_logging
 from tests.api._catalogue import ECHO, TEST_CATALOGUE, catalogue_runtime
 from tests.api.conftest import Mode, mcp_session, test_config

@@ -22,7 +22,7 @@ from services.api.gates import MCP_PATH, METRICS_PATH, gates_middleware
 from services.api.host_header import loopback_names
 from services.api.mcp_transport import MAX_BODY_BYTES, McpEndpoint
 from services.api.readiness import READY_PATH, ReadinessCheck, ready_response
-from services.api.tools.spec import ToolSpec
+from services.api.tools.definition import ToolSpec
 from shared.config import Config
 from shared.version import installed_version
 

@@ -12,7 +12,7 @@ import mcp_types as types
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 
-from services.api.tools.spec import ToolContext, ToolSpec
+from services.api.tools.definition import ToolContext, ToolSpec
 from shared.errors import InvalidInputError
 
 logger = logging.getLogger(__name__)

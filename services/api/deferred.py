@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from services.api.tools import ToolDefinition, offered_tools
-from services.api.tools.spec import ToolContext, ToolResult, ToolSpec
+from services.api.tools.definition import ToolContext, ToolResult, ToolSpec
 from shared.errors import ConfigError, InvariantError, ServiceError
 
 if TYPE_CHECKING:

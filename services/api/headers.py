@@ -12,7 +12,7 @@ from typing import Final
 
 from multidict import MultiMapping
 
-from services.api.tools.spec import ToolContext
+from services.api.tools.definition import ToolContext
 from shared.errors import InvalidInputError
 from shared.model.ids import MAX_TENANT_CHARS, TENANT_PATTERN
 

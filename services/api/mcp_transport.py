@@ -42,7 +42,7 @@ from pydantic import ValidationError
 
 from services.api.catalogue_server import CatalogueServer
 from services.api.headers import tool_context_of
-from services.api.tools.spec import ToolContext, ToolSpec
+from services.api.tools.definition import ToolContext, ToolSpec
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from services.api.readiness import ReadinessCheck, storage_check
 from services.api.seams import GuardedObjectStore, GuardedVectorStore, TimedEmbedder
 from services.api.service import MemoryService
 from services.api.tools import build_catalogue
-from services.api.tools.spec import ToolSpec
+from services.api.tools.definition import ToolSpec
 from shared.cli import process_id
 from shared.config import Config
 from shared.counters import CounterTracker, FlushLoop

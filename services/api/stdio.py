@@ -26,7 +26,7 @@ from mcp.server.stdio import stdio_server
 from services.api.catalogue_server import SERVER_NAME, CatalogueServer
 from services.api.deferred import BackgroundRuntime, tool_definitions, waiting_catalogue
 from services.api.headers import validated_conversation, validated_tenant
-from services.api.tools.spec import ToolContext, ToolSpec
+from services.api.tools.definition import ToolContext, ToolSpec
 from shared.errors import ConfigError, InvalidInputError
 from shared.storage.factory import watch_embedded_server
 from shared.version import installed_version

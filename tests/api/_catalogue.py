@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from services.api.tools.spec import ToolContext, ToolResult, ToolSpec
+from services.api.tools.definition import ToolContext, ToolResult, ToolSpec
 from shared.config import Config
 
 

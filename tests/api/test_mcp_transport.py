@@ -16,7 +16,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from services.api.catalogue_server import SERVER_NAME
 from services.api.mcp_transport import MAX_BODY_BYTES
-from services.api.tools.spec import ToolContext, ToolResult, ToolSpec
+from services.api.tools.definition import ToolContext, ToolResult, ToolSpec
 from tests.api._catalogue import ECHO, TEST_CATALOGUE
 from tests.api.conftest import McpServerFactory, Mode, mcp_session
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from services.api.tools.catalogue import guarded
+from services.api.tools.definition import ToolContext
 from services.api.tools.refusals import parse_arguments
 from services.api.tools.search_docs import SEARCH_DOCS, SearchDocsArguments, render, run
-from services.api.tools.spec import ToolContext
 from shared.config import Config, load_config
 from shared.docs import DocExcerpt, KnowledgeBaseRetriever, open_retriever
 from shared.errors import DocsError, InvalidInputError

@@ -15,7 +15,7 @@ import pytest
 
 from services.api.service import MemoryService
 from services.api.tools import build_catalogue, offered_tools
-from services.api.tools.spec import ToolContext, ToolSpec
+from services.api.tools.definition import ToolContext, ToolSpec
 from shared.docs import KnowledgeBaseRetriever
 from tests.docs.conftest import agent_runtime, docs_config, retriever  # noqa: F401  (fixtures)
 from tests.fakes.fixtures import aws_test_credentials  # noqa: F401  (fixture)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from services.api.service import MemoryService
 from services.api.tools.catalogue import guarded
-from services.api.tools.definition import ToolDefinition
+from services.api.tools.definition import ToolDefinition, ToolSpec
 from services.api.tools.forget import FORGET
 from services.api.tools.list_memories import LIST_MEMORIES
 from services.api.tools.memory_get import MEMORY_GET
@@ -15,7 +15,6 @@ from services.api.tools.memory_history import MEMORY_HISTORY
 from services.api.tools.memory_stats import MEMORY_STATS
 from services.api.tools.recall import RECALL
 from services.api.tools.remember import REMEMBER
-from services.api.tools.spec import ToolSpec
 
 if TYPE_CHECKING:
     from services.api.tools.search_docs import Retriever

@@ -31,9 +31,8 @@ import msgspec
 
 from services.api import metrics
 from services.api.tools.arguments import ToolArguments
-from services.api.tools.definition import ToolDefinition
+from services.api.tools.definition import ToolContext, ToolDefinition, ToolResult, ToolSpec
 from services.api.tools.refusals import parse_arguments
-from services.api.tools.spec import ToolContext, ToolResult, ToolSpec
 from shared.errors import (
     BudgetError,
     ConflictError,

@@ -19,8 +19,7 @@ from services.api.tools.arguments import (
     about,
     given,
 )
-from services.api.tools.definition import ToolDefinition
-from services.api.tools.spec import ToolContext
+from services.api.tools.definition import ToolContext, ToolDefinition
 from shared.errors import InvalidInputError
 from shared.memories.selection import BULK_FORGET_BATCH, ForgetFilter
 from shared.storage.codec import MAX_CATEGORY_BYTES, MAX_TAG_BYTES

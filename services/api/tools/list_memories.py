@@ -20,8 +20,7 @@ from services.api.tools.arguments import (
     about,
     given,
 )
-from services.api.tools.definition import ToolDefinition
-from services.api.tools.spec import ToolContext
+from services.api.tools.definition import ToolContext, ToolDefinition
 
 DEFAULT_LIMIT: Final = 20
 

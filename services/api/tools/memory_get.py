@@ -9,8 +9,7 @@ from services.api.render import render_get
 from services.api.service import MemoryService
 from services.api.structured import GetOutput
 from services.api.tools.arguments import MemoryId, ToolArguments, about
-from services.api.tools.definition import ToolDefinition
-from services.api.tools.spec import ToolContext
+from services.api.tools.definition import ToolContext, ToolDefinition
 
 
 class GetArguments(ToolArguments, frozen=True):

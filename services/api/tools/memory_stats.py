@@ -9,8 +9,7 @@ from services.api.render import render_stats
 from services.api.service import MemoryService
 from services.api.structured import StatsOutput
 from services.api.tools.arguments import ToolArguments
-from services.api.tools.definition import ToolDefinition
-from services.api.tools.spec import ToolContext
+from services.api.tools.definition import ToolContext, ToolDefinition
 from shared.memories.listing import STATS_SCAN_CAP
 
 

@@ -22,8 +22,7 @@ from services.api.tools.arguments import (
     either,
     given,
 )
-from services.api.tools.definition import ToolDefinition
-from services.api.tools.spec import ToolContext
+from services.api.tools.definition import ToolContext, ToolDefinition
 from shared.ranking import DEFAULT_MODE, MODE_PROFILES, RECALL_MODES
 
 # The largest answer budget: about one 32,000-byte memory and then some.

@@ -21,8 +21,7 @@ from services.api.tools.arguments import (
     about,
     given,
 )
-from services.api.tools.definition import ToolDefinition
-from services.api.tools.spec import ToolContext
+from services.api.tools.definition import ToolContext, ToolDefinition
 from shared.errors import InvalidInputError
 from shared.storage.codec import MAX_CATEGORY_BYTES, MAX_CONTENT_BYTES, MAX_TAG_BYTES, MAX_TAGS
 

@@ -23,8 +23,7 @@ from services.api.tools.arguments import (
     about,
     utf16_units,
 )
-from services.api.tools.definition import ToolDefinition
-from services.api.tools.spec import ToolContext
+from services.api.tools.definition import ToolContext, ToolDefinition
 from shared.docs import DocExcerpt
 
 DEFAULT_LIMIT: Final = 5
