@@ -150,11 +150,6 @@ def tie_breaks(
     return mixed
 
 
-def high_similarity_default(floor: float) -> float:
-    """The design's HIGH line for a model that reaches it: three times the floor."""
-    return HIGH_CONFIDENCE_MULTIPLE * floor
-
-
 def is_strong(
     candidate: Candidate,
     *,
