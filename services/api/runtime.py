@@ -21,6 +21,7 @@ from services.api.tools.definition import ToolSpec
 from shared.cli import process_id
 from shared.config import Config
 from shared.counters import CounterTracker, FlushLoop
+from shared.docs import open_retriever
 from shared.embedding import open_embedder
 from shared.lexical import Lexicon
 from shared.model import wall_clock_ms
@@ -60,11 +61,7 @@ async def open_runtime(
             clock_ms=clock_ms,
         )
         await stack.enter_async_context(FlushLoop(tracker, interval_ms=config.counters.flush_ms))
-        docs = None
-        if config.aws.knowledge_base_id is not None:
-            from shared.docs import KnowledgeBaseRetriever
-
-            docs = await stack.enter_async_context(KnowledgeBaseRetriever(config))
+        docs = await stack.enter_async_context(open_retriever(config))
         lexicon = Lexicon(objects, vectors, process_id=pid, clock_ms=clock_ms)
         stack.push_async_callback(lexicon.close)
         service = MemoryService(
