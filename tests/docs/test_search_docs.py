@@ -14,7 +14,13 @@ import pytest
 from services.api.tools.catalogue import guarded
 from services.api.tools.definition import ToolContext
 from services.api.tools.refusals import parse_arguments
-from services.api.tools.search_docs import SEARCH_DOCS, SearchDocsArguments, render, run
+from services.api.tools.search_docs import (
+    SEARCH_DOCS,
+    Retriever,
+    SearchDocsArguments,
+    handle,
+    render,
+)
 from shared.config import Config, load_config
 from shared.docs import DocExcerpt, KnowledgeBaseRetriever, open_retriever
 from shared.errors import DocsError, InvalidInputError
@@ -26,6 +32,11 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 def validate(arguments: dict[str, Any]) -> SearchDocsArguments:
     return parse_arguments(SearchDocsArguments, arguments)
+
+
+async def run(retriever: Retriever, arguments: SearchDocsArguments) -> str:
+    """The text the tool answers with (its handler, as the catalogue calls it)."""
+    return (await handle(retriever, ToolContext(tenant="acme"), arguments)).text
 
 
 NOTE = "… (truncated — read the source document for the rest)"

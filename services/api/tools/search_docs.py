@@ -100,12 +100,6 @@ def render(query: str, excerpts: Sequence[DocExcerpt]) -> str:
     return "\n".join(lines)
 
 
-async def run(retriever: Retriever, params: SearchDocsArguments) -> str:
-    """Search and render. Raises DocsError when the knowledge base fails."""
-    excerpts = await retriever.retrieve(params.query, limit=params.limit)
-    return render(params.query, excerpts)
-
-
 def structured(excerpts: Sequence[DocExcerpt]) -> DocsOutput:
     """The excerpts as the text shows them (cut at the same limit), for structuredContent."""
     return DocsOutput(
