@@ -36,7 +36,6 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
     memory_id: str
     memory: Memory | None
     similarity: float
-    from_vector: bool
     keyword: KeywordHit | None
     relevance: float
 
@@ -61,7 +60,6 @@ def fuse(hits: Sequence[Hit], keyword: KeywordResult | None, *, floor: float) ->
                 memory_id=hit.memory.id,
                 memory=hit.memory,
                 similarity=hit.similarity,
-                from_vector=True,
                 keyword=found,
                 relevance=hit.similarity + (scale * found.score if found else 0.0),
             )
@@ -75,7 +73,6 @@ def fuse(hits: Sequence[Hit], keyword: KeywordResult | None, *, floor: float) ->
                 memory_id=memory_id,
                 memory=None,
                 similarity=bound,
-                from_vector=False,
                 keyword=found,
                 relevance=bound + scale * found.score,
             )
