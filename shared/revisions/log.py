@@ -50,10 +50,6 @@ class ReplacementLog:
             max_tenants=max_cached_tenants,
         )
 
-    @property
-    def cache_ttl_ms(self) -> int:
-        return self._reads.ttl_ms
-
     async def view(self, tenant: str) -> Replacements:
         """The tenant's records: listed at most ``cache_ttl_ms`` ago, plus this process's own.
 
