@@ -20,7 +20,8 @@ import msgspec
 from services.api.headers import validated_conversation, validated_tenant
 from services.api.tools.arguments import MAX_LIMIT, MIN_LIMIT, either, utf8_bytes
 from shared.errors import InvalidInputError
-from shared.model import MEMORY_TYPES, MemoryType, ulid_time_ms
+from shared.memories.listing import ListFilter
+from shared.model import MEMORY_TYPES, ulid_time_ms
 from shared.ranking import DEFAULT_MODE, MODE_PROFILES, RECALL_MODES, RecallMode
 from shared.storage.codec import MAX_CATEGORY_BYTES, MAX_CONTENT_BYTES, MAX_TAG_BYTES
 
@@ -32,15 +33,12 @@ _FLAG_OFF: Final = frozenset({"", "0", "off", "false", "no"})
 T = TypeVar("T", bound=str)
 
 
-class PageState(msgspec.Struct, frozen=True, kw_only=True):
-    """Everything a page's URL may say; None (or False) for what it does not."""
+class PageState(ListFilter, frozen=True, kw_only=True):
+    """Everything a page's URL may say; None (or False) for what it does not. The list's
+    filter is a listing's own (``shared.memories.listing``), so the list view passes it as is."""
 
     tenant: str | None = None
     conversation: str | None = None
-    memory_type: MemoryType | None = None
-    category: str | None = None
-    tag: str | None = None
-    notes_only: bool = False
     before: str | None = None
     query: str | None = None
     mode: RecallMode = DEFAULT_MODE

@@ -15,7 +15,6 @@ from services.api.ui.chart import chart
 from services.api.ui.explain import explained
 from services.api.ui.pages import SERVICE_KEY, render
 from services.api.ui.query import PageState, memory_id_of, page_state
-from shared.memories.listing import ListFilter
 from shared.model import MEMORY_TYPES, wall_clock_ms
 from shared.ranking import RECALL_MODES
 
@@ -65,18 +64,12 @@ async def _list(
     request: web.Request, service: MemoryService, state: PageState
 ) -> web.StreamResponse:
     assert state.tenant is not None
-    match = ListFilter(
-        memory_type=state.memory_type,
-        category=state.category,
-        tag=state.tag,
-        notes_only=state.notes_only,
-    )
     stats, listing, counts = await asyncio.gather(
         service.stats(state.tenant, state.conversation),
         service.browse(
             state.tenant,
             state.conversation,
-            match=match,
+            match=state,
             limit=PAGE_SIZE + 1,
             before=state.before,
         ),
