@@ -16,7 +16,6 @@ from services.api.tools.definition import ToolContext
 from services.api.tools.refusals import parse_arguments
 from services.api.tools.search_docs import (
     SEARCH_DOCS,
-    Retriever,
     SearchDocsArguments,
     handle,
     render,
@@ -34,7 +33,7 @@ def validate(arguments: dict[str, Any]) -> SearchDocsArguments:
     return parse_arguments(SearchDocsArguments, arguments)
 
 
-async def run(retriever: Retriever, arguments: SearchDocsArguments) -> str:
+async def run(retriever: KnowledgeBaseRetriever, arguments: SearchDocsArguments) -> str:
     """The text the tool answers with (its handler, as the catalogue calls it)."""
     return (await handle(retriever, ToolContext(tenant="acme"), arguments)).text
 

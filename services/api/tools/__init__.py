@@ -17,7 +17,7 @@ from services.api.tools.recall import RECALL
 from services.api.tools.remember import REMEMBER
 
 if TYPE_CHECKING:
-    from services.api.tools.search_docs import Retriever
+    from shared.docs import KnowledgeBaseRetriever
 
 MEMORY_TOOLS: Final[tuple[ToolDefinition[Any, MemoryService], ...]] = (
     RECALL,
@@ -30,7 +30,7 @@ MEMORY_TOOLS: Final[tuple[ToolDefinition[Any, MemoryService], ...]] = (
 )
 
 
-def docs_tool() -> ToolDefinition[Any, Retriever]:
+def docs_tool() -> ToolDefinition[Any, KnowledgeBaseRetriever]:
     """``search_docs``, imported only for a server with a knowledge base (``shared.docs`` and
     its client are not loaded otherwise)."""
     from services.api.tools.search_docs import SEARCH_DOCS
@@ -46,7 +46,7 @@ def offered_tools(*, with_docs: bool) -> tuple[ToolDefinition[Any, Any], ...]:
 def build_catalogue(
     service: MemoryService,
     *,
-    docs: Retriever | None = None,
+    docs: KnowledgeBaseRetriever | None = None,
     timeout_s: float | None = None,
 ) -> tuple[ToolSpec, ...]:
     """The seven memory tools in order, plus search_docs last when a knowledge base is set;

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Annotated, Final, Protocol
+from typing import Annotated, Final
 
 import msgspec
 
@@ -24,7 +24,7 @@ from services.api.tools.arguments import (
     utf16_units,
 )
 from services.api.tools.definition import ToolContext, ToolDefinition
-from shared.docs import DocExcerpt
+from shared.docs import DocExcerpt, KnowledgeBaseRetriever
 
 DEFAULT_LIMIT: Final = 5
 MAX_QUERY_CHARS: Final = 1_000
@@ -48,10 +48,6 @@ class SearchDocsArguments(ToolArguments, frozen=True):
     def __post_init__(self) -> None:
         # The query is sent trimmed, so its length is counted trimmed.
         msgspec.structs.force_setattr(self, "query", self.query.strip())
-
-
-class Retriever(Protocol):
-    async def retrieve(self, query: str, *, limit: int) -> list[DocExcerpt]: ...
 
 
 def _cut(text: str) -> str:
@@ -115,7 +111,9 @@ def structured(excerpts: Sequence[DocExcerpt]) -> DocsOutput:
     )
 
 
-async def handle(retriever: Retriever, ctx: ToolContext, arguments: SearchDocsArguments) -> Reply:
+async def handle(
+    retriever: KnowledgeBaseRetriever, ctx: ToolContext, arguments: SearchDocsArguments
+) -> Reply:
     """The library is shared: the tenant is required upstream but filters nothing here."""
     excerpts = await retriever.retrieve(arguments.query, limit=arguments.limit)
     return Reply(text=render(arguments.query, excerpts), data=structured(excerpts))
