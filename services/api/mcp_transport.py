@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -43,8 +42,6 @@ from pydantic import ValidationError
 from services.api.catalogue_server import CatalogueServer
 from services.api.headers import tool_context_of
 from services.api.tools.definition import ToolContext, ToolSpec
-
-logger = logging.getLogger(__name__)
 
 MAX_BODY_BYTES: Final = 4 * 1024 * 1024
 # The most a body may take to arrive once its headers have (4 MiB at 0.8 MB/s).

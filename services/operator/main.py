@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import logging
 import os
 import shutil
 import sys
@@ -45,8 +44,6 @@ from shared.transfer import (
     export_tenant,
     tenants,
 )
-
-logger = logging.getLogger(__name__)
 
 PROG: Final = "mcp-memory"
 

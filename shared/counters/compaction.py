@@ -8,7 +8,6 @@ watermark keeps an absorbed shard from being counted again even when it is never
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from typing import Final
 
@@ -19,8 +18,6 @@ from shared.errors import ConflictError
 from shared.model.counters import AccessCount, MergedCounters
 from shared.shardlog import ShardLayout, ShardLog
 from shared.storage.interfaces import ObjectStore, StoredObject
-
-logger = logging.getLogger(__name__)
 
 
 class CounterFolding:

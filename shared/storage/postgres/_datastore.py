@@ -9,7 +9,6 @@ server refuses is :class:`StorageError`.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, Final, TypeVar
@@ -20,8 +19,6 @@ import msgspec
 from pgvector.asyncpg import register_vector
 
 from shared.errors import StorageError, StorageUnavailableError
-
-logger = logging.getLogger(__name__)
 
 UNPARSEABLE_URL: Final = "<unparseable database URL>"
 # What a caller may be told failed: both stores live in the one database.

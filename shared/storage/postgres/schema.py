@@ -25,13 +25,10 @@ is upgraded in place at boot, under the same lock.
 
 from __future__ import annotations
 
-import logging
 from typing import Final
 
 from shared.errors import SchemaError, StorageError
 from shared.storage.postgres._datastore import Session
-
-logger = logging.getLogger(__name__)
 
 ADVISORY_LOCK_KEY: Final = 7_304_592_118_001
 CREATE_EXTENSION_SQL: Final = "CREATE EXTENSION IF NOT EXISTS vector"
