@@ -11,16 +11,13 @@ listing. The caching and the own-write rule are the counters' (``shared.tenant_r
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final
 
-from shared.counters.tracker import DEFAULT_CACHE_TTL_MS
+from shared.counters.tracker import DEFAULT_CACHE_TTL_MS, DEFAULT_MAX_CACHED_TENANTS
 from shared.errors import ConflictError
 from shared.model.keys import parse_replaced_key, replaced_key, replaced_prefix
 from shared.revisions.chain import Replacements
 from shared.storage.interfaces import ObjectStore
 from shared.tenant_reads import TenantReads
-
-DEFAULT_MAX_CACHED_TENANTS: Final = 4096
 
 
 async def read_replacements(objects: ObjectStore, tenant: str) -> Replacements:
