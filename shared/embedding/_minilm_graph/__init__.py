@@ -19,8 +19,6 @@ Every node is matched by its role, op type and constants, and anything unexpecte
 raises :class:`GraphPatternError` rather than guessing: a different export is left as it is.
 """
 
-from __future__ import annotations
-
 from shared.embedding._minilm_graph.fusion import fuse_encoder
 from shared.embedding._minilm_graph.quantize import quantize_activations
 
