@@ -209,3 +209,25 @@ def test_no_function_is_longer_than_sixty_lines() -> None:
         and (lines := (node.end_lineno or node.lineno) - node.lineno + 1) > FUNCTION_LINES
     ]
     assert long == []
+
+
+def declares_all(path: Path) -> bool:
+    return any(
+        isinstance(node, ast.Assign | ast.AnnAssign)
+        and any(
+            isinstance(target, ast.Name) and target.id == "__all__"
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        )
+        for node in ast.parse(path.read_text(), filename=str(path)).body
+    )
+
+
+def test_only_package_roots_declare_their_public_names() -> None:
+    """House style rule 4: a package's ``__init__`` lists its public names in ``__all__``; a
+    module inside it keeps internals underscored and is imported from where a name is defined."""
+    leaves = [
+        str(path.relative_to(ROOT))
+        for path in package_modules()
+        if path.name != "__init__.py" and declares_all(path)
+    ]
+    assert leaves == []
