@@ -58,7 +58,7 @@ from bench._probe import run_probe
 from bench._quality import run_devbench, run_locomo, run_tech_notes
 from bench._report import git_commit, machine, plot, speed_run, summary
 from bench._revisions import run_revisions
-from bench._server import ApiServer
+from bench._server import ApiServer, exit_on_sigterm
 from bench._soak import SHOWN_EVERY as SOAK_SHOWN_EVERY
 from bench._soak import run_soak
 from bench._speed import FULL, SMOKE, SpeedPlan, run_cold_start, run_counters, run_speed
@@ -320,6 +320,7 @@ def main() -> None:
         return
     if args.data is None:
         parser.error("--data is required to run the benchmarks")
+    exit_on_sigterm()
     results = asyncio.run(run(args))
     write(results, args.out, publish=args.publish)
     _log(f"wrote {args.out / 'results.json'} and {args.out / 'summary.md'}")

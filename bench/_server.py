@@ -3,12 +3,22 @@
 Started on a free port chosen beforehand so that /health can be polled from the moment the
 process is spawned: cold start is spawn to the first 200. Its JSON log lines are drained as they
 arrive (every tool call writes one, so the pipe must never fill) and the boot ones are kept.
+
+A server must not outlive the runner that started it: one left behind by a killed or timed-out
+run kept serving (and its embedded PostgreSQL kept running) for hours. So each child is started
+by ``tied_to_runner``: in a session of its own, which ``stop`` signals as a whole, and on Linux
+with ``PR_SET_PDEATHSIG`` set to SIGKILL, so the kernel kills it when the runner dies in any way,
+SIGKILL included, which no handler in the runner sees. The server's embedded PostgreSQL needs
+nothing more: its keeper stops it when the server dies (``shared.storage.postgres.keeper``).
+``exit_on_sigterm`` turns a SIGTERM to the runner into an exit, so its ``finally`` blocks stop
+the servers gracefully and remove their temporary data dirs, which the kernel's kill would leave.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import json
 import os
 import shutil
@@ -16,6 +26,7 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -42,6 +53,10 @@ _CONFIG_PREFIXES: Final = (
     "COMPACTOR_",
 )
 _BOOT_EVENTS: Final = ("embedded_postgres_ready", "postgres_stores_open", "embedder_loaded")
+# prctl(2)'s option: the signal a process gets when the thread that forked it exits.
+_PR_SET_PDEATHSIG: Final = 1
+# Loaded here, not in the forked child, which should do as little as it can before exec.
+_LIBC: Final = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
 
 
 def api_command() -> list[str]:
@@ -63,6 +78,51 @@ def free_port() -> int:
 
 def server_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(_CONFIG_PREFIXES)}
+
+
+def _die_with(runner: int) -> Callable[[], None]:
+    """The child's last step before exec: be killed when ``runner`` dies."""
+    kill = int(signal.SIGKILL)
+
+    # Runs in the forked child, where the runner's other threads (onnxruntime's, the executor's)
+    # are gone but a lock they held stays held: so a ctypes call and two syscalls, no import.
+    def tie() -> None:
+        if _LIBC is not None and _LIBC.prctl(_PR_SET_PDEATHSIG, kill) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+        # A runner that died before the prctl sent nothing: the child is an orphan already.
+        if os.getppid() != runner:
+            os._exit(1)
+
+    return tie
+
+
+def tied_to_runner() -> dict[str, Any]:
+    """``create_subprocess_exec`` keywords for a child that must not outlive this process.
+
+    The kernel sends the death signal when the forking *thread* exits: the child must be spawned
+    from the thread that lives as long as the runner (the event loop's, which ``asyncio.run``
+    runs in the main thread), never from ``asyncio.to_thread``. SIGKILL, not SIGTERM, because a
+    runner that died cannot wait for a graceful stop, and the keeper stops PostgreSQL regardless.
+    Its own session: a Ctrl-C in the runner's terminal reaches the runner alone, which then stops
+    its servers itself, in order.
+    """
+    preexec = _die_with(os.getpid()) if _LIBC is not None else None
+    return {"start_new_session": True, "preexec_fn": preexec}
+
+
+def exit_on_sigterm() -> None:
+    """Make SIGTERM to this process an exit (code 143, as if killed by it) that runs the
+    ``finally`` blocks: they stop the servers gracefully and remove their data dirs.
+
+    Called in the main thread before ``asyncio.run``. The exception is raised wherever the main
+    thread is: in a coroutine it unwinds through that coroutine's ``finally`` blocks, and
+    ``asyncio.run`` then cancels the other tasks, which runs theirs. A second SIGTERM during
+    that cleanup cuts it short; the servers' death signal still ends them."""
+
+    def leave(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, leave)
 
 
 @dataclass
@@ -114,6 +174,7 @@ class ApiServer:
             env=server_env(),
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
+            **tied_to_runner(),
         )
         server = cls(process, port=port, data_dir=data_dir)
         try:
@@ -193,14 +254,18 @@ class ApiServer:
                 samples[f"{sample.name}{{{labels}}}"] = float(sample.value)
         return samples
 
+    def _signal_group(self, signum: int) -> None:
+        # The server leads its own session (``tied_to_runner``): its group is its pid.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signum)
+
     async def stop(self) -> int | None:
         if self.process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                self.process.send_signal(signal.SIGTERM)
+            self._signal_group(signal.SIGTERM)
             try:
                 await asyncio.wait_for(self.process.wait(), STOP_TIMEOUT_S)
             except TimeoutError:
-                self.process.kill()
+                self._signal_group(signal.SIGKILL)
                 await self.process.wait()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(asyncio.gather(*self._readers), 5)
@@ -224,4 +289,13 @@ def postgres_cpu_s(data_dir: Path) -> float:
     return total
 
 
-__all__ = ["ApiServer", "BootTiming", "ProcessCpu", "postgres_cpu_s"]
+__all__ = [
+    "ApiServer",
+    "BootTiming",
+    "ProcessCpu",
+    "exit_on_sigterm",
+    "free_port",
+    "postgres_cpu_s",
+    "server_env",
+    "tied_to_runner",
+]
