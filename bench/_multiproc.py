@@ -26,7 +26,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from bench._client import Call, Latency, LoadResult, run_load
 from bench._data import MemoryTexts
 from bench._inproc import Local, preload
-from bench._server import ApiServer, free_port, server_env
+from bench._server import ApiServer, free_port, server_env, tied_to_runner
 
 TENANT: Final = "bench-multiproc"
 PROCESSES: Final = 3
@@ -57,6 +57,7 @@ async def _compactor(data_dir: Path) -> AsyncIterator[str]:
         env={**server_env(), "COMPACTOR_FOLD_INTERVAL_S": "5"},
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.DEVNULL,
+        **tied_to_runner(),
     )
     url = f"http://127.0.0.1:{port}/metrics"
     try:

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._client import run_load
 from bench._data import load_locomo
-from bench._server import free_port, server_env
+from bench._server import exit_on_sigterm, free_port, server_env, tied_to_runner
 
 TENANT: Final = "paired-recall"
 HEALTH_WAIT_S: Final = 180.0
@@ -64,6 +64,7 @@ async def _preload(checkout: Path, data: Path, data_dir: Path, memories: int) ->
         str(memories),
         cwd=checkout,
         env=server_env(),
+        **tied_to_runner(),
     )
     if await process.wait() != 0:
         raise SystemExit(f"preloading {checkout} failed")
@@ -84,6 +85,7 @@ async def _serving(checkout: Path, data_dir: Path) -> AsyncIterator[str]:
         env=server_env(),
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.DEVNULL,
+        **tied_to_runner(),
     )
     try:
         await _wait_healthy(f"http://127.0.0.1:{port}/health", process)
@@ -183,4 +185,5 @@ def _parser() -> argparse.ArgumentParser:
 
 
 if __name__ == "__main__":
+    exit_on_sigterm()
     asyncio.run(main(_parser().parse_args()))
