@@ -124,8 +124,9 @@ def beam_chats() -> list[dict[str, Any]]:
 
 
 def run_in_own_group(argv: list[str]) -> tuple[int, str]:
-    """The runner's exit code and stderr. Past the limit the whole process group is killed: the
-    runner's own servers too, which a timeout killing only the runner left running for hours."""
+    """The runner's exit code and stderr. Past the limit the runner's whole process group is
+    killed. Its servers are in sessions of their own, outside it: they die with the runner
+    (``bench._server.tied_to_runner``), as ``test_killed_runner`` checks."""
     runner = subprocess.Popen(
         argv,
         cwd=ROOT,
