@@ -27,9 +27,10 @@ from services.api.service import MemoryService
 from shared.config import Config, load_config
 from shared.counters import CounterTracker
 from shared.embedding import Embedder, open_embedder
-from shared.lexical import Lexicon
-from shared.model import Memory, MemoryType, index_key, iso_ms, new_ulid, wall_clock_ms
-from shared.ranking import MODE_PROFILES, fuse, rank
+from shared.lexical import KeywordQuery, Lexicon
+from shared.lexical.feedback import FEEDBACK_MEMORIES
+from shared.model import Hit, Memory, MemoryType, index_key, iso_ms, new_ulid, wall_clock_ms
+from shared.ranking import MODE_PROFILES, Candidate, fuse, rank, refuse
 from shared.revisions import ReplacementLog
 from shared.storage import Stores, open_stores
 
@@ -159,18 +160,33 @@ async def plain_cosine(
     return ranked
 
 
+def fused_twice(hits: list[Hit], scored: KeywordQuery, *, floor: float) -> list[Candidate]:
+    """Both legs fused as recall fuses them: once, then again with the first fusion's best as
+    the keyword leg's feedback (``recall_candidates``, without its visibility and fetch window:
+    every memory here is visible and has its body)."""
+    include = [h.memory.id for h in hits]
+    keyword = scored.result(top_k=KEYWORD_CANDIDATES, include=include)
+    first = fuse(hits, keyword, floor=floor)
+    best = sorted(first, key=lambda c: c.relevance, reverse=True)[:FEEDBACK_MEMORIES]
+    fed_back = scored.fed_back([c.memory_id for c in best], [c.memory_id for c in first])
+    if not fed_back:
+        return first
+    return refuse(first, fed_back, spread=keyword.spread, floor=floor)
+
+
 async def fused_order(
     local: Local, tenant: str, queries: Sequence[str], embeddings: Sequence[list[float]], *, k: int
 ) -> list[list[str]]:
     """Top-k ids per query by fused relevance alone (the vector's nearest 100 and the keyword
-    leg's best 100, fused as recall fuses them), with none of recall's gates or tie-breaks: the
-    order the default recall may not fall more than 0.01 below (issue 15)."""
+    leg's best 100, fused as recall fuses them: once, then again with the first fusion's best as
+    the keyword leg's feedback), with none of recall's gates or tie-breaks: the order the default
+    recall may not fall more than 0.01 below (issue 15)."""
     ranked = []
+    floor = local.service.floor
     for query, embedding in zip(queries, embeddings, strict=True):
         hits = await local.stores.vectors.query(tenant, embedding, top_k=RECALL_CANDIDATES)
         scored = await local.service.lexicon.query(tenant, query)
-        keyword = scored.result(top_k=KEYWORD_CANDIDATES, include=[h.memory.id for h in hits])
-        fused = fuse(hits, keyword, floor=local.service.floor)
+        fused = fused_twice(hits, scored, floor=floor)
         fused.sort(key=lambda c: c.relevance, reverse=True)
         ranked.append([c.memory_id for c in fused[:k]])
     return ranked
@@ -205,9 +221,7 @@ async def recall_steps(local: Local, tenant: str, queries: Sequence[str]) -> Ste
         visible = [hit for hit in hits if hit.memory.visible_to(None)]
         t2 = time.perf_counter()
         scored = await lexicon.query(tenant, query)
-        keyword = scored.result(
-            top_k=KEYWORD_CANDIDATES, include=[hit.memory.id for hit in visible]
-        )
+        fused = fused_twice(visible, scored, floor=local.service.floor)  # with the feedback
         tk = time.perf_counter()
         counts = await local.tracker.load(tenant)
         t3 = time.perf_counter()
@@ -215,7 +229,7 @@ async def recall_steps(local: Local, tenant: str, queries: Sequence[str]) -> Ste
         await cold.load(tenant)
         t4 = time.perf_counter()
         outcome = rank(
-            fuse(visible, keyword, floor=local.service.floor),
+            fused,
             counts,
             profile=profile,
             limit=profile.limit,

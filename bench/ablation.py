@@ -42,6 +42,7 @@ from bench._data import load_beam, load_devbench, load_locomo, load_tech_notes
 from services.api.candidates import FETCH_WINDOW, KEYWORD_CANDIDATES, RECALL_CANDIDATES
 from shared.embedding.local import LocalEmbedder
 from shared.lexical import LexicalIndex, terms
+from shared.lexical.feedback import FEEDBACK_MEMORIES
 from shared.lexical.segments import passage_counts
 from shared.lexical.tokens import names
 from shared.model import Hit, Memory, iso_ms
@@ -56,6 +57,7 @@ from shared.ranking import (
     newer_first,
     passes_floor,
     rank,
+    refuse,
 )
 from shared.ranking.score import CLEAR_RATIO, REVISION_BAND, is_strong
 
@@ -196,28 +198,35 @@ class Tenant:
     def candidates(
         self, query: str, vector: Vector, *, limit: int
     ) -> tuple[list[str], list[Candidate], bool]:
-        """Plain cosine's order, and recall's candidates (``MemoryService._candidates``: the
-        keyword-only hits within the fetch window get their bodies, the others are dropped)."""
+        """Plain cosine's order, and recall's candidates (``recall_candidates``: the keyword-only
+        hits within the fetch window get their bodies, the others are dropped; the first
+        fusion's best are the keyword leg's feedback, and both legs are fused again)."""
         cosines = self.vectors @ vector
         nearest = np.argsort(-cosines, kind="stable")[:RECALL_CANDIDATES]
         hits = [Hit(memory=self.memories[i], similarity=float(cosines[i])) for i in nearest]
+        include = [h.memory.id for h in hits]
         scored = self.index.query(terms(query), names=names(query))
-        keyword = scored.result(top_k=KEYWORD_CANDIDATES, include=[h.memory.id for h in hits])
-        fused = fuse(hits, keyword, floor=FLOOR)
+        keyword = scored.result(top_k=KEYWORD_CANDIDATES, include=include)
+        kept = self._kept(fuse(hits, keyword, floor=FLOOR), set(), limit)
+        best = sorted(kept, key=lambda c: c.relevance, reverse=True)[:FEEDBACK_MEMORIES]
+        fed_back = scored.fed_back([c.memory_id for c in best], [c.memory_id for c in kept])
+        if fed_back:
+            kept = refuse(kept, fed_back, spread=keyword.spread, floor=FLOOR)
+        return [h.memory.id for h in hits], kept, scored.absent_names > 0
+
+    def _kept(self, fused: list[Candidate], found: set[str], limit: int) -> list[Candidate]:
         passing = sorted(
             (c for c in fused if passes_floor(c, floor=FLOOR)),
             key=lambda c: (names_held(c), c.relevance),
             reverse=True,
         )
-        wanted = {c.memory_id for c in passing[: limit * FETCH_WINDOW] if c.memory is None}
-        by_id = {m.id: m for m in self.memories}
-        kept = []
-        for c in fused:
-            if c.memory is not None:
-                kept.append(c)
-            elif c.memory_id in wanted:
-                kept.append(msgspec.structs.replace(c, memory=by_id[c.memory_id]))
-        return [h.memory.id for h in hits], kept, scored.absent_names > 0
+        found.update(c.memory_id for c in passing[: limit * FETCH_WINDOW] if c.memory is None)
+        by_id = self.__dict__.setdefault("_by_id", {m.id: m for m in self.memories})
+        return [
+            c if c.memory is not None else msgspec.structs.replace(c, memory=by_id[c.memory_id])
+            for c in fused
+            if c.memory is not None or c.memory_id in found
+        ]
 
 
 def steps(
@@ -231,7 +240,8 @@ def steps(
     relevance = [c.relevance for c in gated]
     held = [names_held(c) for c in gated]
     named = names_first(relevance, held)
-    newer = newer_first(named[:limit], memories, relevance, held, band=REVISION_BAND * FLOOR)
+    own = [c.own_relevance for c in gated]
+    newer = newer_first(named[:limit], memories, own, held, band=REVISION_BAND * FLOOR)
     outcome = ranked(candidates, mode, limit)
     return {
         "plain cosine": order_cosine[:limit],
@@ -298,7 +308,11 @@ def first_of(
 ) -> First:
     top_id = outcome.results[0].memory.id
     relevant = sorted(
-        (c.relevance for c in candidates if c.memory is not None and passes_floor(c, floor=FLOOR)),
+        (
+            c.own_relevance
+            for c in candidates
+            if c.memory is not None and passes_floor(c, floor=FLOOR, own=True)
+        ),
         reverse=True,
     )
     top = next(c for c in candidates if c.memory_id == top_id)

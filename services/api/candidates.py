@@ -9,9 +9,10 @@ from typing import Final
 import msgspec
 
 from shared.lexical import KeywordQuery
+from shared.lexical.feedback import FEEDBACK_MEMORIES
 from shared.memories.visibility import Visibility
 from shared.model import Hit, Memory
-from shared.ranking import Candidate, fuse, names_held, passes_floor
+from shared.ranking import Candidate, fuse, names_held, passes_floor, refuse
 from shared.storage import VectorStore
 from shared.storage.interfaces import Snapshots
 
@@ -35,16 +36,38 @@ async def recall_candidates(
     limit: int,
 ) -> list[Candidate]:
     """The vector leg's ``hits`` and the keyword leg fused, with the bodies of the keyword-only
-    hits that could be returned fetched in one read; what this request may not see is dropped
-    from both (a keyword hit may be a memory the vector leg never returned: another
-    conversation's, expired or retired).
+    hits that could be returned fetched; what this request may not see is dropped from both (a
+    keyword hit may be a memory the vector leg never returned: another conversation's, expired
+    or retired).
 
-    Only keyword-only hits among the first ``limit × FETCH_WINDOW`` (names held, then
-    relevance) can be returned: the tie-break moves a result by at most a tenth of the
-    floor, and the newer-first rule only reorders what is returned."""
+    The first fusion's best visible memories are then the keyword leg's feedback
+    (``shared.lexical.feedback``): the terms they share rescore these candidates, which are
+    fused again; nothing is searched or fetched a second time."""
     visible = [hit for hit in hits if sight.sees(hit.memory)]
     keyword = scored.result(top_k=KEYWORD_CANDIDATES, include=[hit.memory.id for hit in visible])
-    fused = fuse(visible, keyword, floor=floor)
+    first = fuse(visible, keyword, floor=floor)
+    candidates = await _kept(vectors, snapshots, tenant, sight, first, floor=floor, limit=limit)
+    best = sorted(candidates, key=lambda c: c.relevance, reverse=True)[:FEEDBACK_MEMORIES]
+    fed_back = scored.fed_back([c.memory_id for c in best], [c.memory_id for c in candidates])
+    if not fed_back:
+        return candidates
+    return refuse(candidates, fed_back, spread=keyword.spread, floor=floor)
+
+
+async def _kept(
+    vectors: VectorStore,
+    snapshots: Snapshots | None,
+    tenant: str,
+    sight: Visibility,
+    fused: list[Candidate],
+    *,
+    floor: float,
+    limit: int,
+) -> list[Candidate]:
+    """The candidates that may be returned, with their memories. Only keyword-only hits among
+    the first ``limit × FETCH_WINDOW`` (names held, then relevance) can be returned: the
+    tie-break moves a result by at most a tenth of the floor, and the newer-first rule only
+    reorders what is returned."""
     # In the order rank puts them: the query's names held first, then relevance.
     passing = sorted(
         (c for c in fused if passes_floor(c, floor=floor)),

@@ -1,7 +1,7 @@
 """Pure ranking and dedup over model records."""
 
 from shared.ranking.dedup import already_known, possible_revision, word_overlap
-from shared.ranking.fusion import KEYWORD_WEIGHT, Candidate, fuse
+from shared.ranking.fusion import KEYWORD_WEIGHT, Candidate, fuse, refuse
 from shared.ranking.modes import DEFAULT_MODE, MODE_PROFILES, RECALL_MODES, RecallMode
 from shared.ranking.score import (
     Confidence,
@@ -35,6 +35,7 @@ __all__ = [
     "passes_floor",
     "possible_revision",
     "rank",
+    "refuse",
     "trust",
     "word_overlap",
 ]

@@ -18,7 +18,7 @@ the long technical notes); RRF and min-max fusion measured worse there.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 import msgspec
@@ -38,6 +38,13 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
     similarity: float
     keyword: KeywordHit | None
     relevance: float
+    # The relevance before the keyword leg's feedback (``refuse``): what the question's own
+    # words give, which the revision rule compares. None when there was no feedback.
+    asked: float | None = None
+
+    @property
+    def own_relevance(self) -> float:
+        return self.relevance if self.asked is None else self.asked
 
 
 def fuse(hits: Sequence[Hit], keyword: KeywordResult | None, *, floor: float) -> list[Candidate]:
@@ -78,3 +85,27 @@ def fuse(hits: Sequence[Hit], keyword: KeywordResult | None, *, floor: float) ->
             )
         )
     return candidates
+
+
+def refuse(
+    candidates: Sequence[Candidate], fed_back: Mapping[str, float], *, spread: float, floor: float
+) -> list[Candidate]:
+    """The ``candidates`` of ``fuse`` with the keyword leg's scores for the query and its
+    feedback (``fed_back``, see ``shared.lexical.feedback``) in place of the query's own, read
+    against the query's own ``spread``; each keeps its first relevance as ``asked``.
+
+    The feedback's terms come from the first answer's best memories, so they lift the memory
+    that was first, and every memory like it, whether or not what was asked is stored: two
+    versions of a fact drift apart (a knowledge update 0.14 below what it updates, within the
+    revision band, stood 0.17 below), a runner-up closes on the first, a question about nothing
+    stored clears the floor. Whether anything is stored, confidence and which version is newer
+    are read on ``asked`` (``Candidate.own_relevance``); the feedback orders."""
+    scale = KEYWORD_WEIGHT * floor / spread if spread else 0.0
+    return [
+        msgspec.structs.replace(
+            c,
+            relevance=c.similarity + scale * fed_back.get(c.memory_id, 0.0),
+            asked=c.relevance,
+        )
+        for c in candidates
+    ]

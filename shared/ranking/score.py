@@ -6,7 +6,8 @@ of relevance, so it reorders results of comparable relevance and never buries a 
 one (on LoCoMo the composite used to lower R@5 from 0.374 to 0.336). Before relevance comes the
 query's names: a memory holding more of them whole ranks first. Among the results, of two on the
 same subject the newer is put first when nearly as relevant: a revision outranks what it revises.
-Confidence is per result (HIGH, MEDIUM, LOW); the answer states its best.
+Confidence is per result (HIGH, MEDIUM, LOW); the answer states its best. It, whether anything is
+stored and which version is newer are read on the question's own relevance, before the feedback.
 
 Nothing here awaits, reads the clock or the environment: ``now_ms`` and the counters are
 parameters, so every rule can be table-tested.
@@ -161,7 +162,9 @@ def is_strong(
     """Whether this result alone is a confident answer: the one memory holding the query's
     names (no other memory of the tenant holds any of them), or a cosine at the model's HIGH
     line that stands clear of every other relevant memory (``CLEAR_RATIO`` times the next
-    relevance). Never while the query names something no memory holds.
+    relevance). Never while the query names something no memory holds. Relevance here is the
+    question's own, before the keyword leg's feedback (``fusion.refuse``), which lifts the
+    first memory's neighbours with it.
 
     A high cosine alone is not enough: in a chat, many turns on the same subject reach it, and
     at 0.50 the first of them was the asked one in 37 % of LoCoMo's answers (446 of 1,202) and
@@ -173,7 +176,8 @@ def is_strong(
     if keyword is not None and keyword.sole:
         return True
     return (
-        candidate.similarity >= high_similarity and candidate.relevance >= clear_ratio * runner_up
+        candidate.similarity >= high_similarity
+        and candidate.own_relevance >= clear_ratio * runner_up
     )
 
 
@@ -182,7 +186,7 @@ def confidence_of_result(candidate: Candidate, *, strong: bool, floor: float) ->
     gate let it through (it holds the query's rare words, not its meaning)."""
     if strong:
         return "high"
-    return "medium" if candidate.relevance >= floor else "low"
+    return "medium" if candidate.own_relevance >= floor else "low"
 
 
 _CONFIDENCE_ORDER: Final[dict[Confidence, int]] = {"low": 0, "medium": 1, "high": 2}
@@ -193,12 +197,12 @@ def confidence_of(results: Sequence[Ranked]) -> Confidence:
     return max((r.confidence for r in results), key=_CONFIDENCE_ORDER.__getitem__, default="low")
 
 
-def passes_floor(candidate: Candidate, *, floor: float) -> bool:
-    """The floor gates relevance; the keyword leg's own gate is holding every rare query term
-    or one of the query's selective names, so a strong keyword match is returned whatever its
-    cosine."""
+def passes_floor(candidate: Candidate, *, floor: float, own: bool = False) -> bool:
+    """The floor gates relevance (``own``: the question's own, before the feedback); the keyword
+    leg's own gate is holding every rare query term or one of the query's selective names, so a
+    strong keyword match is returned whatever its cosine."""
     keyword = candidate.keyword
-    return candidate.relevance >= floor or (
+    return (candidate.own_relevance if own else candidate.relevance) >= floor or (
         keyword is not None and (keyword.all_rare or keyword.names > 0)
     )
 
@@ -218,7 +222,8 @@ def gate(candidates: Sequence[Candidate], *, floor: float, keep_ratio: float) ->
     never cut: it is what an exact-name query asks for, however its cosine reads."""
     present = [c for c in candidates if c.memory is not None]
     relevant = [c for c in present if passes_floor(c, floor=floor)]
-    if not relevant:
+    # Whether anything is stored is the question's own say (DevBench negatives 3 -> 5 without).
+    if not relevant or not any(passes_floor(c, floor=floor, own=True) for c in present):
         return []
     top_relevance = max(c.relevance for c in relevant)
     cut = top_relevance * keep_ratio
@@ -321,14 +326,13 @@ def rank(
     memories = [c.memory for c in keeping if c.memory is not None]
     # Looked up once per memory: ``counts`` may sum several maps per lookup (SummedCounts).
     counted = [counts.get(m.id, ZERO_COUNT) for m in memories]
-    relevance = np.fromiter((c.relevance for c in keeping), np.float64, len(keeping))
-    scores = relevance + TIE_BAND * floor * tie_breaks(
-        memories, counted, profile=profile, now_ms=now_ms
-    )
+    ties = TIE_BAND * floor * tie_breaks(memories, counted, profile=profile, now_ms=now_ms)
+    scores = np.fromiter((c.relevance for c in keeping), np.float64, len(keeping)) + ties
+    own = [c.own_relevance + tie for c, tie in zip(keeping, ties.tolist(), strict=True)]
     held = [names_held(c) for c in keeping]
     values = scores.tolist()
     order = newer_first(
-        names_first(values, held)[:limit], memories, values, held, band=REVISION_BAND * floor
+        names_first(values, held)[:limit], memories, own, held, band=REVISION_BAND * floor
     )
     results = _confidences(
         [keeping[i] for i in order],
@@ -358,12 +362,12 @@ def _confidences(
     """The chosen candidates as results, each with its confidence: whether it stands clear of
     the best other relevant memory among everything ``present``."""
     relevances = sorted(
-        (c.relevance for c in present if passes_floor(c, floor=floor)), reverse=True
+        (c.own_relevance for c in present if passes_floor(c, floor=floor, own=True)), reverse=True
     )
 
     def runner_up(candidate: Candidate) -> float:
         # The best relevance among the others: the second one's for the first, else the first's.
-        if not relevances or candidate.relevance < relevances[0]:
+        if not relevances or candidate.own_relevance < relevances[0]:
             return relevances[0] if relevances else 0.0
         return relevances[1] if len(relevances) > 1 else 0.0
 

@@ -6,7 +6,7 @@ import pytest
 
 from shared.lexical import KeywordHit, KeywordResult
 from shared.model import Hit, Memory
-from shared.ranking import KEYWORD_WEIGHT, fuse
+from shared.ranking import KEYWORD_WEIGHT, fuse, refuse
 
 
 def hit(memory_id: str, similarity: float) -> Hit:
@@ -62,3 +62,25 @@ def test_a_zero_spread_adds_nothing() -> None:
     """Every memory scored alike (or nothing matched): the keyword leg cannot rank them."""
     fused = fuse([hit("a", 0.5)], keyword(("a", 3.0), spread=0.0), floor=FLOOR)
     assert fused[0].relevance == pytest.approx(0.5)
+
+
+def test_fused_again_each_candidate_keeps_its_first_relevance() -> None:
+    hits = [hit("a", 0.6), hit("b", 0.4)]
+    first = fuse(hits, keyword(("a", 2.0), ("c", 2.0)), floor=FLOOR)  # spread 2
+    # the feedback's scores are read against the query's own spread
+    again = refuse(first, {"a": 4.0, "b": 2.0, "c": 6.0}, spread=2.0, floor=FLOOR)
+    by_id = {c.memory_id: c for c in again}
+    assert by_id["a"].relevance == pytest.approx(0.6 + 2 * UNIT)
+    assert by_id["a"].own_relevance == pytest.approx(0.6 + UNIT)
+    assert by_id["b"].relevance == pytest.approx(0.4 + UNIT)
+    assert by_id["b"].own_relevance == pytest.approx(0.4)
+    # found by the keyword leg alone: the vector leg's bound, plus its score with the feedback
+    assert by_id["c"].relevance == pytest.approx(0.4 + 3 * UNIT)
+    assert by_id["c"].own_relevance == pytest.approx(0.4 + UNIT)
+    assert first[0].asked is None and first[0].own_relevance == first[0].relevance
+
+
+def test_fused_again_at_a_zero_spread_keeps_the_first_order() -> None:
+    first = fuse([hit("a", 0.6), hit("b", 0.4)], None, floor=FLOOR)
+    again = refuse(first, {"b": 9.0}, spread=0.0, floor=FLOOR)
+    assert [c.relevance for c in again] == pytest.approx([0.6, 0.4])

@@ -1,0 +1,127 @@
+"""The keyword leg's pseudo-relevance feedback, table-tested: which terms the best results
+give the query, at what weight, and what asking again with them changes (pure, no I/O)."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.lexical import LexicalIndex, terms
+from shared.lexical.feedback import (
+    FEEDBACK_MEMORIES,
+    FEEDBACK_TERMS,
+    FEEDBACK_WEIGHT,
+    feedback_terms,
+)
+from shared.lexical.segments import passage_counts
+from shared.lexical.tokens import names
+
+CHAT = {
+    "q1": "How do I stop the gunicorn workers timing out behind nginx?",
+    "a1": "Raise proxy_read_timeout in nginx and gunicorn --timeout; gunicorn workers "
+    "then outlive the slow upstream, and nginx keeps the upstream socket open.",
+    "u2": "hmm, and what if I test from another port?",
+    "a2": "Then the upstream block must list that port: nginx proxies only to the upstream "
+    "it knows, so gunicorn on port 8001 needs its own upstream line.",
+    "x1": "The grocery list: apples, bread, coffee beans and oat milk.",
+    "x2": "Lunch was a sandwich with coffee in the park.",
+}
+
+
+def index_of(memories: dict[str, str]) -> LexicalIndex:
+    index = LexicalIndex()
+    for memory_id, text in memories.items():
+        index.add(memory_id, passage_counts(text))
+    return index
+
+
+def asked(index: LexicalIndex, query: str) -> dict[str, float]:
+    return {t: index.weight(t) for t in terms(query)}
+
+
+def test_the_terms_the_best_results_repeat_are_added_and_the_query_own_are_not() -> None:
+    index = index_of(CHAT)
+    extra = feedback_terms(index, ["a1", "a2"], asked(index, "gunicorn timeout"))
+    assert "upstream" in extra and "nginx" in extra  # repeated across the feedback
+    assert "gunicorn" not in extra and "timeout" not in extra  # the query's own
+    assert max(extra.values()) == pytest.approx(FEEDBACK_WEIGHT)
+    assert all(0 < w <= FEEDBACK_WEIGHT for w in extra.values())
+    assert len(extra) <= FEEDBACK_TERMS
+
+
+@pytest.mark.parametrize(
+    ("feedback", "expected"),
+    [
+        # a term counted once among the feedback is a one-off word, not the subject
+        (["x1"], set()),
+        # coffee occurs once in each of two memories: twice in all
+        (["x1", "x2"], {"coffe"}),
+        # nothing to learn from
+        ([], set()),
+        (["unknown"], set()),
+    ],
+)
+def test_a_term_must_occur_at_least_twice_among_the_feedback(
+    feedback: list[str], expected: set[str]
+) -> None:
+    index = index_of(CHAT)
+    assert set(feedback_terms(index, feedback, asked(index, "lunch"))) == expected
+
+
+def test_only_the_first_feedback_memories_count() -> None:
+    memories = {f"m{i}": "filler words here" for i in range(FEEDBACK_MEMORIES)}
+    memories["late"] = "zebra zebra zebra"
+    index = index_of(memories)
+    order = [*memories]
+    assert "zebra" not in feedback_terms(index, order, {})
+    assert "zebra" in feedback_terms(index, order[-1:], {})
+
+
+def test_the_feedback_lifts_a_turn_that_shares_no_word_with_the_query() -> None:
+    index = index_of(CHAT)
+    query = "gunicorn timeout"
+    scored = index.query(terms(query), names=names(query))
+    first = {h.memory_id: h.score for h in scored.result(top_k=10).hits}
+    assert "u2" not in first
+    again = scored.fed_back(["a1", "q1", "a2"], ["a2", "u2", "x1"])
+    # a2 shares "upstream", "nginx", "port" with the feedback: its score grows; the grocery
+    # list shares nothing and stays unscored
+    assert again["a2"] > first["a2"] and "x1" not in again
+
+
+def test_a_candidate_the_query_missed_is_scored_by_the_feedback_alone() -> None:
+    index = index_of({**CHAT, "u3": "The upstream upstream nginx block"})
+    scored = index.query(terms("gunicorn"), names=())
+    assert "u3" not in {h.memory_id for h in scored.result(top_k=10).hits}
+    assert scored.fed_back(["a1", "a2"], ["u3"])["u3"] > 0
+
+
+def test_only_the_candidates_are_scored() -> None:
+    """The feedback reorders what the two legs found; it does not search again."""
+    index = index_of(CHAT)
+    scored = index.query(terms("gunicorn timeout"), names=())
+    assert set(scored.fed_back(["a1", "q1", "a2"], ["a1", "x1"])) == {"a1"}
+
+
+def test_a_memory_keeps_its_best_passage() -> None:
+    """The feedback's terms add to the passage that holds them, not across passages: "apart"
+    holds the query's word in one passage and the feedback's in another, "together" in one."""
+    index = index_of(CHAT)
+    index.add("apart", [{"gunicorn": 3}, {"nginx": 1, "upstream": 1}])
+    index.add("together", [{"gunicorn": 3, "nginx": 1, "upstream": 1}])
+    scored = index.query(["gunicorn"], names=())
+    own = {h.memory_id: h.score for h in scored.result(top_k=10).hits}
+    again = scored.fed_back(["a1", "a2"], ["apart", "together"])
+    assert again["apart"] == pytest.approx(own["apart"])
+    assert again["together"] > own["together"]
+
+
+def test_no_feedback_term_leaves_nothing_to_rescore() -> None:
+    index = index_of(CHAT)
+    scored = index.query(terms("lunch"), names=())
+    assert scored.fed_back(["x2"], ["x1", "x2"]) == {}
+
+
+def test_a_skipped_memory_stays_out_after_the_feedback() -> None:
+    index = index_of(CHAT)
+    scored = index.query(terms("gunicorn"), names=(), skip={"a2"})
+    assert "a2" not in scored.fed_back(["a1", "q1"], ["a1", "a2"])
