@@ -289,23 +289,28 @@ class KeywordQuery:
         index = self._index
         postings, lengths, passages = index._postings, index._lengths, index._passages
         average = index._total_length / len(lengths)
-        added = [(postings[term], weight * index.weight(term)) for term, weight in extra.items()]
-        before, skip = self._by_passage, self._skip
-        scores: dict[str, float] = {}
-        for memory_id in candidates:
-            if memory_id in skip:
-                continue
-            best = 0.0
-            for key in passages.get(memory_id, ()):
-                total = before.get(key, 0.0)
+        owner = {
+            key: memory_id
+            for memory_id in candidates
+            if memory_id not in self._skip
+            for key in passages.get(memory_id, ())
+        }
+        added: dict[str, float] = {}
+        for term, weight in extra.items():
+            posting, idf = postings[term], weight * index.weight(term)
+            # The shorter side is walked: a rare term's few passages, or the candidates'.
+            if len(posting) < len(owner):
+                held = [(key, count) for key, count in posting.items() if key in owner]
+            else:
+                held = [(key, posting[key]) for key in owner if key in posting]
+            for key, count in held:
                 norm = K1 * (1 - B + B * lengths[key] / average)
-                for posting, idf in added:
-                    count = posting.get(key)
-                    if count:
-                        total += idf * count * (K1 + 1) / (count + norm)
-                best = max(best, total)
-            if best:
-                scores[memory_id] = best
+                added[key] = added.get(key, 0.0) + idf * count * (K1 + 1) / (count + norm)
+        own, before = self._scores, self._by_passage
+        scores = {m: own[m] for m in set(owner.values()) if m in own}
+        for key, value in added.items():
+            memory_id = owner[key]
+            scores[memory_id] = max(scores.get(memory_id, 0.0), before.get(key, 0.0) + value)
         return scores
 
     def _hit(self, memory_id: str) -> KeywordHit:
