@@ -28,9 +28,8 @@ from shared.config import Config, load_config
 from shared.counters import CounterTracker
 from shared.embedding import Embedder, open_embedder
 from shared.lexical import KeywordQuery, Lexicon
-from shared.lexical.feedback import FEEDBACK_MEMORIES
 from shared.model import Hit, Memory, MemoryType, index_key, iso_ms, new_ulid, wall_clock_ms
-from shared.ranking import MODE_PROFILES, Candidate, fuse, rank, refuse
+from shared.ranking import MODE_PROFILES, Candidate, fuse, rank, with_feedback
 from shared.revisions import ReplacementLog
 from shared.storage import Stores, open_stores
 
@@ -166,12 +165,7 @@ def fused_twice(hits: list[Hit], scored: KeywordQuery, *, floor: float) -> list[
     every memory here is visible and has its body)."""
     include = [h.memory.id for h in hits]
     keyword = scored.result(top_k=KEYWORD_CANDIDATES, include=include)
-    first = fuse(hits, keyword, floor=floor)
-    best = sorted(first, key=lambda c: c.relevance, reverse=True)[:FEEDBACK_MEMORIES]
-    fed_back = scored.fed_back([c.memory_id for c in best], [c.memory_id for c in first])
-    if not fed_back:
-        return first
-    return refuse(first, fed_back, spread=keyword.spread, floor=floor)
+    return with_feedback(fuse(hits, keyword, floor=floor), scored, floor=floor)
 
 
 async def fused_order(

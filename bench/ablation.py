@@ -42,7 +42,6 @@ from bench._data import load_beam, load_devbench, load_locomo, load_tech_notes
 from services.api.candidates import FETCH_WINDOW, KEYWORD_CANDIDATES, RECALL_CANDIDATES
 from shared.embedding.local import LocalEmbedder
 from shared.lexical import LexicalIndex, terms
-from shared.lexical.feedback import FEEDBACK_MEMORIES
 from shared.lexical.segments import passage_counts
 from shared.lexical.tokens import names
 from shared.model import Hit, Memory, iso_ms
@@ -57,7 +56,7 @@ from shared.ranking import (
     newer_first,
     passes_floor,
     rank,
-    refuse,
+    with_feedback,
 )
 from shared.ranking.score import CLEAR_RATIO, REVISION_BAND, is_strong
 
@@ -208,10 +207,7 @@ class Tenant:
         scored = self.index.query(terms(query), names=names(query))
         keyword = scored.result(top_k=KEYWORD_CANDIDATES, include=include)
         kept = self._kept(fuse(hits, keyword, floor=FLOOR), set(), limit)
-        best = sorted(kept, key=lambda c: c.relevance, reverse=True)[:FEEDBACK_MEMORIES]
-        fed_back = scored.fed_back([c.memory_id for c in best], [c.memory_id for c in kept])
-        if fed_back:
-            kept = refuse(kept, fed_back, spread=keyword.spread, floor=FLOOR)
+        kept = with_feedback(kept, scored, floor=FLOOR)
         return [h.memory.id for h in hits], kept, scored.absent_names > 0
 
     def _kept(self, fused: list[Candidate], found: set[str], limit: int) -> list[Candidate]:

@@ -9,10 +9,9 @@ from typing import Final
 import msgspec
 
 from shared.lexical import KeywordQuery
-from shared.lexical.feedback import FEEDBACK_MEMORIES
 from shared.memories.visibility import Visibility
 from shared.model import Hit, Memory
-from shared.ranking import Candidate, fuse, names_held, passes_floor, refuse
+from shared.ranking import Candidate, fuse, names_held, passes_floor, with_feedback
 from shared.storage import VectorStore
 from shared.storage.interfaces import Snapshots
 
@@ -47,11 +46,7 @@ async def recall_candidates(
     keyword = scored.result(top_k=KEYWORD_CANDIDATES, include=[hit.memory.id for hit in visible])
     first = fuse(visible, keyword, floor=floor)
     candidates = await _kept(vectors, snapshots, tenant, sight, first, floor=floor, limit=limit)
-    best = sorted(candidates, key=lambda c: c.relevance, reverse=True)[:FEEDBACK_MEMORIES]
-    fed_back = scored.fed_back([c.memory_id for c in best], [c.memory_id for c in candidates])
-    if not fed_back:
-        return candidates
-    return refuse(candidates, fed_back, spread=keyword.spread, floor=floor)
+    return with_feedback(candidates, scored, floor=floor)
 
 
 async def _kept(

@@ -1,7 +1,7 @@
 """Pure ranking and dedup over model records."""
 
 from shared.ranking.dedup import already_known, possible_revision, word_overlap
-from shared.ranking.fusion import KEYWORD_WEIGHT, Candidate, fuse, refuse
+from shared.ranking.fusion import KEYWORD_WEIGHT, Candidate, fuse, refuse, with_feedback
 from shared.ranking.modes import DEFAULT_MODE, MODE_PROFILES, RECALL_MODES, RecallMode
 from shared.ranking.score import (
     Confidence,
@@ -37,5 +37,6 @@ __all__ = [
     "rank",
     "refuse",
     "trust",
+    "with_feedback",
     "word_overlap",
 ]

@@ -23,7 +23,8 @@ from typing import Final
 
 import msgspec
 
-from shared.lexical.index import KeywordHit, KeywordResult
+from shared.lexical.feedback import FEEDBACK_MEMORIES
+from shared.lexical.index import KeywordHit, KeywordQuery, KeywordResult
 from shared.model import Hit, Memory
 
 KEYWORD_WEIGHT: Final = 0.12
@@ -109,3 +110,16 @@ def refuse(
         )
         for c in candidates
     ]
+
+
+def with_feedback(
+    candidates: Sequence[Candidate], scored: KeywordQuery, *, floor: float
+) -> list[Candidate]:
+    """The ``candidates`` of ``fuse`` rescored with the keyword leg's feedback: their best
+    ``FEEDBACK_MEMORIES`` by relevance are taken as relevant (``KeywordQuery.fed_back``) and the
+    candidates fused again (``refuse``); as they were when there is nothing to add."""
+    best = sorted(candidates, key=lambda c: c.relevance, reverse=True)[:FEEDBACK_MEMORIES]
+    fed_back = scored.fed_back([c.memory_id for c in best], [c.memory_id for c in candidates])
+    if not fed_back:
+        return list(candidates)
+    return refuse(candidates, fed_back, spread=scored.spread, floor=floor)

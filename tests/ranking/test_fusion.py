@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from shared.lexical import KeywordHit, KeywordResult
+from shared.lexical import KeywordHit, KeywordResult, LexicalIndex
+from shared.lexical.segments import passage_counts
 from shared.model import Hit, Memory
-from shared.ranking import KEYWORD_WEIGHT, fuse, refuse
+from shared.ranking import KEYWORD_WEIGHT, fuse, refuse, with_feedback
 
 
 def hit(memory_id: str, similarity: float) -> Hit:
@@ -84,3 +85,28 @@ def test_fused_again_at_a_zero_spread_keeps_the_first_order() -> None:
     first = fuse([hit("a", 0.6), hit("b", 0.4)], None, floor=FLOOR)
     again = refuse(first, {"b": 9.0}, spread=0.0, floor=FLOOR)
     assert [c.relevance for c in again] == pytest.approx([0.6, 0.4])
+
+
+def test_with_feedback_rescores_the_candidates_from_their_best() -> None:
+    """The best candidate's shared terms lift the one that shares them and not the other."""
+    index = LexicalIndex()
+    index.add("a", passage_counts("gunicorn timeout behind nginx upstream, nginx upstream port"))
+    index.add("b", passage_counts("the nginx upstream block lists the port"))
+    index.add("c", passage_counts("grocery apples bread coffee"))
+    index.add("d", passage_counts("lunch was a sandwich in the park"))
+    scored = index.query(["gunicorn"], names=())
+    first = fuse(
+        [hit("a", 0.6), hit("b", 0.4), hit("c", 0.4)], scored.result(top_k=10), floor=FLOOR
+    )
+    again = {c.memory_id: c for c in with_feedback(first, scored, floor=FLOOR)}
+    assert again["b"].relevance > again["b"].own_relevance == pytest.approx(0.4)
+    assert again["c"].relevance == pytest.approx(again["c"].own_relevance)
+
+
+def test_with_feedback_and_nothing_to_add_keeps_the_candidates() -> None:
+    index = LexicalIndex()
+    index.add("a", passage_counts("lunch"))
+    index.add("b", passage_counts("dinner"))
+    scored = index.query(["lunch"], names=())
+    first = fuse([hit("a", 0.6), hit("b", 0.4)], scored.result(top_k=10), floor=FLOOR)
+    assert with_feedback(first, scored, floor=FLOOR) == first

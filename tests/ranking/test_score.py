@@ -377,15 +377,7 @@ def test_a_revision_is_judged_on_the_question_own_relevance_not_the_feedback() -
     new = hit("new", 0.76, age_days=1, content="The API listens on port 8443 in staging now")
     first = fuse([old, new], None, floor=0.1)
     again = refuse(first, {"old": 4.0}, spread=1.0, floor=0.1)
-    outcome = rank(
-        again,
-        {},
-        profile=MODE_PROFILES["balanced"],
-        limit=5,
-        floor=0.1,
-        high_similarity=0.3,
-        now_ms=NOW_MS,
-    )
+    outcome = _rank(again)
     assert again[0].relevance - again[1].relevance > 0.05
     assert ids(outcome) == ["new", "old"]
     assert ids(ranked([old, new], keyword=keywords(keyword_hit("old", score=4.0), spread=1.0))) == [
