@@ -58,7 +58,8 @@ from shared.ranking import (
     rank,
     with_feedback,
 )
-from shared.ranking.score import CLEAR_RATIO, REVISION_BAND, is_strong
+from shared.ranking.score import CLEAR_RATIO, is_strong
+from shared.ranking.versions import REVISION_BAND
 
 FLOOR: Final = 0.30  # the local model's floor and HIGH line (shared.config)
 HIGH_SIMILARITY: Final = 0.50

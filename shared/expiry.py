@@ -3,7 +3,8 @@
 An expired memory is invisible from the moment it expires, in every process, whether or not
 this runs (recall, list, stats and dedup compare its expiry with their clock). This is storage
 hygiene: it deletes the vector, the lexicon entry, the index key and the replacement records
-that name the memory as the replaced one (``shared.memories.delete_memories``, the order a
+that name the memory as the replaced (or probably updated) one
+(``shared.memories.delete_memories``, the order a
 forget deletes in), then the ``expiry/`` key, which is what makes a run that died part-way safe
 to repeat. Records where the expired memory is the replacement stay:
 what it corrected stays retired.
@@ -22,7 +23,7 @@ import msgspec
 from shared.memories.deleting import delete_memories
 from shared.memories.upkeep import Upkeep
 from shared.model import index_key
-from shared.model.keys import EXPIRY_ROOT, ExpiryEntry, parse_expiry_key, replaced_key
+from shared.model.keys import EXPIRY_ROOT, ExpiryEntry, link_key, parse_expiry_key, replaced_key
 from shared.revisions import Replacements, read_replacements
 from shared.storage.interfaces import ObjectStore
 
@@ -103,6 +104,12 @@ class Expirer:
             for memory_id in ids
             if memory_id not in found or memory_id in doomed_ids
             for new_id in replacements.successors(memory_id)
+        ]
+        records += [
+            link_key(tenant, old_id, new_id, kind)
+            for memory_id in ids
+            if memory_id not in found or memory_id in doomed_ids
+            for old_id, new_id, kind in replacements.link_records(memory_id)
         ]
         keys = [index_key(m) for m in doomed] + records
         await delete_memories(

@@ -17,22 +17,28 @@ class RecallAnswer(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class RememberAnswer(msgspec.Struct, frozen=True, kw_only=True):
-    """``replaced``: the memory this one retired; ``may_update``: a visible memory this one
-    looks like a revision of (a hint only: nothing was retired)."""
+    """``replaced``: the memory this one retired; ``supersedes``: the memory this one probably
+    updates (linked: it stays current, ranked below this one); ``kept``: the memories whose
+    links to this one were undone (``supersedes: false`` on a fact already known)."""
 
     memory: Memory
     already_known: bool
     replaced: Memory | None = None
-    may_update: Memory | None = None
+    supersedes: Memory | None = None
+    kept: tuple[str, ...] = ()
 
 
 class Version(msgspec.Struct, frozen=True, kw_only=True):
-    """One version in a chain: its body (None once forgotten) and what replaced it."""
+    """One version in a chain: its body (None once forgotten), what replaced it, and the
+    probable updates that link it (the visible memories that probably update it, and those it
+    probably updates)."""
 
     memory_id: str
     memory: Memory | None
     replaced_by: tuple[str, ...]
     expired: bool
+    superseded_by: tuple[Memory, ...] = ()
+    supersedes: tuple[Memory, ...] = ()
 
 
 class BulkForgetAnswer(msgspec.Struct, frozen=True, kw_only=True):

@@ -23,6 +23,15 @@ KEYWORD_CANDIDATES: Final = 100
 FETCH_WINDOW: Final = 3
 
 
+class Gathered(msgspec.Struct, frozen=True, kw_only=True):
+    """Recall's candidates, the probable updates among them (old id → newer ids), and how many
+    memories the two legs compared (before newer versions were brought in)."""
+
+    candidates: list[Candidate]
+    links: dict[str, tuple[str, ...]]
+    compared: int
+
+
 async def recall_candidates(
     vectors: VectorStore,
     snapshots: Snapshots | None,
@@ -33,7 +42,7 @@ async def recall_candidates(
     *,
     floor: float,
     limit: int,
-) -> list[Candidate]:
+) -> Gathered:
     """The vector leg's ``hits`` and the keyword leg fused, with the bodies of the keyword-only
     hits that could be returned fetched; what this request may not see is dropped from both (a
     keyword hit may be a memory the vector leg never returned: another conversation's, expired
@@ -41,12 +50,15 @@ async def recall_candidates(
 
     The first fusion's best visible memories are then the keyword leg's feedback
     (``shared.lexical.feedback``): the terms they share rescore these candidates, which are
-    fused again; nothing is searched or fetched a second time."""
+    fused again; nothing is searched or fetched a second time. Last, the newer versions of the
+    candidates that probable updates link are brought in (``newer_versions``)."""
     visible = [hit for hit in hits if sight.sees(hit.memory)]
     keyword = scored.result(top_k=KEYWORD_CANDIDATES, include=[hit.memory.id for hit in visible])
     first = fuse(visible, keyword, floor=floor)
     candidates = await _kept(vectors, snapshots, tenant, sight, first, floor=floor, limit=limit)
-    return with_feedback(candidates, scored, floor=floor)
+    fed_back = with_feedback(candidates, scored, floor=floor)
+    found, links = await newer_versions(vectors, snapshots, tenant, sight, fed_back, limit=limit)
+    return Gathered(candidates=found, links=links, compared=len(fed_back))
 
 
 async def _kept(
@@ -98,3 +110,55 @@ async def _bodies(
     if missing:
         found.update((memory.id, memory) for memory in await vectors.get(tenant, missing))
     return found
+
+
+async def newer_versions(
+    vectors: VectorStore,
+    snapshots: Snapshots | None,
+    tenant: str,
+    sight: Visibility,
+    candidates: list[Candidate],
+    *,
+    limit: int,
+) -> tuple[list[Candidate], dict[str, tuple[str, ...]]]:
+    """The ``candidates`` with the newer versions of the ones that could be returned (the
+    first ``limit × FETCH_WINDOW`` by relevance) brought in, and the probable updates among
+    them (old id → newer ids). A newer version is its link's newer memory, or what replaced it
+    since; one this request may not see (another conversation's note, forgotten, expired) is no
+    version here. A version brought in stands where its older one does (its relevance, with
+    none of the query's words shown as matched): it is what that memory says now."""
+    links: dict[str, tuple[str, ...]] = {}
+    for candidate in candidates:
+        newer = sight.replacements.superseded_by(candidate.memory_id)
+        if newer:
+            current = {c for n in newer for c in sight.replacements.current(n)}
+            links[candidate.memory_id] = tuple(sorted(current - {candidate.memory_id}))
+    if not links:
+        return candidates, {}
+    held = {c.memory_id: c for c in candidates}
+    best = sorted(candidates, key=lambda c: c.relevance, reverse=True)[: limit * FETCH_WINDOW]
+    wanted = {n for c in best for n in links.get(c.memory_id, ()) if n not in held}
+    found = await _bodies(vectors, snapshots, tenant, sorted(wanted)) if wanted else {}
+    brought = []
+    for older in best:
+        for newer_id in links.get(older.memory_id, ()):
+            memory = found.pop(newer_id, None)
+            if memory is not None and sight.sees(memory):
+                brought.append(_standing_for(older, memory))
+    shown = held.keys() | {c.memory_id for c in brought}
+    linked = {
+        old: kept for old, newer in links.items() if (kept := tuple(n for n in newer if n in shown))
+    }
+    return [*candidates, *brought], linked
+
+
+def _standing_for(older: Candidate, memory: Memory) -> Candidate:
+    keyword = older.keyword
+    return msgspec.structs.replace(
+        older,
+        memory_id=memory.id,
+        memory=memory,
+        keyword=msgspec.structs.replace(keyword, memory_id=memory.id, matched=())
+        if keyword is not None
+        else None,
+    )

@@ -13,7 +13,7 @@ from services.api.answers import (
     Reply,
     Version,
 )
-from services.api.structured import RecallOutput, RecallResult, Span
+from services.api.structured import NewerVersion, RecallOutput, RecallResult, Span
 from shared.lexical.excerpt import CHARS_PER_TOKEN, Excerpt, excerpt
 from shared.lexical.tokens import shown
 from shared.memories.listing import StatsAnswer
@@ -49,8 +49,10 @@ def render_memory(
     standing: int | None = None,
     confidence: str | None = None,
     matched: Sequence[str] = (),
+    links: Sequence[str] = (),
 ) -> str:
-    """One memory as a numbered block; ``body`` is what to show of it (whole by default)."""
+    """One memory as a numbered block; ``body`` is what to show of it (whole by default);
+    ``links``: lines saying which memories probably update it, or which it updates."""
     kind = memory.memory_type + (f"/{memory.category}" if memory.category else "")
     facets = [kind]
     if memory.scope == "conversation":
@@ -69,7 +71,20 @@ def render_memory(
         lines.append(f"   matched words: {', '.join(distinct_words(matched))}")
     if memory.tags:
         lines.append(f"   tags: {', '.join(memory.tags)}")
+    lines.extend(f"   {line}" for line in links)
     return "\n".join(lines)
+
+
+def link_lines(superseded_by: Sequence[Memory], supersedes: Sequence[str]) -> list[str]:
+    """What a memory's probable-update links say of it, in plain words."""
+    lines = [
+        f"PROBABLY OUTDATED: {newer.id} (stored {newer.created_at[:10]}) probably updates it; "
+        "prefer that one"
+        for newer in superseded_by
+    ]
+    if supersedes:
+        lines.append(f"probably updates {', '.join(supersedes)}")
+    return lines
 
 
 def preview(memory: Memory) -> str:
@@ -163,12 +178,8 @@ def render_recall(query: str, answer: RecallAnswer, *, max_tokens: int) -> Reply
         left_out_chars=0,
         max_tokens=max_tokens,
     )
-    if outcome is None:
-        text = f'{PREFIX} No memories stored for this project matched "{query}".\n'
-        return Reply(text=text + _no_match_guidance(answer.mode), data=data)
-    if not outcome.results:
-        text = f'{PREFIX} Nothing matched "{query}" closely enough.\n'
-        return Reply(text=text + _gated_guidance(answer.visible), data=data)
+    if outcome is None or not outcome.results:
+        return Reply(text=_nothing_matched(query, answer), data=data)
     data.confidence = outcome.confidence
     header = (
         f"{PREFIX} {plural(len(outcome.results), 'memory', 'memories')} matched "
@@ -176,6 +187,7 @@ def render_recall(query: str, answer: RecallAnswer, *, max_tokens: int) -> Reply
     )
     # A stem is shown as the query's word it came from ("cities", not "citi").
     words = shown(query)
+    by_id = {ranked.memory.id: ranked.memory for ranked in outcome.results}
     budget = max_tokens * CHARS_PER_TOKEN - len(header) - _LEFT_OUT_RESERVE
     blocks: list[str] = []
     for i, ranked in enumerate(outcome.results, start=1):
@@ -188,6 +200,7 @@ def render_recall(query: str, answer: RecallAnswer, *, max_tokens: int) -> Reply
                 standing=percent(ranked.score, outcome.top_score),
                 confidence=ranked.confidence,
                 matched=[words.get(term, term) for term in ranked.matched],
+                links=link_lines([by_id[n] for n in ranked.superseded_by], ranked.supersedes),
             )
 
         part = excerpt(ranked.memory.content, ranked.matched)
@@ -203,13 +216,30 @@ def render_recall(query: str, answer: RecallAnswer, *, max_tokens: int) -> Reply
             shown_block = block(_passage(ranked.memory, part))
         blocks.append(shown_block)
         budget -= len(shown_block) + 1
-        data.results.append(_result_data(ranked, part, words, top_score=outcome.top_score))
+        newer = [by_id[n] for n in ranked.superseded_by]
+        data.results.append(
+            _result_data(ranked, part, words, top_score=outcome.top_score, newer_memories=newer)
+        )
     tail = _left_out_line(data.left_out, data.left_out_chars, max_tokens=max_tokens)
     return Reply(text=f"{header}\n" + "\n".join(blocks) + tail, data=data)
 
 
+def _nothing_matched(query: str, answer: RecallAnswer) -> str:
+    """Nothing stored on the subject (no candidate at all), or nothing close enough."""
+    if answer.outcome is None:
+        text = f'{PREFIX} No memories stored for this project matched "{query}".\n'
+        return text + _no_match_guidance(answer.mode)
+    text = f'{PREFIX} Nothing matched "{query}" closely enough.\n'
+    return text + _gated_guidance(answer.visible)
+
+
 def _result_data(
-    ranked: Ranked, part: Excerpt | None, words: dict[str, str], *, top_score: float
+    ranked: Ranked,
+    part: Excerpt | None,
+    words: dict[str, str],
+    *,
+    top_score: float,
+    newer_memories: Sequence[Memory],
 ) -> RecallResult:
     """What the data says of one result shown: the text shown of it, and where that text is."""
     return RecallResult.of(
@@ -219,6 +249,8 @@ def _result_data(
         matched=distinct_words([words.get(t, t) for t in ranked.matched]),
         text=part.of(ranked.memory.content) if part else ranked.memory.content,
         excerpt=Span(start=part.start, end=part.end) if part else None,
+        superseded_by=[NewerVersion(id=n.id, created_at=n.created_at) for n in newer_memories],
+        supersedes=list(ranked.supersedes),
     )
 
 
@@ -249,12 +281,19 @@ def render_remembered(answer: RememberAnswer) -> str:
             "retired: recall, list_memories and memory_stats no longer show it, and "
             "memory_history shows both."
         )
-    revised = answer.may_update
-    if revised is not None:
+    updated = answer.supersedes
+    if updated is not None:
         notes.append(
-            f"This may update {revised.id} (stored {revised.created_at[:10]}): "
-            f'"{flattened(revised.content, chars=160)}". If it does, remember this fact again with '
-            f"replaces={revised.id} to retire the old one."
+            f"It probably updates {updated.id} (stored {updated.created_at[:10]}): "
+            f'"{flattened(updated.content, chars=160)}". Linked: recall now ranks this one '
+            f"first and marks {updated.id} as probably outdated. If {updated.id} is simply "
+            f"wrong now, remember this fact again with replaces={updated.id} to retire it; if "
+            "both are current, remember it again with supersedes: false to undo the link."
+        )
+    if answer.kept:
+        notes.append(
+            f"Undid its link to {', '.join(answer.kept)}: both stay current, ranked by "
+            "relevance alone."
         )
     if memory.expires_at is not None and not answer.already_known:
         notes.append(f"It expires on {memory.expires_at[:10]}.")
@@ -306,14 +345,16 @@ def render_history(memory_id: str, versions: Sequence[Version] | None) -> str:
             status = f"replaced by {', '.join(version.replaced_by)}"
         else:
             status = "current"
-        blocks.append(f"{render_memory(i, memory)}\n   status: {status}")
+        links = link_lines(version.superseded_by, [m.id for m in version.supersedes])
+        blocks.append(f"{render_memory(i, memory, links=links)}\n   status: {status}")
     return f"{header}\n\n" + "\n".join(blocks)
 
 
 def render_get(memory_id: str, version: Version | None) -> str:
     if version is None or version.memory is None:
         return f"{PREFIX} No memory with id {memory_id} is visible to this request."
-    block = render_memory(1, version.memory)
+    links = link_lines(version.superseded_by, [m.id for m in version.supersedes])
+    block = render_memory(1, version.memory, links=links)
     if version.replaced_by:
         status = f"replaced by {', '.join(version.replaced_by)}: recall no longer returns it"
         block += f"\n   status: {status}"

@@ -10,6 +10,7 @@ from typing import Final
 
 from services.api.answers import BulkForgetAnswer, RecallAnswer, RememberAnswer, Version
 from services.api.candidates import RECALL_CANDIDATES, recall_candidates
+from services.api.versions import one_version, versions_of
 from shared.counters import COMPACTION_LAG_MS, CounterTracker
 from shared.embedding import Embedder
 from shared.lexical import Lexicon
@@ -22,12 +23,11 @@ from shared.memories.visibility import (
     may_replace,
     named_memory,
     replaceable,
-    versions_shown,
 )
-from shared.model import DAY_MS, Hit, Memory, MemoryType, Scope, iso_ms, new_ulid
+from shared.model import Hit, Memory, MemoryType, Scope, iso_ms, new_memory
 from shared.model.counters import AccessCount
 from shared.model.ids import wall_clock_ms
-from shared.ranking import MODE_PROFILES, RecallMode, already_known, possible_revision, rank
+from shared.ranking import MODE_PROFILES, RecallMode, already_known, probably_updated, rank
 from shared.ranking.score import RecallOutcome
 from shared.revisions import ReplacementLog
 from shared.storage import ObjectStore, Stores, VectorStore, index_tenants
@@ -37,7 +37,9 @@ from shared.transfer import ExportedMemory, export_tenant
 
 logger = logging.getLogger(__name__)
 
-DEDUP_CANDIDATES: Final = 5
+# The nearest memories remember compares a new fact with: the one that already says it (dedup
+# looks at the nearest), or the one it probably updates (a rewording may sit a few places down).
+NEIGHBOUR_CANDIDATES: Final = 10
 
 
 class MemoryService:
@@ -131,7 +133,7 @@ class MemoryService:
             raise retired
         now_ms = self._clock_ms()
         sight = Visibility(conversation, now_ms=now_ms, replacements=retired)
-        candidates = await recall_candidates(
+        gathered = await recall_candidates(
             self._vectors,
             self._snapshots,
             tenant,
@@ -141,10 +143,10 @@ class MemoryService:
             floor=self._floor,
             limit=limit,
         )
-        if not candidates:
+        if not gathered.compared:
             return RecallAnswer(mode=mode, visible=0, outcome=None)
         outcome = rank(
-            candidates,
+            gathered.candidates,
             loaded,
             profile=MODE_PROFILES[mode],
             limit=limit,
@@ -152,10 +154,11 @@ class MemoryService:
             high_similarity=self._high_similarity,
             now_ms=now_ms,
             names_absent=scored.absent_names > 0,
+            links=gathered.links,
         )
         if count_use:
             self._count_uses(tenant, outcome, now_ms=now_ms)
-        return RecallAnswer(mode=mode, visible=len(candidates), outcome=outcome)
+        return RecallAnswer(mode=mode, visible=gathered.compared, outcome=outcome)
 
     def _count_uses(self, tenant: str, outcome: RecallOutcome, *, now_ms: int) -> None:
         """Only a confident answer counts as a use: a memory returned as the best of weak
@@ -177,6 +180,7 @@ class MemoryService:
         scope: Scope,
         replaces: str | None = None,
         expires_in_days: int | None = None,
+        link_updates: bool = True,
     ) -> RememberAnswer:
         """Store a fact, or answer the visible memory that already says it.
 
@@ -184,6 +188,12 @@ class MemoryService:
         the fact (a crash in between leaves both visible, as before the correction, never
         neither). The replaced memory is no "already known" answer; another memory that says
         the fact already is, and becomes the replacement.
+
+        Without it, a visible memory the fact probably updates (``shared.ranking.updates``) is
+        linked by a record written after the fact: it stays current, ranked below the new one
+        (a crash in between leaves two unlinked memories, which recall and list agree on).
+        ``link_updates`` False links nothing, and undoes the links that name a memory already
+        saying the fact as the newer one: the caller says both stay current.
 
         Raises:
             InvalidInputError: ``replaces`` names no memory this request may replace.
@@ -196,34 +206,48 @@ class MemoryService:
             live = [hit for hit in live if hit.memory.id != replaced.id]
         known = already_known(content, live)
         if known is not None and (replaced is None or may_replace(known.memory, replaced)):
-            return await self._already_known(known.memory, replaced, now_ms=sight.now_ms)
-        now_ms = sight.now_ms
-        expires_ms = now_ms + expires_in_days * DAY_MS if expires_in_days is not None else None
-        memory = Memory(
-            id=new_ulid(now_ms),
-            tenant=tenant,
+            return await self._already_known(
+                known.memory, replaced, sight=sight, link_updates=link_updates
+            )
+        linking = replaced is None and link_updates
+        updated = probably_updated(content, live, scope=scope) if linking else None
+        memory = new_memory(
+            tenant,
+            conversation,
             content=content,
             memory_type=memory_type,
             category=category,
-            tags=tuple(tags),
+            tags=tags,
             scope=scope,
-            # Recorded whatever the scope: visibility key when scoped, provenance otherwise.
-            conversation=conversation,
-            created_at=iso_ms(now_ms),
-            expires_at=iso_ms(expires_ms) if expires_ms is not None else None,
+            expires_in_days=expires_in_days,
+            now_ms=sight.now_ms,
         )
-        # Keys, vector (shared.memories), then the lexicon: a memory whose lexicon shard is
-        # missing is still recalled by the vector leg.
-        await write_memory(self._objects, self._vectors, memory, embedding.result())
+        return await self._stored(
+            memory,
+            embedding.result(),
+            replaced=replaced,
+            updated=updated.memory if updated is not None else None,
+        )
+
+    async def _stored(
+        self,
+        memory: Memory,
+        embedding: list[float],
+        *,
+        replaced: Memory | None,
+        updated: Memory | None,
+    ) -> RememberAnswer:
+        """Keys, vector (shared.memories), then the lexicon (a memory whose lexicon shard is
+        missing is still recalled by the vector leg), then the record retiring ``replaced`` or
+        linking ``updated``."""
+        await write_memory(self._objects, self._vectors, memory, embedding)
         await self._lexicon.added(memory)
         if replaced is not None:
-            await self._replacements.record(tenant, replaced.id, memory.id)
-            return RememberAnswer(memory=memory, already_known=False, replaced=replaced)
-        revision = possible_revision(content, live)
+            await self._replacements.record(memory.tenant, replaced.id, memory.id)
+        elif updated is not None:
+            await self._replacements.record(memory.tenant, updated.id, memory.id, "supersedes")
         return RememberAnswer(
-            memory=memory,
-            already_known=False,
-            may_update=revision.memory if revision is not None else None,
+            memory=memory, already_known=False, replaced=replaced, supersedes=updated
         )
 
     async def _live_neighbours(
@@ -233,7 +257,7 @@ class MemoryService:
         retiring = asyncio.create_task(self._replacements.view(tenant))
         try:
             visible = await self._visible_hits(
-                tenant, conversation, embedding, top_k=DEDUP_CANDIDATES
+                tenant, conversation, embedding, top_k=NEIGHBOUR_CANDIDATES
             )
         finally:
             retired = (await asyncio.gather(retiring, return_exceptions=True))[0]
@@ -243,16 +267,22 @@ class MemoryService:
         return sight, [hit for hit in visible if sight.sees(hit.memory)]
 
     async def _already_known(
-        self, known: Memory, replaced: Memory | None, *, now_ms: int
+        self, known: Memory, replaced: Memory | None, *, sight: Visibility, link_updates: bool
     ) -> RememberAnswer:
         """remember's answer when a visible memory says the fact already: it counts as a use,
-        and it becomes the replacement of what ``replaces`` named."""
+        and it becomes the replacement of what ``replaces`` named. ``link_updates`` False
+        undoes the probable updates that name it as the newer memory."""
         await ensure_listed(self._objects, known)
-        self._counters.record(known.tenant, known.id, at_ms=now_ms)
+        self._counters.record(known.tenant, known.id, at_ms=sight.now_ms)
         if replaced is not None:
             # The correction is stored already (remembered before, as the hint suggests).
             await self._replacements.record(known.tenant, replaced.id, known.id)
-        return RememberAnswer(memory=known, already_known=True, replaced=replaced)
+        kept: tuple[str, ...] = ()
+        if not link_updates:
+            kept = sight.replacements.supersedes(known.id)
+            for old_id in kept:
+                await self._replacements.record(known.tenant, old_id, known.id, "kept")
+        return RememberAnswer(memory=known, already_known=True, replaced=replaced, kept=kept)
 
     async def list_memories(
         self,
@@ -353,37 +383,14 @@ class MemoryService:
         """Every version of the fact ``memory_id`` belongs to that this request may see,
         newest first; None when it names nothing this request can see."""
         sight = await self._sight(tenant, conversation)
-        ids = sight.replacements.versions(memory_id)
-        found = {m.id: m for m in await self._vectors.get(tenant, list(ids))}
-        shown = versions_shown(sight.replacements, found, conversation)
-        if memory_id not in shown:
-            return None  # answered as an id that never existed
-        return [
-            Version(
-                memory_id=version_id,
-                memory=found.get(version_id),
-                replaced_by=sight.replacements.replaced_by(version_id),
-                expired=(m := found.get(version_id)) is not None and m.expired(sight.now_iso),
-            )
-            for version_id in ids
-            if version_id in shown
-        ]
+        return await versions_of(self._vectors, tenant, sight, memory_id)
 
     async def get(self, tenant: str, conversation: str | None, *, memory_id: str) -> Version | None:
-        """One memory whole, with what replaced it; None when this request may not see it
-        (another conversation's note, expired, forgotten, or no such id: all answered alike)."""
+        """One memory whole, with what replaced it and its probable-update links; None when
+        this request may not see it (another conversation's note, expired, forgotten, or no
+        such id: all answered alike)."""
         sight = await self._sight(tenant, conversation)
-        memory = await named_memory(
-            self._vectors, tenant, memory_id, conversation=conversation, now_iso=sight.now_iso
-        )
-        if memory is None:
-            return None
-        return Version(
-            memory_id=memory_id,
-            memory=memory,
-            replaced_by=sight.replacements.replaced_by(memory_id),
-            expired=False,
-        )
+        return await one_version(self._vectors, tenant, sight, memory_id)
 
     async def stats(self, tenant: str, conversation: str | None) -> StatsAnswer:
         sight = await self._sight(tenant, conversation)

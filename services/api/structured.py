@@ -57,6 +57,17 @@ class Span(Output):
     end: int
 
 
+class NewerVersion(Output):
+    """A memory that probably updates another (a ``supersedes`` link), and when it was stored."""
+
+    id: str
+    created_at: str
+
+
+def newer_versions(version: Version) -> list[NewerVersion]:
+    return [NewerVersion(id=m.id, created_at=m.created_at) for m in version.superseded_by]
+
+
 class RecallResult(MemoryRecord):
     confidence: Confidence
     standing: Annotated[int, Meta(description="percent of the top result's score")]
@@ -66,6 +77,11 @@ class RecallResult(MemoryRecord):
         Span | None,
         Meta(description="characters [start, end) shown, or null when shown whole"),
     ]
+    superseded_by: Annotated[
+        list[NewerVersion],
+        Meta(description="results that probably update this one: it is probably outdated"),
+    ]
+    supersedes: Annotated[list[str], Meta(description="results this one probably updates")]
 
 
 class RecallOutput(Output):
@@ -86,7 +102,11 @@ class RememberOutput(MemoryRecord):
     stored: Annotated[bool, Meta(description="false: an existing memory already said it")]
     preview: str
     replaced: str | None
-    may_update: str | None
+    supersedes: Annotated[
+        str | None,
+        Meta(description="the memory this one probably updates: linked, ranked below it"),
+    ]
+    kept: Annotated[list[str], Meta(description="memories whose links to this one were undone")]
 
 
 class ListedMemory(MemoryRecord):
@@ -115,6 +135,10 @@ class VersionRecord(Output):
     status: Literal["current", "replaced", "expired", "forgotten"]
     replaced_by: list[str]
     memory: MemoryRecord | None
+    superseded_by: Annotated[
+        list[NewerVersion], Meta(description="memories that probably update this one")
+    ]
+    supersedes: Annotated[list[str], Meta(description="memories this one probably updates")]
 
     @classmethod
     def of(cls, version: Version) -> VersionRecord:
@@ -133,6 +157,8 @@ class VersionRecord(Output):
             status=status,
             replaced_by=list(version.replaced_by),
             memory=record,
+            superseded_by=newer_versions(version),
+            supersedes=[m.id for m in version.supersedes],
         )
 
 
@@ -153,6 +179,10 @@ class GetOutput(Output):
     memory: MemoryRecord | None
     text: str | None
     replaced_by: list[str]
+    superseded_by: Annotated[
+        list[NewerVersion], Meta(description="memories that probably update this one")
+    ]
+    supersedes: Annotated[list[str], Meta(description="memories this one probably updates")]
 
     @classmethod
     def of(cls, memory_id: str, version: Version | None) -> GetOutput:
@@ -163,6 +193,8 @@ class GetOutput(Output):
             memory=MemoryRecord.of(memory) if memory is not None else None,
             text=memory.content if memory is not None else None,
             replaced_by=list(version.replaced_by) if version is not None else [],
+            superseded_by=newer_versions(version) if version is not None else [],
+            supersedes=[m.id for m in version.supersedes] if version is not None else [],
         )
 
 

@@ -89,6 +89,14 @@ def _indexed_form(piece: str, whole: str) -> str:
     return whole
 
 
+def indexed_form(piece: str) -> str:
+    """The one term the index holds for a piece of text as its whole (a plain word's stem, an
+    identifier lower-cased), without its parts: what a caller comparing two texts word by word
+    needs, at a fraction of ``terms``'s cost."""
+    whole = piece.lower()[:MAX_TERM_CHARS]
+    return whole if _IDENTIFIER_MARK.search(piece) else _indexed_form(piece, whole)
+
+
 def _humps(word: str) -> list[str]:
     """``HttpClient`` → ``["Http", "Client"]``; a word with no inner capital is one hump."""
     if not _LETTERS.fullmatch(word) or not _INNER_CAPITAL.search(word):

@@ -11,7 +11,7 @@ from shared.model.ids import (
     wall_clock_ms,
 )
 from shared.model.keys import IndexEntry, index_key, index_prefix, parse_index_key
-from shared.model.memory import MEMORY_TYPES, SCOPES, Hit, Memory, MemoryType, Scope
+from shared.model.memory import MEMORY_TYPES, SCOPES, Hit, Memory, MemoryType, Scope, new_memory
 
 __all__ = [
     "DAY_MS",
@@ -27,6 +27,7 @@ __all__ = [
     "index_prefix",
     "inverted_time",
     "iso_ms",
+    "new_memory",
     "new_ulid",
     "parse_index_key",
     "parse_iso_ms",

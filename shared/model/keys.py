@@ -6,6 +6,8 @@
     index/<tenant>/<invertedTime>#<ulid>#<type>#[<digest>]#<expiresMs>    the same, expiring
     expiry/<expiresMs>#<tenant>#<ulid>                                    empty; soonest first
     replaced/<tenant>/<oldUlid>#<newUlid>                                 empty; one replacement
+    replaced/<tenant>/<oldUlid>#<newUlid>#supersedes                      empty; a probable update
+    replaced/<tenant>/<oldUlid>#<newUlid>#kept                            empty; that link undone
     stats/<tenant>/shard/<ulid>-<processId>.json                          one flush of deltas
     stats/<tenant>/merged.json                                            folded counts + watermark
     lexicon/<tenant>/shard/…, lexicon/<tenant>/merged.json                the same (shared.shardlog)
@@ -16,12 +18,15 @@ fixed when the memory is written, so it rides on the memory's own keys (the inde
 list and stats read without bodies, and an ``expiry/`` key in time order across tenants, so the
 compactor finds what is due with one listing that stops at the first future key). A
 replacement is one create-only key whose name is the whole record, so a listing of a tenant's
-``replaced/`` prefix reads every chain without a body.
+``replaced/`` prefix reads every chain without a body. A probable update (remember found the new
+memory restating an older one with another value) is a record beside them with a suffix, and so
+is the caller's word that both stay current: the same listing reads all three, and a reader that
+knows only replacements skips the suffixed names.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Literal
 
 import msgspec
 
@@ -149,9 +154,34 @@ def replaced_key(tenant: str, old_id: str, new_id: str) -> str:
     return f"{replaced_prefix(tenant)}{old_id}#{new_id}"
 
 
+RevisionKind = Literal["replaces", "supersedes", "kept"]
+_SUFFIXED: Final[tuple[RevisionKind, ...]] = ("supersedes", "kept")
+
+
+def link_key(tenant: str, old_id: str, new_id: str, kind: RevisionKind) -> str:
+    """The record of one revision: a replacement, a probable update, or that update undone."""
+    key = replaced_key(tenant, old_id, new_id)
+    return key if kind == "replaces" else f"{key}#{kind}"
+
+
+def parse_revision_key(key: str) -> tuple[str, str, RevisionKind] | None:
+    """(old id, new id, kind) of a ``replaced/`` record, or None for any other key."""
+    parts = key.rsplit("/", 1)[-1].split("#")
+    if len(parts) == 2:
+        kind: RevisionKind = "replaces"
+    elif len(parts) == 3 and parts[2] in _SUFFIXED:
+        kind = "supersedes" if parts[2] == "supersedes" else "kept"
+    else:
+        return None
+    old_id, new_id = parts[0], parts[1]
+    if not old_id or not new_id:
+        return None
+    return old_id, new_id, kind
+
+
 def parse_replaced_key(key: str) -> tuple[str, str] | None:
     """(old id, new id) of a replacement record, or None for any other key."""
-    old_id, sep, new_id = key.rsplit("/", 1)[-1].partition("#")
-    if not sep or not old_id or not new_id or "#" in new_id:
+    parsed = parse_revision_key(key)
+    if parsed is None or parsed[2] != "replaces":
         return None
-    return old_id, new_id
+    return parsed[0], parsed[1]

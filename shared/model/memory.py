@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final, Literal
 
 import msgspec
 
-from shared.model.ids import iso_ms
+from shared.model.ids import DAY_MS, iso_ms, new_ulid
 
 MemoryType = Literal["project", "pattern", "reference", "conversation"]
 Scope = Literal["project", "conversation"]
@@ -71,3 +72,33 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
 
     memory: Memory
     similarity: float
+
+
+def new_memory(
+    tenant: str,
+    conversation: str | None,
+    *,
+    content: str,
+    memory_type: MemoryType,
+    category: str | None,
+    tags: Sequence[str],
+    scope: Scope,
+    expires_in_days: int | None,
+    now_ms: int,
+) -> Memory:
+    """A memory written now: its id and creation time from ``now_ms``, its expiry that many
+    days later. The conversation is recorded whatever the scope: the visibility key of a note,
+    provenance for a project memory."""
+    expires_ms = now_ms + expires_in_days * DAY_MS if expires_in_days is not None else None
+    return Memory(
+        id=new_ulid(now_ms),
+        tenant=tenant,
+        content=content,
+        memory_type=memory_type,
+        category=category,
+        tags=tuple(tags),
+        scope=scope,
+        conversation=conversation,
+        created_at=iso_ms(now_ms),
+        expires_at=iso_ms(expires_ms) if expires_ms is not None else None,
+    )

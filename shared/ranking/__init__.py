@@ -1,6 +1,6 @@
 """Pure ranking and dedup over model records."""
 
-from shared.ranking.dedup import already_known, possible_revision, word_overlap
+from shared.ranking.dedup import already_known, word_overlap
 from shared.ranking.fusion import KEYWORD_WEIGHT, Candidate, fuse, refuse, with_feedback
 from shared.ranking.modes import DEFAULT_MODE, MODE_PROFILES, RECALL_MODES, RecallMode
 from shared.ranking.score import (
@@ -10,11 +10,12 @@ from shared.ranking.score import (
     gate,
     names_first,
     names_held,
-    newer_first,
     passes_floor,
     rank,
     trust,
 )
+from shared.ranking.updates import probably_updated
+from shared.ranking.versions import newer_first
 
 __all__ = [
     "DEFAULT_MODE",
@@ -33,7 +34,7 @@ __all__ = [
     "names_held",
     "newer_first",
     "passes_floor",
-    "possible_revision",
+    "probably_updated",
     "rank",
     "refuse",
     "trust",

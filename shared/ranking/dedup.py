@@ -20,6 +20,7 @@ from typing import Final
 
 from shared.lexical.tokens import identifiers
 from shared.model import Hit
+from shared.ranking.updates import probable_update
 
 DEDUP_THRESHOLD: Final = 0.92
 DEDUP_MIN_WORD_OVERLAP: Final = 0.5
@@ -66,27 +67,6 @@ def already_known(content: str, visible: Sequence[Hit]) -> Hit | None:
         return None
     if numbers_in(content) != numbers_in(nearest.memory.content):
         return None
+    if probable_update(content, nearest.memory.content) is not None:
+        return None  # "every two weeks" → "every week now": an update, never a resend
     return nearest
-
-
-# A revision is worded like what it revises but says a different number or name: looser than
-# dedup's cosine, because "We moved the API to port 8443" rewords "The API listens on port
-# 8080" more than a resend does (the thresholds were measured on bench/data/revisions.json).
-REVISION_SIMILARITY: Final = 0.70
-REVISION_MIN_WORD_OVERLAP: Final = 0.20
-
-
-def possible_revision(content: str, visible: Sequence[Hit]) -> Hit | None:
-    """The visible memory that ``content`` most likely revises, or None: close in meaning and
-    wording, with different number-carrying words or identifiers. Dedup's own guard, turned
-    into a hint ("this may update …") rather than a silent second copy."""
-    facts = numbers_in(content)
-    candidates = [
-        hit
-        for hit in visible
-        if hit.similarity >= REVISION_SIMILARITY
-        and not _same_text(content, hit.memory.content)
-        and word_overlap(content, hit.memory.content) >= REVISION_MIN_WORD_OVERLAP
-        and numbers_in(hit.memory.content) != facts
-    ]
-    return max(candidates, key=lambda hit: hit.similarity, default=None)

@@ -22,17 +22,12 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from shared.lexical.tokens import STOP_WORDS
 from shared.model import DAY_MS, Memory, MemoryType
 from shared.model.counters import ZERO_COUNT, AccessCount
 from shared.model.ids import parse_iso_ms
-from shared.ranking.dedup import (
-    DEDUP_MIN_WORD_OVERLAP,
-    numbers_in,
-    word_set,
-)
 from shared.ranking.fusion import Candidate
 from shared.ranking.modes import ModeProfile
+from shared.ranking.versions import REVISION_BAND, linked_first, newer_first, shown_links
 
 RECENCY_HALFLIFE_DAYS: Final = 30.0
 TRUST_WEIGHT: Final = 0.10
@@ -50,18 +45,6 @@ TIE_BAND: Final = 0.1
 # A result at the HIGH line is HIGH when its relevance is this many times the next relevant
 # memory's: the first result stands alone (docs/calibration.md has the table behind it).
 CLEAR_RATIO: Final = 1.8
-# Content words (stop words left out) a revision with a changed value shares with what it
-# revises: 42 of 50 held-out corrections, 4 of DevBench's 435 pairs of unrelated facts.
-REVISION_CONTENT_OVERLAP: Final = 0.25
-# How far below an older memory's score, in units of the floor, a newer one on the same subject
-# may stand and still be put first (see newer_first).
-REVISION_BAND: Final = 0.5
-# How many places a newer memory may move up past what it revises (see newer_first). Unbounded,
-# a newer message from ranks 6-10 of a wider list jumped into the first five over memories more
-# relevant than itself: long chats R@5 at exploratory/10 0.320 -> 0.298. Two places keep it at
-# 0.314 with the knowledge updates still first (17 of 19), bench/ablation.py; one place loses
-# two of those.
-REVISION_REACH: Final = 2
 # How far below the floor a result may stand beside one that reaches it (see gate), as a
 # fraction of the floor: 0.8 kept Harbor's answers at 0.28-0.29 and changed no other set's R@5;
 # 0.9 lost one hard technical note.
@@ -87,6 +70,10 @@ class Ranked(msgspec.Struct, frozen=True, kw_only=True):
     coverage: float = 0.0
     strong: bool = False
     confidence: Confidence = "medium"
+    # The results that probably update this one (it is probably outdated), and the results
+    # this one probably updates: ``shared.ranking.versions``.
+    superseded_by: tuple[str, ...] = ()
+    supersedes: tuple[str, ...] = ()
 
 
 class RecallOutcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -244,56 +231,6 @@ def names_first(scores: Sequence[float], held: Sequence[int]) -> list[int]:
     return sorted(range(len(scores)), key=lambda i: (-held[i], -scores[i]))
 
 
-def newer_first(
-    order: list[int],
-    memories: Sequence[Memory],
-    scores: Sequence[float],
-    held: Sequence[int],
-    *,
-    band: float,
-    reach: int = REVISION_REACH,
-) -> list[int]:
-    """Among the results, move each memory ahead of an older one on the same subject when it is
-    nearly as relevant (its score at most ``band`` below) and holds as many of the query's
-    names: a revision outranks what it revises, but a merely newer memory never outranks a
-    clearly better one. It reorders what the other rules returned and never brings in another
-    memory: pulling newer memories in from below the cut cost the long chats 0.02 R@5 and
-    0.05 R@10, on pairs of messages that share words without one revising the other. Nor does
-    it move a memory up more than ``reach`` places: each memory it would pass is more relevant
-    than it. Same subject is dedup's word overlap or, for a revision whose number-carrying words or
-    identifiers differ, a looser overlap of content words (a correction rewords more than a
-    resend: "we raised the retry count to 7" against "retries 3 times"; stop words are left
-    out, or any two English sentences would qualify)."""
-    words = {i: word_set(memories[i].content) for i in order}
-    facts = {i: numbers_in(memories[i].content) for i in order}
-    placed: list[int] = []
-    for i in order:
-        position = len(placed)
-        for j in range(len(placed) - 1, max(-1, len(placed) - 1 - reach), -1):
-            older = placed[j]
-            if memories[i].created_at <= memories[older].created_at:
-                continue
-            if held[i] < held[older] or scores[i] < scores[older] - band:
-                continue
-            if _same_subject(words[i], words[older]) or (
-                facts[i] != facts[older] and _same_content(words[i], words[older])
-            ):
-                position = j
-        placed.insert(position, i)
-    return placed
-
-
-def _same_subject(a: frozenset[str], b: frozenset[str]) -> bool:
-    union = len(a | b)
-    return bool(union) and len(a & b) / union >= DEDUP_MIN_WORD_OVERLAP
-
-
-def _same_content(a: frozenset[str], b: frozenset[str]) -> bool:
-    a, b = a - STOP_WORDS, b - STOP_WORDS
-    union = len(a | b)
-    return bool(union) and len(a & b) / union >= REVISION_CONTENT_OVERLAP
-
-
 def _matched(candidate: Candidate) -> tuple[str, ...]:
     return candidate.keyword.matched if candidate.keyword is not None else ()
 
@@ -312,16 +249,22 @@ def rank(
     high_similarity: float,
     now_ms: int,
     names_absent: bool = False,
+    links: Mapping[str, Sequence[str]] | None = None,
 ) -> RecallOutcome:
     """Floor gate, fraction-of-top gate on relevance, relevance plus the tie-break, the query's
-    names held first, cut to ``limit``, newer-first on the same subject among what is left.
-    ``names_absent``: the query names something no memory holds (no result is then HIGH).
+    names held first, cut to ``limit``, newer-first on the same subject among what is left, and
+    each memory another one probably updates directly below it (``links``: old id → newer ids,
+    ``shared.ranking.versions``). ``names_absent``: the query names something no memory holds
+    (no result is then HIGH).
 
     ``candidates`` must already be filtered by conversation visibility (so the gated count never
     includes another conversation's notes) and carry their memories.
     """
+    links = links or {}
     present = [c for c in candidates if c.memory is not None]
-    keeping = gate(present, floor=floor, keep_ratio=profile.keep_ratio)
+    keeping = _with_newer_versions(
+        gate(present, floor=floor, keep_ratio=profile.keep_ratio), present, links
+    )
     gated = len(present) - len(keeping)
     memories = [c.memory for c in keeping if c.memory is not None]
     # Looked up once per memory: ``counts`` may sum several maps per lookup (SummedCounts).
@@ -331,9 +274,11 @@ def rank(
     own = [c.own_relevance + tie for c, tie in zip(keeping, ties.tolist(), strict=True)]
     held = [names_held(c) for c in keeping]
     values = scores.tolist()
-    order = newer_first(
-        names_first(values, held)[:limit], memories, own, held, band=REVISION_BAND * floor
-    )
+    ranked = names_first(values, held)
+    order = newer_first(ranked[:limit], memories, own, held, band=REVISION_BAND * floor)
+    if links:
+        rest = [i for i in ranked if i not in set(order)]
+        order = linked_first([*order, *rest], [m.id for m in memories], links, limit=limit)
     results = _confidences(
         [keeping[i] for i in order],
         [values[i] for i in order],
@@ -342,12 +287,34 @@ def rank(
         high_similarity=high_similarity,
         names_absent=names_absent,
     )
+    if links:
+        results = _labelled(results, links)
     return RecallOutcome(
         results=tuple(results),
         gated=gated,
         confidence=confidence_of(results),
         top_score=max(values, default=0.0),
     )
+
+
+def _with_newer_versions(
+    keeping: list[Candidate], present: Sequence[Candidate], links: Mapping[str, Sequence[str]]
+) -> list[Candidate]:
+    """``keeping`` and the newer versions of its memories that the gate left out: a probable
+    update stands beside what it updates whatever its own relevance."""
+    if not links:
+        return keeping
+    kept = {c.memory_id for c in keeping}
+    wanted = {n for c in keeping for n in links.get(c.memory_id, ())} - kept
+    return keeping + [c for c in present if c.memory_id in wanted]
+
+
+def _labelled(results: list[Ranked], links: Mapping[str, Sequence[str]]) -> list[Ranked]:
+    newer, older = shown_links([r.memory.id for r in results], links)
+    return [
+        msgspec.structs.replace(r, superseded_by=n, supersedes=o) if n or o else r
+        for r, n, o in zip(results, newer, older, strict=True)
+    ]
 
 
 def _confidences(

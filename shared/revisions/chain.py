@@ -1,11 +1,13 @@
 """Replacement chains: which memories a tenant's replacement records retire, and the versions
-of one fact, read from the records alone (pure)."""
+of one fact, read from the records alone (pure). Beside them, the probable updates remember
+linked (an older memory that stays current, ranked below the newer one)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Final
 
+from shared.model.keys import RevisionKind
 from shared.revisions.cycles import cyclic_components
 
 
@@ -25,13 +27,17 @@ class Replacements:
     links the members, so memory_history shows them together.
     """
 
-    __slots__ = ("_cycles", "_newer", "_older")
+    __slots__ = ("_cycles", "_kept", "_linked_newer", "_linked_older", "_newer", "_older")
 
     def __init__(self, pairs: Iterable[tuple[str, str]] = ()) -> None:
         self._newer: dict[str, set[str]] = {}
         self._older: dict[str, set[str]] = {}
         # Each memory on a cycle, mapped to its cycle's members; None until asked after a change.
         self._cycles: dict[str, frozenset[str]] | None = None
+        # Probable updates (old → new) and the ones the caller undid ("both stay current").
+        self._linked_newer: dict[str, set[str]] = {}
+        self._linked_older: dict[str, set[str]] = {}
+        self._kept: set[tuple[str, str]] = set()
         for old_id, new_id in pairs:
             self.add(old_id, new_id)
 
@@ -45,6 +51,45 @@ class Replacements:
         newer.add(new_id)
         self._older.setdefault(new_id, set()).add(old_id)
         self._cycles = None
+
+    def record(self, old_id: str, new_id: str, kind: RevisionKind) -> None:
+        """Add one record of any kind (``shared.model.keys.parse_revision_key``)."""
+        if kind == "replaces":
+            self.add(old_id, new_id)
+        elif kind == "supersedes":
+            self._linked_newer.setdefault(old_id, set()).add(new_id)
+            self._linked_older.setdefault(new_id, set()).add(old_id)
+        else:
+            self._kept.add((old_id, new_id))
+
+    def superseded_by(self, memory_id: str) -> tuple[str, ...]:
+        """The memories that probably update this one (links not undone), newest first."""
+        newer = self._linked_newer.get(memory_id)
+        if not newer:
+            return ()  # the hot path: recall asks this of every candidate
+        return tuple(sorted((n for n in newer if (memory_id, n) not in self._kept), reverse=True))
+
+    def supersedes(self, memory_id: str) -> tuple[str, ...]:
+        """The memories this one probably updates (links not undone), newest first."""
+        older = self._linked_older.get(memory_id, ())
+        return tuple(sorted((o for o in older if (o, memory_id) not in self._kept), reverse=True))
+
+    def links(self) -> list[tuple[str, str]]:
+        """Every probable update that stands, as (old id, new id)."""
+        return [
+            (old, new)
+            for old, newer in self._linked_newer.items()
+            for new in sorted(newer)
+            if (old, new) not in self._kept
+        ]
+
+    def link_records(self, memory_id: str) -> list[tuple[str, str, RevisionKind]]:
+        """Every link record naming this memory as the older one, undone or not: what the
+        expirer deletes with the memory."""
+        newer = sorted(self._linked_newer.get(memory_id, ()))
+        found: list[tuple[str, str, RevisionKind]] = [(memory_id, n, "supersedes") for n in newer]
+        found.extend((memory_id, n, "kept") for n in newer if (memory_id, n) in self._kept)
+        return found
 
     def pairs(self) -> list[tuple[str, str]]:
         return [(old, new) for old, newer in self._newer.items() for new in sorted(newer)]

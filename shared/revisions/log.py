@@ -1,7 +1,8 @@
 """ReplacementLog: a tenant's replacement records as this process sees them.
 
-A record is one empty, create-only key (``replaced/<tenant>/<old>#<new>``), written once and
-never updated, like every other event here. Reads list the tenant's ``replaced/`` prefix (key
+A record is one empty, create-only key (``replaced/<tenant>/<old>#<new>``, with a suffix for a
+probable update and for its undoing: ``shared.model.keys``), written once and never updated,
+like every other event here. Reads list the tenant's ``replaced/`` prefix (key
 names only: 1,000 records per request) and cache the result for ``cache_ttl_ms``, the counters'
 window: a replacement written by another process retires its memory here within that window,
 one written by this process at once. Concurrent callers that find the cache stale share one
@@ -14,18 +15,20 @@ from collections.abc import Callable
 
 from shared.counters.tracker import DEFAULT_CACHE_TTL_MS, DEFAULT_MAX_CACHED_TENANTS
 from shared.errors import ConflictError
-from shared.model.keys import parse_replaced_key, replaced_key, replaced_prefix
+from shared.model.keys import RevisionKind, link_key, parse_revision_key, replaced_prefix
 from shared.revisions.chain import Replacements
 from shared.storage.interfaces import ObjectStore
 from shared.tenant_reads import TenantReads
 
 
 async def read_replacements(objects: ObjectStore, tenant: str) -> Replacements:
-    """Every replacement record of one tenant, from key names alone."""
-    pairs: list[tuple[str, str]] = []
+    """Every revision record of one tenant, from key names alone."""
+    found = Replacements()
     async for keys in objects.pages(replaced_prefix(tenant)):
-        pairs.extend(pair for pair in map(parse_replaced_key, keys) if pair is not None)
-    return Replacements(pairs)
+        for parsed in map(parse_revision_key, keys):
+            if parsed is not None:
+                found.record(*parsed)
+    return found
 
 
 class ReplacementLog:
@@ -40,7 +43,7 @@ class ReplacementLog:
         max_cached_tenants: int = DEFAULT_MAX_CACHED_TENANTS,
     ) -> None:
         self._objects = objects
-        self._reads: TenantReads[Replacements, tuple[str, str]] = TenantReads(
+        self._reads: TenantReads[Replacements, tuple[str, str, RevisionKind]] = TenantReads(
             lambda tenant: read_replacements(objects, tenant),
             clock_ms=clock_ms,
             ttl_ms=cache_ttl_ms,
@@ -52,19 +55,21 @@ class ReplacementLog:
 
         The returned object may gain this process's later records; callers only read it."""
         read = await self._reads.get(tenant)
-        for old_id, new_id in self._reads.done_after(tenant, read):
-            read.value.add(old_id, new_id)
+        for old_id, new_id, kind in self._reads.done_after(tenant, read):
+            read.value.record(old_id, new_id, kind)
         return read.value
 
-    async def record(self, tenant: str, old_id: str, new_id: str) -> None:
+    async def record(
+        self, tenant: str, old_id: str, new_id: str, kind: RevisionKind = "replaces"
+    ) -> None:
         """Write one record; visible to this process's next ``view`` at once.
 
         Raises:
             StorageError: the write failed; nothing was recorded.
         """
         try:
-            await self._objects.put(replaced_key(tenant, old_id, new_id), "", if_none_match=True)
+            await self._objects.put(link_key(tenant, old_id, new_id, kind), "", if_none_match=True)
         except ConflictError:
             pass  # the same record, written by a retry: already there
         self._reads.forget_old_writes(tenant)
-        self._reads.done(self._reads.writing(tenant, (old_id, new_id)))
+        self._reads.done(self._reads.writing(tenant, (old_id, new_id, kind)))

@@ -50,6 +50,7 @@ async def export_tenant(
                 memory,
                 replaced_by=replacements.replaced_by(memory.id),
                 counts=counts.get(memory.id),
+                superseded_by=replacements.superseded_by(memory.id),
             )
     if not seen:
         raise InvalidInputError("tenant", f"unknown tenant {tenant!r}: it has no memories")

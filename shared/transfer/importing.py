@@ -28,7 +28,7 @@ from shared.lexical.stored import write_lexicon_shard
 from shared.memories import write_memory
 from shared.model import Memory, index_prefix
 from shared.model.ids import is_tenant
-from shared.model.keys import replaced_key
+from shared.model.keys import RevisionKind, link_key
 from shared.revisions import Replacements, read_replacements
 from shared.storage import Stores
 from shared.transfer.links import Line, LinkCheck
@@ -192,9 +192,11 @@ class Importer:
                 now_ms=self._clock_ms(),
             )
         for record in records:
-            for new_id in record.replaced_by:
+            links: list[tuple[str, RevisionKind]] = [(n, "replaces") for n in record.replaced_by]
+            links += [(n, "supersedes") for n in record.superseded_by]
+            for new_id, kind in links:
                 try:
-                    key = replaced_key(tenant, record.id, new_id)
+                    key = link_key(tenant, record.id, new_id, kind)
                     await self._stores.objects.put(key, "", if_none_match=True)
                 except ConflictError:
                     pass  # written by an earlier run

@@ -32,7 +32,8 @@ SHARED_FIELDS: Final = (
 
 class ExportedMemory(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     """A memory as one line. ``replaced_by``: the memories that replaced it (its replacement
-    records); ``access`` and ``last_access_at``: its counters when it was exported."""
+    records); ``superseded_by``: the memories that probably update it (its links that stand);
+    ``access`` and ``last_access_at``: its counters when it was exported."""
 
     id: str
     tenant: str
@@ -46,6 +47,7 @@ class ExportedMemory(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, o
     trust_base: float = 1.0
     expires_at: str | None = None
     replaced_by: list[str] = []
+    superseded_by: list[str] = []
     access: int = 0
     last_access_at: str | None = None
     format: str = FORMAT
@@ -61,7 +63,11 @@ class ExportedMemory(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, o
 
 
 def exported(
-    memory: Memory, *, replaced_by: tuple[str, ...], counts: AccessCount | None
+    memory: Memory,
+    *,
+    replaced_by: tuple[str, ...],
+    counts: AccessCount | None,
+    superseded_by: tuple[str, ...] = (),
 ) -> ExportedMemory:
     return ExportedMemory(
         tenant=memory.tenant,
@@ -69,6 +75,7 @@ def exported(
         tags=list(memory.tags),
         **{name: getattr(memory, name) for name in SHARED_FIELDS},
         replaced_by=list(replaced_by),
+        superseded_by=list(superseded_by),
         access=counts.access if counts is not None else 0,
         last_access_at=counts.last_at if counts is not None and counts.access else None,
     )
@@ -124,9 +131,15 @@ def _check(record: ExportedMemory) -> None:
         )
     if record.access < 0:
         raise InvalidInputError("access", "`access` must be 0 or more")
-    for new_id in record.replaced_by:
-        if ulid_time_ms(new_id) is None:
-            raise InvalidInputError("replaced_by", "`replaced_by` must hold memory ids")
+    for field in ("replaced_by", "superseded_by"):
+        for new_id in getattr(record, field):
+            if ulid_time_ms(new_id) is None:
+                raise InvalidInputError(field, f"`{field}` must hold memory ids")
+    if record.id in record.superseded_by:
+        raise InvalidInputError(
+            "superseded_by",
+            "`superseded_by` names the line's own id: a memory cannot update itself",
+        )
 
 
 def _check_sizes(record: ExportedMemory) -> None:

@@ -307,21 +307,32 @@ def test_an_already_known_fact_says_nothing_new_was_written() -> None:
     assert "Stored" not in text.split("\n\n")[0].replace("Already known", "")
 
 
-def test_a_replacement_and_a_possible_update_are_both_explained() -> None:
+def test_a_replacement_is_explained() -> None:
     old = memory(2, "the deploy runs on Thursdays")
-    near = memory(3, "deploys freeze in December")
     text = render_remembered(
         RememberAnswer(
             memory=memory(1, expires_at="2026-12-31T00:00:00.000Z"),
             already_known=False,
             replaced=old,
-            may_update=near,
         )
     )
     assert f"It replaces {old.id} (stored 2026-03-04), which is now retired" in text
-    assert f"This may update {near.id} (stored 2026-03-04)" in text
-    assert f"with replaces={near.id} to retire the old one" in text
     assert "It expires on 2026-12-31." in text
+
+
+def test_a_probable_update_names_the_memory_and_both_ways_out() -> None:
+    near = memory(3, "the deploy runs on Thursdays")
+    text = render_remembered(RememberAnswer(memory=memory(1), already_known=False, supersedes=near))
+    assert f"It probably updates {near.id} (stored 2026-03-04): " in text
+    assert '"the deploy runs on Thursdays"' in text
+    assert f"marks {near.id} as probably outdated" in text
+    assert f"with replaces={near.id} to retire it" in text
+    assert "with supersedes: false to undo the link" in text
+
+
+def test_an_undone_link_says_both_stay_current() -> None:
+    text = render_remembered(RememberAnswer(memory=memory(1), already_known=True, kept=("01OLD",)))
+    assert "Undid its link to 01OLD: both stay current" in text
 
 
 @pytest.mark.parametrize(

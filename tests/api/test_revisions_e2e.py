@@ -403,15 +403,15 @@ async def test_a_cycle_already_stored_hides_nothing_and_can_be_corrected(
     assert f"already replaced by {w}" in again and f"replaces={w}" in again
 
 
-async def test_remember_says_when_a_fact_may_update_another_and_the_hint_works(
+async def test_a_linked_update_can_still_retire_what_it_updates_with_replaces(
     servers: Servers, headers: dict[str, str]
 ) -> None:
     url = servers.first
     old = await stored(url, headers, PORT_OLD)
     text = await tool(url, "remember", {"content": PORT_NEW}, headers)
     new = ids_in(text)[0]
-    assert f"This may update {old}" in text and f"replaces={old}" in text
-    # Following the hint: the same fact again, now with replaces, writes nothing new.
+    assert f"It probably updates {old}" in text and f"replaces={old}" in text
+    # Retiring it: the same fact again, now with replaces, writes nothing new.
     followed = await tool(url, "remember", {"content": PORT_NEW, "replaces": old}, headers)
     assert followed.startswith("[MEMORY] Already known") and f"It replaces {old}" in followed
     assert ids_in(followed)[0] == new
@@ -419,7 +419,7 @@ async def test_remember_says_when_a_fact_may_update_another_and_the_hint_works(
     unrelated = await tool(
         url, "remember", {"content": "The docs site is built with MkDocs."}, headers
     )
-    assert "may update" not in unrelated
+    assert "probably updates" not in unrelated
 
 
 async def test_another_process_sees_a_replacement_within_the_cache_window(

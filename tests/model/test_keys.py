@@ -190,3 +190,16 @@ def test_a_memory_expires_exactly_at_its_expiry_and_not_a_millisecond_before() -
     assert not later.expired(iso_ms(NOW_MS))
     assert later.expired_by(NOW_MS + 1)
     assert not memory().expired_by(2**47)
+
+
+def test_revision_records_of_each_kind_parse_back_and_old_readers_skip_the_new_ones() -> None:
+    from shared.model.keys import link_key, parse_replaced_key, parse_revision_key
+
+    for kind in ("replaces", "supersedes", "kept"):
+        key = link_key("acme", "01OLD", "01NEW", kind)  # type: ignore[arg-type]
+        assert parse_revision_key(key) == ("01OLD", "01NEW", kind)
+    assert parse_replaced_key(link_key("acme", "01OLD", "01NEW", "replaces")) == ("01OLD", "01NEW")
+    # A reader that knows only replacements never reads a link as one.
+    assert parse_replaced_key(link_key("acme", "01OLD", "01NEW", "supersedes")) is None
+    assert parse_revision_key("replaced/acme/01OLD#01NEW#other") is None
+    assert parse_revision_key("replaced/acme/#01NEW") is None

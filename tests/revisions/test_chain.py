@@ -94,3 +94,21 @@ def test_a_record_that_closes_a_cycle_later_is_void_from_then_on() -> None:
     chain.add(B, A)
     assert not chain.retired(A) and not chain.retired(B)
     assert chain.current(A) == (A,)
+
+
+def test_a_probable_update_keeps_both_current_and_its_undoing_ends_it() -> None:
+    records = Replacements()
+    records.record("01A", "01B", "supersedes")
+    records.record("01A", "01C", "supersedes")
+    assert not records.retired("01A")
+    assert records.superseded_by("01A") == ("01C", "01B")
+    assert records.supersedes("01B") == ("01A",)
+    records.record("01A", "01B", "kept")
+    assert records.superseded_by("01A") == ("01C",) and records.supersedes("01B") == ()
+    assert records.links() == [("01A", "01C")]
+    # What the expirer deletes with 01A: every link record naming it, undone or not.
+    assert sorted(records.link_records("01A")) == [
+        ("01A", "01B", "kept"),
+        ("01A", "01B", "supersedes"),
+        ("01A", "01C", "supersedes"),
+    ]

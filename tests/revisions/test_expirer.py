@@ -9,7 +9,7 @@ from shared.expiry import Expirer, ExpiryResult, due_entries
 from shared.lexical.segments import LEXICON_LAYOUT, decode_shard
 from shared.memories.upkeep import Upkeep
 from shared.model import Memory, index_key, iso_ms, new_ulid
-from shared.model.keys import expiry_key_of, replaced_key
+from shared.model.keys import expiry_key_of, link_key, replaced_key
 from shared.storage.interfaces import ObjectStore, VectorStore
 from tests.counters._faults import Clock
 
@@ -158,3 +158,25 @@ async def test_an_expired_memory_on_a_stored_cycle_takes_its_record_of_the_cycle
     # Void or not, the record naming it as the replaced one is its own and goes with it.
     assert not await exists(object_store, leaving)
     assert await exists(object_store, returning)
+
+
+async def test_an_expired_memory_takes_its_probable_update_links_along(
+    vector_store: VectorStore, object_store: ObjectStore, embedding_dim: int
+) -> None:
+    """The links naming it as the older memory go with it (undone or not); a link naming it as
+    the newer one stays, and names nothing visible from then on."""
+    expired = memory("acme", expires_ms=START_MS + DAY_MS, content="the port is 8080")
+    await write(vector_store, object_store, embedding_dim, [expired])
+    older, newer = new_ulid(START_MS - 1), new_ulid(START_MS + 1)
+    going = [
+        link_key("acme", expired.id, newer, "supersedes"),
+        link_key("acme", expired.id, newer, "kept"),
+    ]
+    staying = link_key("acme", older, expired.id, "supersedes")
+    for key in [*going, staying]:
+        await object_store.put(key, "", if_none_match=True)
+
+    await expirer(vector_store, object_store, Clock(START_MS + 3 * DAY_MS)).run()
+
+    assert [await exists(object_store, key) for key in going] == [False, False]
+    assert await exists(object_store, staying)

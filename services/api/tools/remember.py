@@ -82,6 +82,18 @@ class RememberArguments(ToolArguments, frozen=True):
             about(f"Optional: forget this fact on its own after {_EXPIRY_RANGE} days."),
         ]
     ] = UNSET
+    supersedes: Maybe[
+        Annotated[
+            bool,
+            about(
+                "Optional. Left out, a fact that restates an existing memory with another value "
+                "(a new port, version, owner, day) is linked as its probable update: recall "
+                "ranks it first and marks the older one as probably outdated. false: store it "
+                "without that link, or, for a fact already stored, undo the links naming it: "
+                "both stay current."
+            ),
+        ]
+    ] = UNSET
     scope: Annotated[
         ScopeChoice,
         about(
@@ -116,6 +128,7 @@ async def handle(service: MemoryService, ctx: ToolContext, arguments: RememberAr
         scope=arguments.scope,
         replaces=replaces,
         expires_in_days=given(arguments.expires_in_days, None),
+        link_updates=arguments.supersedes is not False,
     )
     return Reply(
         text=render_remembered(answer),
@@ -124,7 +137,8 @@ async def handle(service: MemoryService, ctx: ToolContext, arguments: RememberAr
             stored=not answer.already_known,
             preview=preview(answer.memory),
             replaced=answer.replaced.id if answer.replaced is not None else None,
-            may_update=answer.may_update.id if answer.may_update is not None else None,
+            supersedes=answer.supersedes.id if answer.supersedes is not None else None,
+            kept=list(answer.kept),
         ),
     )
 
@@ -139,9 +153,10 @@ REMEMBER: Final = ToolDefinition(
         'then discarded). scope "conversation" keeps a note for this conversation only. When a '
         "fact has changed (a new port, version or choice), pass the old memory's id as "
         "`replaces`: the old one is retired from recall, lists and counts, and stays readable in "
-        "memory_history. If you are told a new fact may update an existing memory, check and "
-        "remember it again with replaces. `expires_in_days` makes a temporary fact disappear on "
-        "its own."
+        "memory_history. Without it, a fact that restates an existing memory with another value "
+        "is linked as its probable update (you are told which): recall puts the newer first "
+        "and marks the older as probably outdated. `expires_in_days` makes a temporary fact "
+        "disappear on its own."
     ),
     arguments=RememberArguments,
     output=RememberOutput,

@@ -1,0 +1,134 @@
+"""probable_update and probably_updated: which new facts restate an older one with another
+value, and which only share its sentence pattern."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.model import Hit, Memory, Scope
+from shared.ranking import already_known
+from shared.ranking.updates import UpdateCheck, probable_update, probably_updated
+
+FILLER = (
+    "I have been looking at the dashboards this morning and nothing else stands out. The team "
+    "agreed to keep the pull requests small so that reviews stay quick. Tests are green on the "
+    "main branch and the coverage report looks fine. "
+)
+
+
+def hit(content: str, similarity: float, memory_id: str = "m", scope: Scope = "project") -> Hit:
+    memory = Memory(
+        id=memory_id,
+        tenant="t",
+        content=content,
+        created_at="2026-01-01T00:00:00.000Z",
+        scope=scope,
+        conversation="chat:1" if scope == "conversation" else None,
+    )
+    return Hit(memory=memory, similarity=similarity)
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "evidence"),
+    [
+        (
+            "The frontend is built with webpack.",
+            "The frontend is built with vite since the rewrite.",
+            "replaced",
+        ),
+        ("The API listens on port 8080.", "The API listens on port 9090 now.", "value"),
+        (
+            "We use Node 18 for the backend.",
+            "The backend runs on Node 22 after the upgrade.",
+            "value",
+        ),
+        ("Maria owns the billing service.", "Tom owns the billing service now.", "replaced"),
+        ("The team standup is on Monday.", "The team standup moved to Wednesday.", "value"),
+        ("Releases are cut every two weeks.", "Releases are cut every week now.", "value"),
+        ("The cache TTL is 5 minutes.", "The cache TTL is 15 minutes.", "value"),
+        (
+            "Logging goes to Datadog.",
+            "Logging no longer goes to Datadog; we use Grafana Loki.",
+            "negation",
+        ),
+        ("The VPN is required for staging.", "The VPN is not required for staging.", "negation"),
+        (
+            FILLER + "The auth proxy runs on port 9090 in staging.",
+            FILLER + "The auth proxy now listens on port 8443.",
+            "value",
+        ),
+    ],
+)
+def test_an_update_is_found_with_its_evidence(older: str, newer: str, evidence: str) -> None:
+    found = probable_update(newer, older)
+    assert found is not None and found.evidence == evidence
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        # Another subject in the same sentence pattern.
+        ("Anna was born in Oslo.", "Omar was born in Oslo."),
+        ("The API service listens on port 8080.", "The metrics service listens on port 9100."),
+        (
+            "Port 9100 is where the search service accepts connections.",
+            "Port 9100 is where the API accepts connections.",
+        ),
+        ("We use Node 18 for the ingest worker.", "We use Node 22 for the CI image."),
+        ("The frontend uses React.", "The backend uses Django."),
+        # The same subject, another attribute.
+        ("The API listens on port 8080.", "The API times out after 30 seconds."),
+        ("The admin dashboard listens on port 8443.", "The admin dashboard is deployed with Helm."),
+        # A second value beside the first, not instead of it.
+        ("Anna likes tea.", "Anna likes coffee too."),
+        ("The API listens on port 8080.", "The API listens on port 9090 as well."),
+        # Nothing changed: the same fact, or nothing in common.
+        ("The API listens on port 8080.", "The API listens on port 8080."),
+        ("Deploys run nightly.", "Invoices are sent on the first of the month."),
+        # Long texts: a line of code is no statement of fact.
+        (
+            FILLER + "    const token = jwt.sign({ userId: 1 }, secret, { expiresIn: '1h' });",
+            FILLER + "    const token = jwt.sign({ userId: 2 }, secret, { expiresIn: '2h' });",
+        ),
+        (
+            FILLER + "The admin dashboard listens on port 8443.",
+            FILLER + "The auth proxy listens on port 7001.",
+        ),
+    ],
+)
+def test_a_same_pattern_distractor_is_not_an_update(older: str, newer: str) -> None:
+    assert probable_update(newer, older) is None
+
+
+def test_one_check_reads_the_new_text_once_for_many_older_ones() -> None:
+    check = UpdateCheck("The API listens on port 9090 now.")
+    assert check.of("The API listens on port 8080.") is not None
+    assert check.of("Anna was born in Oslo.") is None
+
+
+def test_the_nearest_memory_with_evidence_is_the_one_updated() -> None:
+    hits = [
+        hit("The API times out after 30 seconds.", 0.95, "other-attribute"),
+        hit("The API listens on port 8080.", 0.80, "updated"),
+        hit("The API listens on port 7000 in the sandbox.", 0.60, "farther"),
+    ]
+    found = probably_updated("The API listens on port 9090 now.", hits, scope="project")
+    assert found is not None and found.memory.id == "updated"
+
+
+def test_a_conversation_note_never_updates_a_project_memory() -> None:
+    project = hit("The API listens on port 8080.", 0.9, "project")
+    note = hit("The API listens on port 8081.", 0.8, "note", scope="conversation")
+    new = "The API listens on port 9090 now."
+    assert probably_updated(new, [project], scope="conversation") is None
+    found = probably_updated(new, [project, note], scope="conversation")
+    assert found is not None and found.memory.id == "note"
+    assert probably_updated(new, [], scope="project") is None
+
+
+def test_an_update_that_reads_like_a_resend_is_not_already_known() -> None:
+    """ "every two weeks" → "every week now" clears dedup's cosine and word overlap, and has no
+    digit to tell them apart: it is stored as the update it is, not dropped."""
+    old = hit("Releases are cut every two weeks.", 0.95)
+    assert already_known("Releases are cut every week now.", [old]) is None
+    assert already_known("Releases are cut every two weeks!", [old]) is not None
