@@ -38,6 +38,9 @@ class Explained(msgspec.Struct, frozen=True, kw_only=True):
     matched: tuple[str, ...]
     pieces: tuple[Piece, ...]
     excerpted: bool
+    # The results that probably update this one, and those it probably updates.
+    superseded_by: tuple[str, ...] = ()
+    supersedes: tuple[str, ...] = ()
 
 
 def marked_pieces(text: str, matched: frozenset[str], *, start: int, end: int) -> list[Piece]:
@@ -88,4 +91,6 @@ def _explain(ranked: Ranked, words: dict[str, str], *, top: float) -> Explained:
         matched=tuple(distinct_words([words.get(t, t) for t in ranked.matched])),
         pieces=tuple(pieces),
         excerpted=part is not None,
+        superseded_by=ranked.superseded_by,
+        supersedes=ranked.supersedes,
     )

@@ -46,6 +46,11 @@ async def listed_ids(page: Page) -> list[str]:
     return list(ids)
 
 
+async def listed_result_ids(page: Page) -> list[str]:
+    ids = await page.evaluate("[...document.querySelectorAll('.result')].map(e => e.dataset.id)")
+    return list(ids)
+
+
 def text_of(result: types.CallToolResult) -> str:
     (content,) = result.content
     assert isinstance(content, types.TextContent)
@@ -227,6 +232,28 @@ async def test_export_downloads_the_tenant_as_json_lines(
     records = [json.loads(line) for line in exported.read_text().splitlines()]
     assert [record["id"] for record in records] == [seeded.secret_id]
     assert exported.name == f"{OTHER_TENANT}-memories.jsonl"
+
+
+async def test_a_probable_update_is_shown_on_both_memories_pages(
+    browser: Browser, seeded: Seeded, artifacts: Path
+) -> None:
+    old_text = "The staging cluster runs 3 API replicas."
+    new_text = "The staging cluster runs 5 API replicas now."
+    old = text_of(await call(seeded.mcp_url, "remember", {"content": old_text}))
+    new = text_of(await call(seeded.mcp_url, "remember", {"content": new_text}))
+    old_id, new_id = old.split("Stored as ")[1][:26], new.split("Stored as ")[1][:26]
+    assert f"It probably updates {old_id}" in new
+    page = await open_page(browser, url_of(seeded, tenant=TENANT, id=old_id))
+    outdated = await page.text("#superseded-by")
+    assert outdated.startswith("Probably outdated: ") and new_id in outdated
+    await page.screenshot(artifacts / "memory-outdated.png")
+    page = await open_page(browser, url_of(seeded, tenant=TENANT, id=new_id))
+    assert old_id in await page.text("#supersedes")
+    # The search ranks as recall does: the newer first, the older labelled.
+    page = await open_page(browser, url_of(seeded, tenant=TENANT, q="how many API replicas"))
+    ranked = await listed_result_ids(page)
+    assert ranked.index(new_id) + 1 == ranked.index(old_id)
+    assert new_id in await page.text(f'.result[data-id="{old_id}"] .outdated')
 
 
 def test_urls_hold_the_whole_state() -> None:
