@@ -19,6 +19,8 @@ Stages (``--only``, comma-separated; all by default):
              remember each, against the same load on one process
   revisions  50 corrected facts among 2,000 memories, with and without replaces; recall p50
              at 10k with 1,000 replacement records and 1,000 expiring memories
+  updates    probable updates over MCP: everyday and generated pairs, newer above older; false
+             links on same-pattern distractors (bench/_updates.py)
   sweep      every fusion method on recall's own candidates (bench/sweep_fusion.py), offline
   soak       30 minutes of mixed load at concurrency 16 on 10,000 memories, RSS every minute
 
@@ -62,6 +64,7 @@ from bench._server import ApiServer, exit_on_sigterm
 from bench._soak import SHOWN_EVERY as SOAK_SHOWN_EVERY
 from bench._soak import run_soak
 from bench._speed import FULL, SMOKE, SpeedPlan, run_cold_start, run_counters, run_speed
+from bench._updates import run_updates
 from bench.sweep_fusion import measure as sweep_measure
 from bench.sweep_fusion import summary as sweep_summary
 
@@ -76,6 +79,7 @@ STAGES: Final = (
     "probe",
     "multiproc",
     "revisions",
+    "updates",
     "sweep",
     "soak",
 )
@@ -90,6 +94,7 @@ STAGE_KEYS: Final = {
     "probe": "probe",
     "multiproc": "multiproc",
     "revisions": "revisions",
+    "updates": "updates",
     "sweep": "sweep",
     "soak": "soak",
 }
@@ -223,6 +228,8 @@ async def _served_stages(
             smoke=args.smoke,
             log=_log,
         )
+    if "updates" in stages:
+        results["updates"] = await run_updates(server, smoke=args.smoke, log=_log)
     if "soak" in stages:
         results["soak"] = await run_soak(
             local,

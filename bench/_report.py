@@ -783,9 +783,9 @@ def _revision_lines(revisions: dict[str, Any]) -> list[str]:
     ]
     lines += [
         "",
-        f'Without replaces, remember\'s "may update" hint named the old memory for '
-        f"{without['hint_named_old']} of {without['pairs']} revisions, and spoke up "
-        f"{without['hint_on_first_store']} times when an old fact was first stored.",
+        f"Without replaces, remember linked the revision to the old memory as its probable "
+        f"update for {without['link_named_old']} of {without['pairs']} revisions, and linked "
+        f"{without['link_on_first_store']} old facts to a filler when they were first stored.",
         "",
         f"Recall p50 over MCP at {latency['memories']:,} memories (concurrency 1, "
         f"{latency['rounds']} alternating rounds of {latency['calls_per_round']} LoCoMo "
@@ -849,6 +849,27 @@ def _multiproc_lines(multi: dict[str, Any]) -> list[str]:
     return lines
 
 
+def update_lines(updates: dict[str, Any]) -> list[str]:
+    """The ``updates`` stage (bench/_updates.py): newer above older, and false links."""
+    lines = [
+        "## Probable updates",
+        "",
+        "Each pair in a fresh tenant among eight other facts, older first, over MCP; then the "
+        "pair's question in a default recall (`bench/_updates.py`; generated pairs from "
+        "`bench/supersede_pairs.py`, long ones inside paragraphs of unrelated sentences).",
+        "",
+        "| set | updates | newer above older | linked | distractors | false links |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, row in updates.items():
+        lines.append(
+            f"| {name} | {row['updates']} | {row['newer_first']} ({row['newer_first_rate']}) | "
+            f"{row['linked']} | {row['distractors']} | {row['false_links']} "
+            f"({row['false_link_rate']}) |"
+        )
+    return [*lines, ""]
+
+
 # Each stage's section, in page order; the retrieval targets go after the first two.
 _SECTIONS: list[tuple[str, Callable[[Any], list[str]]]] = [
     ("cold_start", _cold_lines),
@@ -861,6 +882,7 @@ _SECTIONS: list[tuple[str, Callable[[Any], list[str]]]] = [
     ("probe", _probe_lines),
     ("multiproc", _multiproc_lines),
     ("revisions", _revision_lines),
+    ("updates", update_lines),
     ("soak", _soak_lines),
 ]
 

@@ -6,7 +6,7 @@
   - **With replaces**, the revised fact names the old one: default recall of the pair's
     question must return the revision and never the old fact.
   - **Without replaces** (only the revision remembered): the revision must rank above the old
-    fact; and how often remember's "may update" hint named the right memory (and how often
+    fact; and how often remember linked it as a probable update of the right memory (and how often
     it spoke up when an old fact was first stored, where there is nothing to update).
 - Recall p50 over MCP at 10,000 memories on a plain tenant and on one that also holds 1,000
   replacement records and 1,000 expiring memories, measured in alternating rounds.
@@ -99,8 +99,8 @@ async def _pairs_stage(
                 {
                     "old": old_id,
                     "revised": revised_id,
-                    "hint_on_old": "may update" in old_text,
-                    "hint_named_old": f"may update {old_id}" in revised_text,
+                    "link_on_old": "probably updates" in old_text,
+                    "link_named_old": f"probably updates {old_id}" in revised_text,
                 }
             )
         for pair, row in zip(pairs, rows, strict=True):
@@ -116,8 +116,8 @@ async def _pairs_stage(
         "revision_above_old": revised_wins,
     }
     if not replaces:
-        result["hint_named_old"] = sum(r["hint_named_old"] for r in rows)
-        result["hint_on_first_store"] = sum(r["hint_on_old"] for r in rows)
+        result["link_named_old"] = sum(r["link_named_old"] for r in rows)
+        result["link_on_first_store"] = sum(r["link_on_old"] for r in rows)
     return result
 
 

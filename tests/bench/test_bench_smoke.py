@@ -167,6 +167,7 @@ def test_smoke_run_writes_every_stage(tmp_path: Path) -> None:
         "probe",
         "multiproc",
         "revisions",
+        "updates",
         "sweep",
         "soak",
     ]
@@ -178,6 +179,11 @@ def test_smoke_run_writes_every_stage(tmp_path: Path) -> None:
     assert revisions["with_replaces"]["old_returned"] == 0
     assert revisions["without_replaces"]["old_returned"] >= 1
     assert revisions["latency"]["plain_p50_median_ms"] > 0
+
+    updates = results["updates"]
+    assert set(updates) == {"everyday", "short", "long"}
+    assert updates["everyday"]["updates"] == 6 and updates["everyday"]["newer_first"] >= 1
+    assert all(0 <= row["false_links"] <= row["distractors"] for row in updates.values())
 
     cold = results["cold_start"]
     assert cold["empty_dir"]["median_s"] > 0 and cold["existing_dir"]["median_s"] > 0
@@ -242,4 +248,5 @@ def test_smoke_run_writes_every_stage(tmp_path: Path) -> None:
     summary = (out / "summary.md").read_text()
     assert summary.startswith("# Benchmarks") and "LoCoMo" in summary
     assert "## Retrieval targets (issue 15)" in summary and "## Keyword probe" in summary
+    assert "## Probable updates" in summary
     print(f"smoke run took {elapsed:.1f} s")

@@ -1,0 +1,104 @@
+"""Probable updates over MCP: is a newer fact ranked above the one it updates, and is a fact
+about another subject left unlinked? (``python -m bench --only updates``)
+
+- **Everyday pairs** (``bench/data/everyday_updates.json``): each pair in a fresh tenant among
+  eight other projects' facts, the older remembered first; the pair's question in a default
+  recall must put the newer above the older.
+- **Generated pairs** (``bench/supersede_pairs.py``), short and long (each fact inside a
+  paragraph of unrelated sentences): the same for every update; for every same-pattern
+  distractor, whether remember linked it (a false link).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from bench._client import call_text, ids_in, parse_recall, session
+from bench._server import ApiServer
+from bench.supersede_pairs import Pair, generate
+
+EVERYDAY_FILE: Final = Path(__file__).resolve().parent / "data" / "everyday_updates.json"
+FILLERS_PER_TENANT: Final = 8
+SMOKE_PAIRS: Final = 6
+
+
+def everyday_pairs(path: Path = EVERYDAY_FILE) -> list[Pair]:
+    raw = json.loads(path.read_text())["pairs"]
+    return [
+        Pair(kind="update", slot="everyday", older=p["old"], newer=p["new"], query=p["query"])
+        for p in raw
+    ]
+
+
+def newer_first(ids: Sequence[str], newer: str, older: str) -> bool:
+    """The newer is returned, and above the older when both are."""
+    if newer not in ids:
+        return False
+    return older not in ids or ids.index(newer) < ids.index(older)
+
+
+async def _one_pair(url: str, tenant: str, pair: Pair, fillers: Sequence[str]) -> dict[str, Any]:
+    async with session(url, tenant) as client:
+        for text in fillers:
+            await call_text(client, "remember", {"content": text})
+        older = ids_in(await call_text(client, "remember", {"content": pair.older}))[0]
+        answer = await call_text(client, "remember", {"content": pair.newer})
+        newer = ids_in(answer)[0]
+        row: dict[str, Any] = {"kind": pair.kind, "linked": f"probably updates {older}" in answer}
+        if pair.kind == "update":
+            recalled = parse_recall(await call_text(client, "recall", {"query": pair.query}))
+            row["newer_first"] = newer_first(recalled.ids, newer, older)
+        return row
+
+
+def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    kinds = Counter(r["kind"] for r in rows)
+    linked = Counter(r["kind"] for r in rows if r["linked"])
+    updates = [r for r in rows if r["kind"] == "update"]
+    distractors = sum(n for kind, n in kinds.items() if kind != "update")
+    false_links = sum(n for kind, n in linked.items() if kind != "update")
+    return {
+        "updates": len(updates),
+        "newer_first": sum(r["newer_first"] for r in updates),
+        "newer_first_rate": round(sum(r["newer_first"] for r in updates) / len(updates), 3)
+        if updates
+        else None,
+        "linked": linked["update"],
+        "distractors": distractors,
+        "false_links": false_links,
+        "false_link_rate": round(false_links / distractors, 4) if distractors else None,
+        "by_kind": {
+            kind: {"pairs": n, "linked": linked[kind]} for kind, n in sorted(kinds.items())
+        },
+    }
+
+
+async def _run_set(
+    server: ApiServer, name: str, pairs: list[Pair], log: Callable[[str], None]
+) -> dict[str, Any]:
+    log(f"updates: {name}, {len(pairs)} pairs, one tenant each")
+    others = [p.older for p in pairs]
+    rows = []
+    for n, pair in enumerate(pairs):
+        # Eight facts of other pairs, none about the same subject's slot.
+        fillers = [t for t in others[n + 1 :] + others[:n] if t != pair.older]
+        fillers = [t for t in fillers if t.split()[:3] != pair.older.split()[:3]]
+        rows.append(
+            await _one_pair(server.url, f"upd-{name}-{n}", pair, fillers[:FILLERS_PER_TENANT])
+        )
+    return _summary(rows)
+
+
+async def run_updates(
+    server: ApiServer, *, smoke: bool, log: Callable[[str], None]
+) -> dict[str, Any]:
+    per_slot = 2 if smoke else 8
+    return {
+        "everyday": await _run_set(server, "everyday", everyday_pairs(), log),
+        "short": await _run_set(server, "short", generate(per_slot=per_slot), log),
+        "long": await _run_set(server, "long", generate(per_slot=per_slot, long=True), log),
+    }
