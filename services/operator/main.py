@@ -81,6 +81,12 @@ def _parser() -> argparse.ArgumentParser:
     store_options(imported)
     imported.add_argument("--tenant", help="put every memory here (default: each line's)")
     imported.add_argument("--input", type=Path, help="a file instead of stdin")
+    imported.add_argument(
+        "--link-updates",
+        action="store_true",
+        help="link each imported memory to the one it probably updates, as remember does "
+        "(for another tool's data; an export of this server's carries its links)",
+    )
 
     migrate = commands.add_parser("migrate", help="copy between stores (S3 <-> PostgreSQL)")
     pair_options(migrate)
@@ -219,7 +225,13 @@ async def _run(args: argparse.Namespace, environ: Mapping[str, str]) -> str:
         if args.tenant is not None and not is_tenant(args.tenant):
             raise CommandRefusedError(f"--tenant {args.tenant!r} is not a valid tenant name")
         async with _with_model(config) as (stores, model):
-            importer = Importer(stores, model, process_id=process_id(), clock_ms=wall_clock_ms)
+            importer = Importer(
+                stores,
+                model,
+                process_id=process_id(),
+                clock_ms=wall_clock_ms,
+                link_updates=args.link_updates,
+            )
             with _rereadable(args.input) as source:
                 report = await _import_stream(importer, source, tenant=args.tenant)
     else:

@@ -33,6 +33,7 @@ from shared.revisions import Replacements, read_replacements
 from shared.storage import Stores
 from shared.transfer.links import Line, LinkCheck
 from shared.transfer.records import ExportedMemory, decode_line
+from shared.transfer.updates import link_imported_updates
 
 BATCH: Final = 64
 PUT_CONCURRENCY: Final = 8
@@ -76,7 +77,11 @@ class Importer:
         process_id: str,
         clock_ms: Callable[[], int],
         require_empty: bool = False,
+        link_updates: bool = False,
     ) -> None:
+        """``link_updates``: link each new memory to the stored one it probably updates, as
+        remember does (``shared.transfer.updates``), for data that carries no links."""
+        self._link_updates = link_updates
         self._stores = stores
         self._embedder = embedder
         self._process_id = process_id
@@ -203,6 +208,15 @@ class Importer:
         counts = {r.id: c for r in new if (c := r.counts()) is not None}
         if counts:
             await add_to_merged(self._stores.objects, tenant, counts)
+        if new and self._link_updates:
+            await link_imported_updates(
+                self._stores,
+                tenant,
+                memories,
+                embeddings,
+                await read_replacements(self._stores.objects, tenant),
+                now_ms=self._clock_ms(),
+            )
         return len(new)
 
     async def _check_target(self, tenant: str, embedding: list[float]) -> None:

@@ -339,3 +339,39 @@ async def test_reembed_writes_only_into_a_fresh_store(postgres_env: Any, tmp_pat
     args[3] = str(env_file(tmp_path / "c.env", fresh))
     code, _, err = await cli("reembed", *args, "--all", env={})
     assert code == 0 and "5 memories written" in err, err
+
+
+async def test_import_with_link_updates_links_another_tools_facts_as_remember_would(
+    postgres_env: Any, s3_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Facts from a tool that keeps no links: with --link-updates the later port is linked to
+    the earlier one (and recall ranks it first); the same-pattern fact about another service
+    is not; without the flag nothing is linked."""
+    base = time.time_ns() // 1_000_000 - DAY_MS
+    texts = [
+        "The billing API listens on port 8080.",
+        "The search service listens on port 7700.",
+        "The billing API listens on port 9090 now.",
+        "The metrics service listens on port 7700.",
+    ]
+    lines = [
+        {
+            "id": new_ulid(base + n),
+            "tenant": TENANT,
+            "content": text,
+            "created_at": iso_ms(base + n),
+        }
+        for n, text in enumerate(texts)
+    ]
+    path = write_lines(tmp_path / "foreign.jsonl", lines)
+    for env, flag in ((postgres_env(), True), (s3_env, True), (postgres_env(), False)):
+        code, _, err = await cli(
+            "import", "--input", str(path), *(["--link-updates"] if flag else []), env=env
+        )
+        assert code == 0, err
+        code, out, err = await cli("export", "--tenant", TENANT, env=env)
+        assert code == 0, err
+        linked = {r["id"]: r.get("superseded_by", []) for r in map(json.loads, out.splitlines())}
+        expected = [lines[2]["id"]] if flag else []
+        assert linked[lines[0]["id"]] == expected
+        assert all(linked[line["id"]] == [] for line in lines[1:])
