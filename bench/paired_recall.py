@@ -1,7 +1,9 @@
-"""Recall p50 of two checkouts against each other, in alternating rounds on the same machine.
+"""Recall (or remember) p50 of two checkouts against each other, in alternating rounds on the
+same machine.
 
     python bench/paired_recall.py --data /work/shared/bench-data \\
         --baseline /path/to/old-checkout --candidate /path/to/new-checkout [--memories 10000]
+    python bench/paired_recall.py ... --tool remember   # new LoCoMo-like texts, never stored
 
 Each checkout must have its own ``.venv`` with the project installed (``pip install -e .``):
 its own code preloads its own data dir (in a child process of its own interpreter, through its
@@ -31,7 +33,7 @@ import aiohttp
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._client import run_load
-from bench._data import load_locomo
+from bench._data import MemoryTexts, load_locomo
 from bench._server import exit_on_sigterm, free_port, server_env, tied_to_runner
 
 TENANT: Final = "paired-recall"
@@ -111,7 +113,9 @@ async def _wait_healthy(url: str, process: asyncio.subprocess.Process) -> None:
 
 
 async def main(args: argparse.Namespace) -> None:
-    questions = [q.text for c in load_locomo(args.data) for q in c.questions]
+    conversations = load_locomo(args.data)
+    questions = [q.text for c in conversations for q in c.questions]
+    texts = MemoryTexts(conversations)
     sides = {"baseline": args.baseline.resolve(), "candidate": args.candidate.resolve()}
     with tempfile.TemporaryDirectory(prefix="paired-recall-") as scratch:
         dirs = {name: Path(scratch) / name for name in sides}
@@ -129,6 +133,9 @@ async def main(args: argparse.Namespace) -> None:
                 start = number * args.calls
                 calls = [
                     ("recall", {"query": questions[i % len(questions)]})
+                    if args.tool == "recall"
+                    # The same new texts on both sides: each side stores each once.
+                    else ("remember", {"content": texts.fresh(args.memories + i)})
                     for i in range(start, start + args.calls)
                 ]
                 for name in order:
@@ -149,6 +156,7 @@ async def main(args: argparse.Namespace) -> None:
     print(
         json.dumps(
             {
+                "tool": args.tool,
                 "memories": args.memories,
                 "rounds": args.rounds,
                 "calls_per_round": args.calls,
@@ -180,7 +188,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--candidate", type=Path, required=True, help="the newer checkout")
     parser.add_argument("--memories", type=int, default=10_000, help="memories in the tenant")
     parser.add_argument("--rounds", type=int, default=8, help="alternating rounds")
-    parser.add_argument("--calls", type=int, default=200, help="recall calls per round and side")
+    parser.add_argument("--calls", type=int, default=200, help="calls per round and side")
+    parser.add_argument("--tool", choices=("recall", "remember"), default="recall")
     return parser
 
 
