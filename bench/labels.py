@@ -35,7 +35,7 @@ from typing import Final
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._data import load_beam, load_devbench
-from bench.ablation import BASE_MS, HARBOR, Tenant, embedded, ranked
+from bench.ablation import BASE_MS, HARBOR, Tenant, Vector, embedded, ranked
 from shared.embedding.local import LocalEmbedder
 from shared.lexical import LexicalIndex
 from shared.lexical.segments import label_terms, passage_counts
@@ -245,11 +245,11 @@ class Figures:
     missed: list[str] = field(default_factory=list)
 
 
-def tenant_of(project: Project, vectors: object, with_labels: bool) -> Tenant:
+def tenant_of(project: Project, vectors: Vector, with_labels: bool) -> Tenant:
     index = LexicalIndex()
     for m in project.memories:
         index.add(m.id, passage_counts(m.content), label_terms(m) if with_labels else ())
-    return Tenant(project.memories, vectors, index)  # type: ignore[arg-type]
+    return Tenant(project.memories, vectors, index)
 
 
 async def measure(project: Project, embedder: LocalEmbedder, with_labels: bool) -> Figures:
