@@ -209,10 +209,8 @@ def passes_floor(candidate: Candidate, *, floor: float, own: bool = False) -> bo
 
 def names_held(candidate: Candidate) -> int:
     """How many of the query's selective names (``KeywordResult.names``) it holds whole, plus
-    one when the query is made of its labels (``KeywordHit.labelled``: its category or a tag
-    asked as the query). A label names its memory as its author filed it, and is not rare in a
-    small project (a tag on 3 of 20 memories is held by 15 %), so it selects by being a label,
-    not by rarity. It never makes a result HIGH on its own (``is_strong`` reads ``sole``)."""
+    one when the query is made of its labels (``KeywordHit.labelled``): a category or tag names
+    its memory as its author filed it, rare or not. Never HIGH on its own (``is_strong``)."""
     keyword = candidate.keyword
     return keyword.names + keyword.labelled if keyword is not None else 0
 
