@@ -42,7 +42,7 @@ from bench._data import load_beam, load_devbench, load_locomo, load_tech_notes
 from services.api.candidates import FETCH_WINDOW, KEYWORD_CANDIDATES, RECALL_CANDIDATES
 from shared.embedding.local import LocalEmbedder
 from shared.lexical import LexicalIndex, terms
-from shared.lexical.segments import passage_counts
+from shared.lexical.segments import label_terms, passage_counts
 from shared.lexical.tokens import names
 from shared.model import Hit, Memory, iso_ms
 from shared.ranking import (
@@ -192,7 +192,7 @@ class Tenant:
         ]
         index = LexicalIndex()
         for memory in memories:
-            index.add(memory.id, passage_counts(memory.content))
+            index.add(memory.id, passage_counts(memory.content), label_terms(memory))
         return cls(memories, vectors, index)
 
     def candidates(

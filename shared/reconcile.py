@@ -26,7 +26,7 @@ from collections.abc import Mapping, Set
 import msgspec
 
 from shared.errors import ConflictError
-from shared.lexical.segments import LexiconShard, passage_counts
+from shared.lexical.segments import LexiconShard
 from shared.lexical.stored import lexicon_documents
 from shared.memories.repairs import settled
 from shared.memories.upkeep import Upkeep
@@ -184,9 +184,7 @@ class Reconciler:
         removed = [memory_id for memory_id in plan.lexicon_remove if memory_id not in alive]
         if not added and not removed:
             return 0, 0
-        shard = LexiconShard(
-            add={memory_id: passage_counts(m.content) for memory_id, m in added.items()},
-            remove=removed,
-        )
+        found = LexiconShard.of(added.values())
+        shard = LexiconShard(add=found.add, labels=found.labels, remove=removed)
         await self._upkeep.write_lexicon(tenant, shard)
         return len(added), len(removed)

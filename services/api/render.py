@@ -159,8 +159,8 @@ _CONFIDENCE_LINES: Final = {
     "high": "HIGH CONFIDENCE: these memories match closely; use them directly.",
     "medium": "MEDIUM CONFIDENCE: these memories are related; check that they apply before "
     "relying on them.",
-    "low": "LOW CONFIDENCE: these memories share rare words with the query but little of its "
-    "meaning; treat them as leads, not answers.",
+    "low": "LOW CONFIDENCE: these memories share rare words with the query, or carry it as their "
+    "category or a tag, but little of its meaning; treat them as leads, not answers.",
 }
 
 

@@ -10,6 +10,12 @@ one-sentence turns are one passage each and score as before; bench/ablation.py).
 holds every memory of the tenant, so a keyword hit is found whether or not the vector leg saw
 it. Scores are Okapi BM25, with a length normalisation of 0.3 instead of the textbook 0.75 and
 k1 0.9, chosen on LoCoMo turns (``docs/benchmarks.md``).
+
+A memory's labels (its category and tags, ``segments.label_terms``) describe all of it, so each
+label term is counted once more in every one of its passages, as a chunked document repeats its
+title in each chunk: a label weighs what one more mention of the word in the text would, which
+lets a label find its memory without outweighing what the text says. A query made of nothing
+but a memory's labels (``KeywordHit.labelled``) names that memory as its author filed it.
 """
 
 from __future__ import annotations
@@ -56,6 +62,8 @@ class KeywordHit(msgspec.Struct, frozen=True, kw_only=True):
     # It holds every one of the query's names, and no other memory of the tenant holds any:
     # the one memory an exact-name query can mean.
     sole: bool = False
+    # Every term of the query is one of this memory's labels (its category and tags).
+    labelled: bool = False
 
 
 class KeywordResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -79,6 +87,7 @@ class LexicalIndex:
 
     __slots__ = (
         "_entries",
+        "_labels",
         "_lengths",
         "_owners",
         "_passages",
@@ -99,6 +108,8 @@ class LexicalIndex:
         self._terms: dict[str, tuple[str, ...]] = {}
         # The memory of every passage but a first one (whose key is the memory id itself).
         self._owners: dict[str, str] = {}
+        # The label terms of the memories that have any.
+        self._labels: dict[str, frozenset[str]] = {}
         self._total_length = 0
         self._entries = 0
 
@@ -121,12 +132,18 @@ class LexicalIndex:
     def __contains__(self, memory_id: object) -> bool:
         return memory_id in self._passages
 
-    def add(self, memory_id: str, passages: Sequence[TermCounts]) -> None:
-        """Index a memory by its passages' term counts; adding one that is already there
+    def add(
+        self, memory_id: str, passages: Sequence[TermCounts], labels: Sequence[str] = ()
+    ) -> None:
+        """Index a memory by its passages' term counts and its labels' terms (each counted
+        once more in every passage, see the module docstring); adding one that is already there
         changes nothing (memories are immutable, so the same id always carries the same terms).
         A memory with no terms is held as one empty passage, so it still counts."""
         if memory_id in self._passages:
             return
+        if labels:
+            self._labels[memory_id] = frozenset(labels)
+            passages = [_labelled(counts, labels) for counts in passages or ({},)]
         keys = []
         for position, counts in enumerate(passages or ({},)):
             key = sys.intern(passage_key(memory_id, position))
@@ -156,8 +173,13 @@ class LexicalIndex:
         """A term's IDF over the passages, as a query weighs it."""
         return _idf(len(self._lengths), len(self._postings.get(term, ())))
 
+    def labels(self, memory_id: str) -> frozenset[str]:
+        """A memory's label terms (empty when it has none)."""
+        return self._labels.get(memory_id, frozenset())
+
     def remove(self, memory_id: str) -> None:
         """Drop a memory: O(its terms)."""
+        self._labels.pop(memory_id, None)
         for key in self._passages.pop(memory_id, ()):
             self._owners.pop(key, None)
             self._total_length -= self._lengths.pop(key)
@@ -179,6 +201,14 @@ class LexicalIndex:
         in ``skip`` are left out as if they were not indexed. ``names`` are the query's whole
         names (``tokens.names``), which must be among its terms."""
         return KeywordQuery(self, list(dict.fromkeys(query_terms)), names, skip)
+
+
+def _labelled(counts: TermCounts, labels: Sequence[str]) -> dict[str, int]:
+    """A passage's counts with each label term counted once more."""
+    found = dict(counts)
+    for term in labels:
+        found[term] = found.get(term, 0) + 1
+    return found
 
 
 def _best_passages(by_passage: dict[str, float], owners: dict[str, str]) -> dict[str, float]:
@@ -215,6 +245,7 @@ class KeywordQuery:
         "_scores",
         "_skip",
         "_sole",
+        "_unique",
         "_weights",
         "_whole_weight",
         "absent_names",
@@ -265,6 +296,7 @@ class KeywordQuery:
                 held += 1
             holders[term] = held
         self._index, self._skip, self._by_passage = index, skip, by_passage
+        self._unique = frozenset(unique)
         self._scores = _best_passages(by_passage, owners)
         self.spread = _spread(self._scores, documents)
         rare_at_most = max(1.0, RARE_SHARE * documents)
@@ -323,6 +355,7 @@ class KeywordQuery:
             coverage=sum(self._weights[t] for t in matched) / self._whole_weight,
             names=len(self._names.intersection(matched)),
             sole=self._sole and self._names.issubset(matched),
+            labelled=bool(self._unique) and self._unique <= self._index.labels(memory_id),
         )
 
     def result(self, *, top_k: int, include: Collection[str] = ()) -> KeywordResult:

@@ -12,10 +12,11 @@ the lexicon objects in the state store (``stored``, ``segments``), on either bac
   fold absorbed, as it does when it refreshed within the lag: merged.json records the watermark
   the fold started from and a digest of the shard names it absorbed, and only that header is
   decoded. Otherwise (a fold of shards never read here, or a backfill) it is read again whole.
-- **A tenant with no lexicon yet** (one written by 0.9.0, before the keyword leg existed) is
-  backfilled on first use from the memories themselves: every index key, then the vectors'
-  bodies, written once as merged.json by a create-only put, so two processes doing it at once
-  agree.
+- **A tenant with no lexicon yet** (one written by 0.9.0, before the keyword leg existed), or
+  with one of another format version (``LEXICON_VERSION``: one indexed before its memories'
+  labels were) is backfilled on first use from the memories themselves: every index key, then
+  the vectors' bodies (content, category and tags), written once as merged.json by a
+  compare-and-swap put, so two processes doing it at once agree.
 - **Folding**: a refresh that finds more than ``fold_threshold`` shards older than the lag folds
   them in the background; the compactor folds on its schedule (``LEXICON_LOG``).
 """
@@ -40,7 +41,6 @@ from shared.lexical.segments import (
     apply,
     decode_merged,
     decode_merged_header,
-    passage_counts,
 )
 from shared.lexical.stored import backfill, read_lexicon_shards, write_lexicon_shard
 from shared.lexical.tenant_index import TenantLexicon, build_tenant_lexicon
@@ -121,8 +121,7 @@ class Lexicon:
         Raises:
             StorageError: the shard could not be written.
         """
-        shard = LexiconShard(add={memory.id: passage_counts(memory.content)})
-        await self._write_own(memory.tenant, shard)
+        await self._write_own(memory.tenant, LexiconShard.of([memory]))
 
     async def removed(self, tenant: str, ids: Sequence[str]) -> None:
         """Record forgotten memories (see ``added``)."""
@@ -184,8 +183,8 @@ class Lexicon:
             self.stats.backfilled += wrote
         names = await LEXICON_LAYOUT.names(self._objects, tenant, after=merged.watermark)
         shards = await read_lexicon_shards(self._objects, tenant, names)
-        docs = apply(merged.docs, shards.values())
-        state = await asyncio.to_thread(build_tenant_lexicon, docs, merged.watermark, etag)
+        docs, labels = apply(merged.docs, merged.labels, shards.values())
+        state = await asyncio.to_thread(build_tenant_lexicon, docs, labels, merged.watermark, etag)
         for name, shard in shards.items():
             state.note(name, shard)
         self._install(tenant, state)

@@ -8,9 +8,10 @@
 A use of the shard log (``shared.shardlog``), beside the counters': nothing is modified in place,
 a process writes keys only it will ever write, and a fold moves the watermark by
 compare-and-swap, absorbing only shards older than the lag. Folding is simpler here: a document is
-a memory id with its passages' term counts, and memories are immutable, so adding the same
-document twice is the same as adding it once, and a removal is final (ids are never reused). A
-shard read twice, or read both in merged.json and on its own, therefore changes nothing.
+a memory id with its passages' term counts, and the terms of its labels (category and tags) when
+it has any, and memories are immutable, so adding the same document twice is the same as adding
+it once, and a removal is final (ids are never reused). A shard read twice, or read both in
+merged.json and on its own, therefore changes nothing.
 """
 
 from __future__ import annotations
@@ -22,14 +23,16 @@ from typing import Final, Protocol, TypeVar
 import msgspec
 
 from shared.lexical.tokens import terms
+from shared.model import Memory
 from shared.shardlog import ShardLayout, ShardLog
 from shared.storage.interfaces import StoredObject
 
 LEXICON_ROOT: Final = "lexicon/"
 # Bumped whenever what a memory is indexed as changes (``tokens``, passages): a merged.json of
 # another version is rebuilt from the memories themselves (see lexicon.backfill), and shards of
-# another version are ignored. 4: a document is its passages' term counts.
-LEXICON_VERSION: Final = 4
+# another version are ignored. 4: a document is its passages' term counts. 5: and its labels'
+# terms (``labels``), so a tenant indexed before labels were is rebuilt with them.
+LEXICON_VERSION: Final = 5
 # Terms per passage (see shared.lexical.index): 64 measured best of 32-200 on the long chats
 # (R@5 0.323 at 64, 0.318 at 80 and 100, 0.305 at 128, 0.301 at 200), with LoCoMo unchanged;
 # overlapping passages gained nothing over adjacent ones and cost twice the entries.
@@ -38,13 +41,27 @@ PASSAGE_TERMS: Final = 64
 # A memory id and its passages, each a term -> count map.
 Passages = list[dict[str, int]]
 Documents = dict[str, Passages]
+# A memory id and the terms of its category and tags, for the memories that have any: beside
+# the passages rather than inside them, so a memory without labels is stored as before.
+Labels = dict[str, list[str]]
 D = TypeVar("D")
 
 
 class LexiconShard(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     v: int = LEXICON_VERSION
     add: Documents = msgspec.field(default_factory=dict)
+    # The labels of memories in ``add`` (a removal drops them with the passages).
+    labels: Labels = msgspec.field(default_factory=dict)
     remove: list[str] = msgspec.field(default_factory=list)
+
+    @classmethod
+    def of(cls, memories: Iterable[Memory]) -> LexiconShard:
+        """The shard that adds these memories: each one's passages and labels."""
+        held = list(memories)
+        return cls(
+            add={m.id: passage_counts(m.content) for m in held},
+            labels={m.id: found for m in held if (found := label_terms(m))},
+        )
 
 
 class MergedLexicon(msgspec.Struct, frozen=True, kw_only=True):
@@ -57,6 +74,7 @@ class MergedLexicon(msgspec.Struct, frozen=True, kw_only=True):
     folded_from: str = ""
     absorbed: str = ""
     docs: Documents = msgspec.field(default_factory=dict)
+    labels: Labels = msgspec.field(default_factory=dict)
 
 
 class FoldingLexicon(msgspec.Struct, frozen=True, kw_only=True):
@@ -69,6 +87,7 @@ class FoldingLexicon(msgspec.Struct, frozen=True, kw_only=True):
     folded_from: str = ""
     absorbed: str = ""
     docs: dict[str, msgspec.Raw] = msgspec.field(default_factory=dict)
+    labels: Labels = msgspec.field(default_factory=dict)
 
 
 class MergedHeader(msgspec.Struct, frozen=True, kw_only=True):
@@ -105,6 +124,13 @@ def passage_counts(text: str) -> Passages:
         held += 1
     passages.append(counts)
     return passages
+
+
+def label_terms(memory: Memory) -> list[str]:
+    """The terms of a memory's category and tags, each once, in order: what a query made of
+    its labels meets (see ``shared.lexical.index``)."""
+    found = terms(" ".join([memory.category or "", *memory.tags]))
+    return list(dict.fromkeys(found))
 
 
 def encode(value: LexiconShard | MergedLexicon | FoldingLexicon) -> str:
@@ -153,9 +179,13 @@ def absorbed_digest(names: Iterable[str]) -> str:
     return hashlib.sha256("\n".join(sorted(names)).encode()).hexdigest()[:32]
 
 
-def apply(docs: Documents, shards: Iterable[LexiconShard]) -> Documents:
-    """``docs`` with the shards' additions and then every removal applied (a new dict)."""
-    return _applied(docs, shards, _as_passages)
+def apply(
+    docs: Documents, labels: Labels, shards: Iterable[LexiconShard]
+) -> tuple[Documents, Labels]:
+    """``docs`` and ``labels`` with the shards' additions and then every removal applied (new
+    dicts)."""
+    held = list(shards)
+    return _applied(docs, held, _as_passages), _labels_applied(labels, held)
 
 
 def _applied(
@@ -165,6 +195,17 @@ def _applied(
     removed: set[str] = set()
     for shard in shards:
         result.update((memory_id, as_doc(passages)) for memory_id, passages in shard.add.items())
+        removed.update(shard.remove)
+    for memory_id in removed:
+        result.pop(memory_id, None)
+    return result
+
+
+def _labels_applied(labels: Labels, shards: Iterable[LexiconShard]) -> Labels:
+    result = dict(labels)
+    removed: set[str] = set()
+    for shard in shards:
+        result.update(shard.labels)
         removed.update(shard.remove)
     for memory_id in removed:
         result.pop(memory_id, None)
@@ -186,12 +227,13 @@ def absorb(
     the watermark at the last of them; the fold's start and a digest of what it absorbed are
     recorded for readers (see ``MergedHeader``). A name without a shard moves the watermark
     past it all the same."""
-    docs = _applied(merged.docs, (shards[name] for name in names if name in shards), _as_raw)
+    absorbed = [shards[name] for name in names if name in shards]
     return FoldingLexicon(
         watermark=names[-1],
         folded_from=merged.watermark,
         absorbed=absorbed_digest(names),
-        docs=docs,
+        docs=_applied(merged.docs, absorbed, _as_raw),
+        labels=_labels_applied(merged.labels, absorbed),
     )
 
 

@@ -13,13 +13,13 @@ from shared.errors import ConflictError, StorageError
 from shared.lexical.segments import (
     LEXICON_LAYOUT,
     Documents,
+    Labels,
     LexiconShard,
     MergedLexicon,
     decode_for_fold,
     decode_merged,
     decode_shard,
     encode,
-    passage_counts,
 )
 from shared.storage.index import index_entries
 from shared.storage.interfaces import ObjectStore, VectorStore
@@ -42,10 +42,12 @@ async def backfill(
     async for entries in index_entries(objects, tenant):
         ids.extend(entry.memory_id for entry in entries)
     docs: Documents = {}
+    labels: Labels = {}
     for start in range(0, len(ids), BACKFILL_BATCH):
-        for memory in await vectors.get(tenant, ids[start : start + BACKFILL_BATCH]):
-            docs[memory.id] = passage_counts(memory.content)
-    merged = MergedLexicon(docs=docs)
+        batch = LexiconShard.of(await vectors.get(tenant, ids[start : start + BACKFILL_BATCH]))
+        docs.update(batch.add)
+        labels.update(batch.labels)
+    merged = MergedLexicon(docs=docs, labels=labels)
     key = LEXICON_LAYOUT.merged_key(tenant)
     try:
         written = await objects.put(key, encode(merged), if_match=etag, if_none_match=etag is None)

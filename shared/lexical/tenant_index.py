@@ -8,7 +8,13 @@ import time
 from dataclasses import dataclass, field
 
 from shared.lexical.index import LexicalIndex
-from shared.lexical.segments import Documents, LexiconShard, MergedHeader, absorbed_digest
+from shared.lexical.segments import (
+    Documents,
+    Labels,
+    LexiconShard,
+    MergedHeader,
+    absorbed_digest,
+)
 
 
 @dataclass
@@ -29,7 +35,7 @@ class TenantLexicon:
             self.index.remove(memory_id)
         for memory_id, passages in shard.add.items():
             if memory_id not in self.removed:
-                self.index.add(memory_id, passages)
+                self.index.add(memory_id, passages, shard.labels.get(memory_id, ()))
 
     def note(self, name: str, shard: LexiconShard) -> None:
         """Record a shard as applied (``take``, or read into the index it was built from)."""
@@ -59,8 +65,10 @@ class TenantLexicon:
         self.merged_etag = etag
 
 
-def build_tenant_lexicon(docs: Documents, watermark: str, etag: str | None) -> TenantLexicon:
+def build_tenant_lexicon(
+    docs: Documents, labels: Labels, watermark: str, etag: str | None
+) -> TenantLexicon:
     index = LexicalIndex()
     for memory_id, passages in docs.items():
-        index.add(memory_id, passages)
+        index.add(memory_id, passages, labels.get(memory_id, ()))
     return TenantLexicon(index=index, watermark=watermark, merged_etag=etag, applied=set())

@@ -186,17 +186,20 @@ def confidence_of(results: Sequence[Ranked]) -> Confidence:
 
 def passes_floor(candidate: Candidate, *, floor: float, own: bool = False) -> bool:
     """The floor gates relevance (``own``: the question's own, before the feedback); the keyword
-    leg's own gate is holding every rare query term or one of the query's selective names, so a
-    strong keyword match is returned whatever its cosine."""
+    leg's own gate is holding every rare query term or being named by the query
+    (``names_held``), so a strong keyword match is returned whatever its cosine."""
     keyword = candidate.keyword
     return (candidate.own_relevance if own else candidate.relevance) >= floor or (
-        keyword is not None and (keyword.all_rare or keyword.names > 0)
+        keyword is not None and (keyword.all_rare or names_held(candidate) > 0)
     )
 
 
 def names_held(candidate: Candidate) -> int:
-    """How many of the query's selective names (``KeywordResult.names``) it holds whole."""
-    return candidate.keyword.names if candidate.keyword is not None else 0
+    """How many of the query's selective names (``KeywordResult.names``) it holds whole, plus
+    one when the query is made of its labels (``KeywordHit.labelled``): a category or tag names
+    its memory as its author filed it, rare or not. Never HIGH on its own (``is_strong``)."""
+    keyword = candidate.keyword
+    return keyword.names + keyword.labelled if keyword is not None else 0
 
 
 def gate(candidates: Sequence[Candidate], *, floor: float, keep_ratio: float) -> list[Candidate]:

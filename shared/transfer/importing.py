@@ -23,7 +23,7 @@ import msgspec
 from shared.counters.compaction import add_to_merged
 from shared.embedding import Embedder
 from shared.errors import ConflictError, InvalidInputError, RefusedError, StorageError
-from shared.lexical.segments import LexiconShard, passage_counts
+from shared.lexical.segments import LexiconShard
 from shared.lexical.stored import write_lexicon_shard
 from shared.memories import write_memory
 from shared.model import Memory, index_prefix
@@ -192,7 +192,7 @@ class Importer:
             await write_lexicon_shard(
                 self._stores.objects,
                 tenant,
-                LexiconShard(add={m.id: passage_counts(m.content) for m in memories}),
+                LexiconShard.of(memories),
                 process_id=self._process_id,
                 now_ms=self._clock_ms(),
             )

@@ -71,6 +71,7 @@ def keyword_hit(
     coverage: float = 1.0,
     names: int = 0,
     sole: bool = False,
+    labelled: bool = False,
 ) -> KeywordHit:
     return KeywordHit(
         memory_id=memory_id,
@@ -80,6 +81,7 @@ def keyword_hit(
         coverage=coverage,
         names=names,
         sole=sole,
+        labelled=labelled,
     )
 
 
@@ -179,6 +181,27 @@ def test_a_newer_look_alike_never_passes_the_memory_holding_the_name() -> None:
     old = hit("e1042", 0.50, age_days=30, content="Error E1042 means the Node cache is stale")
     new = hit("e1024", 0.52, age_days=1, content="Error E1024 means the Node cache is stale")
     assert ids(ranked([new, old], keyword=keyword)) == ["e1042", "e1024"]
+
+
+def test_a_query_made_of_a_memory_labels_selects_it_under_the_floor_never_high() -> None:
+    """The query "database", a memory filed under it whose text never says the word: returned
+    first, past the floor and the fraction of the top, and LOW, as a keyword-gated result."""
+    keyword = keywords(keyword_hit("filed", labelled=True), keyword_hit("says", labelled=False))
+    outcome = ranked(
+        [hit("says", 0.25), hit("filed", 0.04), hit("other", 0.05)],
+        keyword=keyword,
+        mode="precision",
+    )
+    assert ids(outcome) == ["filed", "says"]
+    assert [r.confidence for r in outcome.results] == ["low", "medium"]
+    alone = ranked([hit("filed", 0.04), hit("other", 0.05)], keyword=keyword)
+    assert ids(alone) == ["filed"] and alone.confidence == "low"
+
+
+def test_a_label_never_makes_a_result_high() -> None:
+    keyword = keywords(keyword_hit("filed", labelled=True, all_rare=True))
+    outcome = ranked([hit("filed", 0.29), hit("b", 0.28)], keyword=keyword, high=0.25)
+    assert outcome.confidence == "medium"
 
 
 def test_no_result_is_low_confidence() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+import msgspec
 import pytest
 
 from shared.lexical import LEXICON_LOG, Lexicon
@@ -256,3 +257,40 @@ async def test_a_reader_that_missed_folded_shards_reads_merged_json_again(
         memories[2].id,
         later.id,
     }
+
+
+async def test_a_memory_is_found_by_its_labels_here_elsewhere_and_after_a_rebuild(
+    stores: Stores, embedding_dim: int
+) -> None:
+    """Category and tags reach the lexicon with the memory's write, and a tenant indexed before
+    labels were (format 4) is rebuilt with them from the memories themselves."""
+    memory = Memory(
+        id=new_ulid(NOW_MS),
+        tenant="t10",
+        content="Postgres connections go through pgbouncer in transaction mode.",
+        category="database",
+        tags=("observability",),
+        created_at=iso_ms(NOW_MS),
+    )
+    await stores.vectors.put(memory, [1.0] + [0.0] * (embedding_dim - 1))
+    await stores.objects.put(index_key(memory), "")
+    clock = Clock()
+    writer = lexicon(stores, clock, "writer")
+    await writer.added(memory)
+    assert await found(writer, "t10", "observability") == [memory.id]
+    assert (await writer.query("t10", "database")).result(top_k=1).hits[0].labelled
+    assert await found(lexicon(stores, clock, "elsewhere"), "t10", "database") == [memory.id]
+
+    old = {"v": 4, "watermark": "", "docs": {memory.id: [{"pgbouncer": 1}]}}
+    await stores.objects.put(LEXICON_LAYOUT.merged_key("t11"), json.dumps(old))
+    await stores.vectors.put(
+        msgspec.structs.replace(memory, tenant="t11"), [1.0] + [0.0] * (embedding_dim - 1)
+    )
+    await stores.objects.put(index_key(msgspec.structs.replace(memory, tenant="t11")), "")
+    upgraded = lexicon(stores, clock, "upgraded")
+    assert await found(upgraded, "t11", "observability") == [memory.id]
+    assert upgraded.stats.backfilled == 1
+    merged = await stores.objects.get(LEXICON_LAYOUT.merged_key("t11"))
+    assert merged is not None
+    rebuilt = decode_merged(merged.body)
+    assert rebuilt is not None and rebuilt.labels == {memory.id: ["databas", "observ"]}
