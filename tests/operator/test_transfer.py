@@ -375,3 +375,22 @@ async def test_import_with_link_updates_links_another_tools_facts_as_remember_wo
         expected = [lines[2]["id"]] if flag else []
         assert linked[lines[0]["id"]] == expected
         assert all(linked[line["id"]] == [] for line in lines[1:])
+
+
+async def test_an_imported_memory_is_found_by_its_tag_at_once(
+    postgres_env: Any, embedder: Embedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = postgres_env()
+    line = {**many(1)[0], "content": "Dashboards live in Grafana.", "tags": ["observability"]}
+    code, _, err = await cli(
+        "import", "--input", str(write_lines(tmp_path / "t.jsonl", [line])), env=env
+    )
+    assert code == 0, err
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    config = load_config({**env, "EMBEDDING_PROVIDER": "local"})
+    async with open_stores(config) as stores:
+        service = memory_service(stores, embedder, config)
+        answer = await service.recall(TENANT, None, query="observability", mode="balanced", limit=5)
+    assert answer.outcome is not None
+    assert [r.memory.id for r in answer.outcome.results] == [line["id"]]
