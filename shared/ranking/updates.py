@@ -72,7 +72,7 @@ _CHANGE_MARKS: Final = frozenset(
     migrate upgraded upgrade upgrades downgraded downgrade renamed rename became become instead
     anymore longer new newer latest updated update currently took takes taken handed transferred
     reassigned raised lowered increased decreased reduced dropped rewrote rewrite rewritten
-    retired deprecated replaced
+    retired deprecated replaced bumped scaled turned actually correction corrected
     """.split()
 )
 # The same marks as the content terms spell them (stemmed: "since" is "sinc").
@@ -88,6 +88,8 @@ _ADDITION_MARKS: Final = frozenset("also too another additionally additional bes
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+|\n+")
 # What marks a line as code rather than prose.
 _CODE: Final = re.compile(r"[{}();=<>`|\[\]]|^\s{2,}|\w\(|->|=>|::")
+# "from X to", "from X and Y to": the value a newer text says it left.
+_FROM_TO: Final = re.compile(r"\bfrom ([\w.\-/]+)(?: (?:and|or) [\w.\-/]+)? to\b")
 _PIECE: Final = re.compile(r"[\w.\-/:#@+~']+")
 _WORD: Final = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 
@@ -237,6 +239,11 @@ def _prose_sentences(text: str) -> list[str]:
 def _short_update(newer: _Text, older: _Text) -> Update | None:
     if newer.distinct == older.distinct:
         return _negation(newer, older)
+    # "… from <what the older text says> to …" announces the change itself, and may reword
+    # everything else: only the subject must be the same.
+    moved = _moved_from(newer, older)
+    if moved is not None:
+        return moved if _same_subject(newer, older, announced=True) else None
     shared = _shared_enough(newer, older, MIN_SHARED)
     if shared is None:
         return None
@@ -310,16 +317,33 @@ def _change_sites(newer: _Text, older: _Text) -> list[tuple[int, int, int, int]]
 
 def _same_subject(newer: _Text, older: _Text, *, announced: bool) -> bool:
     """Rule 3: the first content word kept and one thing changed; where the newer text
-    announces a change, what it is about said by the older text too (the rest may be
-    reworded), or one thing changed ("Maria owns the billing service." → "Tom owns the billing
-    service now.")."""
+    announces a change, what either text is about (its first content word) said by the other
+    too (the rest may be reworded, and a clause may lead: "After the incident we raised the
+    webhook dispatcher's retries …"), or one thing changed ("Maria owns the billing service."
+    → "Tom owns the billing service now.")."""
     sites = _change_sites(newer, older)
     one_change = sum(_changes(newer, older, site) for site in sites) <= 1
     touches_subject = any(i1 == 0 or j1 == 0 for i1, _, j1, _ in sites)
     if not announced:
         return one_change and not touches_subject
-    opening = newer.subject()
-    return opening is None or opening in older.distinct or one_change
+    opening, said = newer.subject(), older.subject()
+    return (
+        opening is None
+        or said is None
+        or opening in older.distinct
+        or said in newer.distinct
+        or one_change
+    )
+
+
+def _moved_from(newer: _Text, older: _Text) -> Update | None:
+    """The newer text says it moved from what the older one says ("we switched the frontend
+    from Axios to fetch", "migrated the tests from Mocha and Chai to Vitest")."""
+    for match in _FROM_TO.finditer(newer.lowered):
+        was = indexed_form(match.group(1))
+        if was in older.distinct and was not in _CHANGE_TERMS:
+            return Update(evidence="value", old=(was,), new=())
+    return None
 
 
 def _changes(newer: _Text, older: _Text, site: tuple[int, int, int, int]) -> int:

@@ -52,6 +52,23 @@ def hit(content: str, similarity: float, memory_id: str = "m", scope: Scope = "p
             "negation",
         ),
         ("The VPN is required for staging.", "The VPN is not required for staging.", "negation"),
+        # A leading clause before the subject, where the change is announced.
+        (
+            "The webhook dispatcher retries failed deliveries 3 times.",
+            "After the incident we raised the webhook dispatcher retry count to 7.",
+            "value",
+        ),
+        (
+            "The payments client uses a request timeout of 5 seconds.",
+            "Actually, the payments client timeout is 15 seconds.",
+            "value",
+        ),
+        # "from <what the older text said> to …" rewords everything else.
+        (
+            "The frontend uses Axios for all HTTP requests to the backend API.",
+            "We switched the frontend from Axios to the native fetch API.",
+            "value",
+        ),
         (
             FILLER + "The auth proxy runs on port 9090 in staging.",
             FILLER + "The auth proxy now listens on port 8443.",
@@ -76,6 +93,7 @@ def test_an_update_is_found_with_its_evidence(older: str, newer: str, evidence: 
         ),
         ("We use Node 18 for the ingest worker.", "We use Node 22 for the CI image."),
         ("The frontend uses React.", "The backend uses Django."),
+        ("The bus goes from Oslo to Bergen.", "The train goes from Oslo to Stockholm."),
         # The same subject, another attribute.
         ("The API listens on port 8080.", "The API times out after 30 seconds."),
         ("The admin dashboard listens on port 8443.", "The admin dashboard is deployed with Helm."),
