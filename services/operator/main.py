@@ -126,12 +126,13 @@ async def _tenants(stores: Stores, tenant: str | None) -> list[str]:
     return await tenants(stores.objects)
 
 
-async def _export(stores: Stores, names: list[str], sink: TextIO) -> int:
+async def _export(stores: Stores, names: list[str], sink: TextIO, *, named: bool) -> int:
     progress = Progress("export", total=None)
     written = 0
     try:
         for tenant in names:
-            async for record in export_tenant(stores, tenant, now_ms=wall_clock_ms()):
+            records = export_tenant(stores, tenant, now_ms=wall_clock_ms(), named=named)
+            async for record in records:
                 sink.write(encode_line(record) + "\n")
                 written += 1
                 progress.advance(1)
@@ -192,7 +193,10 @@ async def _copy(
 
         async def exported() -> AsyncIterator[tuple[str, ExportedMemory]]:
             for name in names:
-                async for record in export_tenant(source_stores, name, now_ms=wall_clock_ms()):
+                records = export_tenant(
+                    source_stores, name, now_ms=wall_clock_ms(), named=tenant is not None
+                )
+                async for record in records:
                     yield name, record
 
         progress = Progress("copy", total=None)
@@ -212,7 +216,7 @@ async def _run(args: argparse.Namespace, environ: Mapping[str, str]) -> str:
             with (
                 args.output.open("w") if args.output else contextlib.nullcontext(sys.stdout)
             ) as sink:
-                written = await _export(stores, names, sink)
+                written = await _export(stores, names, sink, named=args.tenant is not None)
         return f"exported {written} memories of {len(names)} tenant(s)"
     if args.command == "import":
         config = load_config(environ, local=args.local, data_dir=args.data_dir)

@@ -273,6 +273,10 @@ async def test_import_is_idempotent_and_a_stopped_run_resumes(
         (json.dumps({**many(1)[0], "content": "   "}), "line 2: `content` must be a non-empty"),
         (json.dumps({**many(1)[0], "colour": "red"}), "line 2:"),
         (json.dumps({**many(1)[0], "created_at": "yesterday"}), "line 2: `created_at` must be"),
+        (
+            json.dumps({**many(1)[0], "expires_at": "1960-01-01T00:00:00+01:00"}),
+            "line 2: `expires_at` must be between 1970-01-01T00:00:00.000Z and 2286-11-20",
+        ),
         (json.dumps({**many(1)[0], "scope": "conversation"}), "needs `conversation`"),
         (json.dumps({**many(1)[0], "tenant": "../other"}), "line 2: `tenant` '../other'"),
         (json.dumps({**many(1)[0], "tags": ["t"] * 21}), "line 2: `tags` may hold at most 20"),
