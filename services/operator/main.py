@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import io
 import os
 import shutil
 import sys
@@ -151,13 +152,16 @@ def _numbered(stream: TextIO) -> Iterator[tuple[int, str]]:
 def _rereadable(path: Path | None) -> Iterator[TextIO]:
     """The import's input, readable more than once (links are checked before anything is
     written, then the lines are imported): the file, or stdin spooled to a temporary file."""
+    # Read as UTF-8 whatever the locale, a byte that is not UTF-8 kept as a lone surrogate: the
+    # import refuses its line by number rather than dying mid-read without one.
     if path is not None:
-        with path.open() as source:
+        with path.open(encoding="utf-8", errors="surrogateescape") as source:
             yield source
         return
-    with tempfile.TemporaryFile("w+") as spool:
-        shutil.copyfileobj(sys.stdin, spool)
-        yield spool
+    with tempfile.TemporaryFile("w+b") as spool:
+        shutil.copyfileobj(sys.stdin.buffer, spool)
+        with io.TextIOWrapper(spool, encoding="utf-8", errors="surrogateescape") as text:
+            yield text
 
 
 def _count_lines(source: TextIO) -> int:
@@ -249,10 +253,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     try:
         check_paths(args)  # before anything opens: a typo is not worth a database start
         summary = asyncio.run(_run(args, os.environ))
-    except ImportLineError as error:
-        print(f"import refused: {error}; nothing of that line was written", file=sys.stderr)
-        return 1
-    except ImportLinkError as error:
+    except (ImportLineError, ImportLinkError) as error:
         print(f"import refused: {error}; nothing was written", file=sys.stderr)
         return 1
     except (

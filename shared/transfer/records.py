@@ -156,6 +156,12 @@ def _check_times(record: ExportedMemory) -> None:
 
 def _check_sizes(record: ExportedMemory) -> None:
     """The limits remember applies to its arguments."""
+    texts = [("content", record.content), ("category", record.category)]
+    texts += [("conversation", record.conversation), *(("tags", tag) for tag in record.tags)]
+    for field, text in texts:
+        if text is not None and "\x00" in text:
+            # Refused by name, as remember refuses it: PostgreSQL cannot store U+0000 in text.
+            raise InvalidInputError(field, f"`{field}` contains a NUL character (U+0000)")
     if not record.content.strip():
         raise InvalidInputError("content", "`content` must be a non-empty string")
     if len(record.content.encode()) > MAX_CONTENT_BYTES:

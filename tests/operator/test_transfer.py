@@ -255,8 +255,12 @@ async def test_import_is_idempotent_and_a_stopped_run_resumes(
     path = write_lines(tmp_path / "broken.jsonl", broken)
     code, _, err = await cli("import", "--input", str(path), env=env)
     assert code == 1
-    assert "import refused: line 80:" in err and "nothing of that line was written" in err
-    # The first batch landed; the fixed file resumes where the stopped run left off.
+    assert "import refused: line 80:" in err and "nothing was written" in err
+    # Refused before the first batch too; a run stopped after it resumes where it left off.
+    code, _, err = await cli(
+        "import", "--input", str(write_lines(tmp_path / "head.jsonl", lines[:64])), env=env
+    )
+    assert code == 0 and "64 memories written" in err, err
     fixed = write_lines(tmp_path / "fixed.jsonl", lines)
     code, _, err = await cli("import", "--input", str(fixed), env=env)
     assert code == 0 and "36 memories written, 64 already there" in err, err
