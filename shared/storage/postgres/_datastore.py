@@ -118,6 +118,48 @@ def translated(display_url: str, *, connecting: bool = False) -> Iterator[None]:
         ) from error
 
 
+# Failures after which the server may not have answered the statement it was sent.
+_CUT_SHORT: Final = (TimeoutError, OSError, asyncpg.InterfaceError, asyncpg.InternalClientError)
+
+
+def cut_short(error: BaseException) -> bool:
+    """Whether ``error`` cut a statement short: a cancellation (a deadline), a timeout or a
+    lost connection, raw or translated. The server may still be working on the statement, or
+    be stalled; after any other error (the server's own answer, a refusal of ours) the
+    connection is in a known state and may be reused."""
+    if not isinstance(error, Exception):
+        return True  # asyncio.CancelledError, KeyboardInterrupt
+    return isinstance(error, _CUT_SHORT) or isinstance(error.__cause__, _CUT_SHORT)
+
+
+def _discard(connection: asyncpg.Connection) -> None:
+    """Close the connection's socket at once, waiting on nothing; a connection the pool took
+    back already (it was closing) has nothing left to discard."""
+    with contextlib.suppress(asyncpg.InterfaceError):
+        connection.terminate()
+
+
+@contextlib.asynccontextmanager
+async def discarding(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
+    """A pooled connection, closed instead of released when its work was cut short.
+
+    asyncpg's release waits for the server to acknowledge the cancellation of a statement cut
+    short and then rolls back, shielded from the caller's own cancellation: with the server
+    stalled (stopped, a full disk, a lock behind a hung client) a call past its deadline waited
+    as long as the stall. Closing the socket waits on nothing; the server rolls back a
+    connection that went away, and the pool opens a fresh one when it needs one.
+    """
+    connection = await pool.acquire()
+    try:
+        yield connection
+    except BaseException as error:
+        if cut_short(error):
+            _discard(connection)  # then release returns at once: nothing left to return
+        raise
+    finally:
+        await pool.release(connection)
+
+
 class _Statements:
     """Statements on a pool or on one connection; every method translates driver errors."""
 
@@ -125,19 +167,32 @@ class _Statements:
         self._target = target
         self.display_url = display_url
 
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[asyncpg.Connection]:
+        """One connection for one statement: from the pool (``discarding``), or the session's
+        own (its ``transaction`` and ``session`` discard it when cut short)."""
+        if isinstance(self._target, asyncpg.Pool):
+            async with discarding(self._target) as connection:
+                yield connection
+        else:
+            yield self._target
+
     async def execute(self, sql: str, *args: object) -> str:
         with translated(self.display_url):
-            status: str = await self._target.execute(sql, *args)
+            async with self._connection() as connection:
+                status: str = await connection.execute(sql, *args)
         return status
 
     async def fetch(self, sql: str, *args: object) -> list[asyncpg.Record]:
         with translated(self.display_url):
-            rows: list[asyncpg.Record] = await self._target.fetch(sql, *args)
+            async with self._connection() as connection:
+                rows: list[asyncpg.Record] = await connection.fetch(sql, *args)
         return rows
 
     async def fetchval(self, sql: str, *args: object) -> Any:
         with translated(self.display_url):
-            return await self._target.fetchval(sql, *args)
+            async with self._connection() as connection:
+                return await connection.fetchval(sql, *args)
 
 
 class Session(_Statements):
@@ -159,7 +214,12 @@ class Session(_Statements):
             await tx.start()
         try:
             yield self
-        except BaseException:
+        except BaseException as error:
+            if cut_short(error):
+                # Cut short: a rollback would wait on a server that may be stalled. Closing
+                # the connection rolls the transaction back on the server's side.
+                _discard(self._target)
+                raise
             with translated(self.display_url):
                 await tx.rollback()
             raise
@@ -246,6 +306,10 @@ class PostgresDatastore(_Statements):
             connection = await self._pool.acquire()
         try:
             yield Session(connection, display_url=self.display_url)
+        except BaseException as error:
+            if cut_short(error):
+                _discard(connection)  # as ``discarding`` does: release waits on nothing
+            raise
         finally:
             with translated(self.display_url):
                 await self._pool.release(connection)
