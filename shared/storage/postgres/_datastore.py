@@ -18,7 +18,8 @@ import asyncpg
 import msgspec
 from pgvector.asyncpg import register_vector
 
-from shared.errors import StorageError, StorageUnavailableError
+from shared.errors import StorageError, StorageFullError, StorageUnavailableError
+from shared.storage.postgres.space import SpaceWatch
 
 UNPARSEABLE_URL: Final = "<unparseable database URL>"
 # What a caller may be told failed: both stores live in the one database.
@@ -32,6 +33,8 @@ _SECRET_QUERY_KEYS: Final = frozenset({"password", "passfile", "sslpassword"})
 # Connection-level failures: SQLSTATE classes 08 (connection), 53 (insufficient resources, such
 # as too many connections) and 57 (operator intervention: shutdown, starting up).
 _UNAVAILABLE_CLASSES: Final = ("08", "53", "57")
+# disk_full: a write found no space (class 53, but the server is up and reads still work).
+_DISK_FULL: Final = "53100"
 
 T = TypeVar("T")
 
@@ -104,6 +107,11 @@ def translated(display_url: str, *, connecting: bool = False) -> Iterator[None]:
             if isinstance(error, asyncpg.PostgresError)
             else "the connection to the database failed or was lost"
         )
+        if getattr(error, "sqlstate", None) == _DISK_FULL:
+            # Class 53 like an overload, but no outage: reads go on, writes wait for space.
+            raise StorageFullError(
+                f"PostgreSQL has no space left on its disk: {cause}", store=STORE_NAME
+            ) from error
         if _is_unavailable(error):
             raise StorageUnavailableError(
                 f"PostgreSQL is unavailable: {cause}", store=STORE_NAME
@@ -163,9 +171,27 @@ async def discarding(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
 class _Statements:
     """Statements on a pool or on one connection; every method translates driver errors."""
 
-    def __init__(self, target: asyncpg.Pool | asyncpg.Connection, *, display_url: str) -> None:
+    def __init__(
+        self,
+        target: asyncpg.Pool | asyncpg.Connection,
+        *,
+        display_url: str,
+        space: SpaceWatch | None = None,
+    ) -> None:
         self._target = target
         self.display_url = display_url
+        self.space = space if space is not None else SpaceWatch()
+
+    @contextlib.contextmanager
+    def _translated(self, sql: str = "") -> Iterator[None]:
+        """``translated``, and what the statement tells of the disk (``SpaceWatch``)."""
+        try:
+            with translated(self.display_url):
+                yield
+        except StorageFullError as error:
+            self.space.full = str(error)
+            raise
+        self.space.wrote(sql)
 
     @contextlib.asynccontextmanager
     async def _connection(self) -> AsyncIterator[asyncpg.Connection]:
@@ -178,19 +204,19 @@ class _Statements:
             yield self._target
 
     async def execute(self, sql: str, *args: object) -> str:
-        with translated(self.display_url):
+        with self._translated(sql):
             async with self._connection() as connection:
                 status: str = await connection.execute(sql, *args)
         return status
 
     async def fetch(self, sql: str, *args: object) -> list[asyncpg.Record]:
-        with translated(self.display_url):
+        with self._translated(sql):
             async with self._connection() as connection:
                 rows: list[asyncpg.Record] = await connection.fetch(sql, *args)
         return rows
 
     async def fetchval(self, sql: str, *args: object) -> Any:
-        with translated(self.display_url):
+        with self._translated(sql):
             async with self._connection() as connection:
                 return await connection.fetchval(sql, *args)
 
@@ -209,7 +235,7 @@ class Session(_Statements):
                 None keeps the server's default (read committed).
             readonly: the body only reads.
         """
-        with translated(self.display_url):
+        with self._translated():
             tx = self._target.transaction(isolation=isolation, readonly=readonly)
             await tx.start()
         try:
@@ -220,10 +246,10 @@ class Session(_Statements):
                 # the connection rolls the transaction back on the server's side.
                 _discard(self._target)
                 raise
-            with translated(self.display_url):
+            with self._translated():
                 await tx.rollback()
             raise
-        with translated(self.display_url):
+        with self._translated():
             await tx.commit()
 
 
@@ -305,7 +331,7 @@ class PostgresDatastore(_Statements):
         with translated(self.display_url):
             connection = await self._pool.acquire()
         try:
-            yield Session(connection, display_url=self.display_url)
+            yield Session(connection, display_url=self.display_url, space=self.space)
         except BaseException as error:
             if cut_short(error):
                 _discard(connection)  # as ``discarding`` does: release waits on nothing
