@@ -6,8 +6,8 @@ writes JSON Lines to stdout or ``--output``; ``import`` reads them from stdin or
 ``--to-env`` name files of KEY=VALUE lines, or ``--from-local``/``--to-local``), embedding with the
 target's model. Data goes to stdout only when it is the output; every log, progress and
 summary line goes to stderr. The exit code is 0 on success and 1 on a refusal, which names the
-line, the field or the setting. ``import`` reads its input twice, checking every ``replaced_by``
-link before writing anything (stdin is spooled to a temporary file for that).
+line, the field or the setting. ``import`` reads its input three times, checking every line and
+every ``replaced_by`` link before writing anything (stdin is spooled to a temporary file for that).
 """
 
 from __future__ import annotations

@@ -93,7 +93,7 @@ class Importer:
     ) -> ImportReport:
         """Import JSON Lines; ``tenant`` puts every record there, else each keeps its own.
         ``numbered`` gives the lines from the first each time it is called: they are read once
-        for the link check, then again to import.
+        to screen them, once for the link check, then again to import.
 
         Raises:
             ImportLineError: a line that is not valid UTF-8, not a valid record (a NUL in a
