@@ -12,6 +12,7 @@ the caller does next::
     ├── StorageError                the memory or state store failed
     │   ├── StorageUnavailableError     it could not be reached or set up (boot stops on this)
     │   │   └── StorageTimeoutError         a call to it outlived its deadline (a stalled store)
+    │   ├── StorageFullError            its disk is full: no write succeeds until space is freed
     │   ├── SchemaError                 the PostgreSQL schema could not be created
     │   └── BudgetError                 a record exceeds the vector metadata budget
     ├── EmbeddingError              the embedder failed or returned something unusable
@@ -91,6 +92,11 @@ class StorageTimeoutError(StorageUnavailableError):
         super().__init__(message, store=store)
         self.operation = operation
         self.timeout_s = timeout_s
+
+
+class StorageFullError(StorageError):
+    """The store's disk has no space left: writes fail until the operator frees space, while
+    reads still work. Not an outage, and not worth a retry in a minute."""
 
 
 class SchemaError(StorageError):

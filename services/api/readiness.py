@@ -20,7 +20,12 @@ from typing import Final
 
 from aiohttp import web
 
-from shared.errors import StorageError, StorageTimeoutError, StorageUnavailableError
+from shared.errors import (
+    StorageError,
+    StorageFullError,
+    StorageTimeoutError,
+    StorageUnavailableError,
+)
 from shared.storage import ObjectStore, VectorStore
 
 logger = logging.getLogger(__name__)
@@ -34,6 +39,7 @@ PROBE_TENANT: Final = "_ready"
 PROBE_ID: Final = "probe"
 
 ReadinessCheck = Callable[[], Awaitable[None]]
+NO_SPACE: Final = "no space left on its disk: nothing can be written until space is freed"
 
 
 async def _probe(store: str, read: Awaitable[object]) -> None:
@@ -53,9 +59,13 @@ async def _probe(store: str, read: Awaitable[object]) -> None:
         raise
 
 
-def storage_check(*, vectors: VectorStore, objects: ObjectStore) -> ReadinessCheck:
+def storage_check(
+    *, vectors: VectorStore, objects: ObjectStore, space: ReadinessCheck | None = None
+) -> ReadinessCheck:
     """A check that probes both stores at once; raises StorageError naming the first that
-    failed (the state store's first when both did)."""
+    failed (the state store's first when both did). ``space``: the backend's word on whether
+    a write may succeed (``Stores.space``), asked once both stores answered: a full disk still
+    answers reads, and no write succeeds on it."""
 
     async def check() -> None:
         results = await asyncio.gather(
@@ -66,6 +76,8 @@ def storage_check(*, vectors: VectorStore, objects: ObjectStore) -> ReadinessChe
         for result in results:
             if isinstance(result, BaseException):
                 raise result
+        if space is not None:
+            await space()
 
     return check
 
@@ -88,6 +100,8 @@ async def ready_response(check: ReadinessCheck) -> web.Response:
         store = error.store or "the memory store"
         if isinstance(error, StorageTimeoutError):
             return _unavailable(f"{store} did not answer within {error.timeout_s:g} s")
+        if isinstance(error, StorageFullError):
+            return _unavailable(f"{store} has {NO_SPACE}")
         return _unavailable(f"{store} could not be reached")
     return web.json_response({"status": "ready"})
 

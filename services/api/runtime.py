@@ -84,7 +84,9 @@ async def open_runtime(
         yield Runtime(
             catalogue=build_catalogue(service, docs=docs, timeout_s=config.deadlines.tool_s),
             # The raw stores: the probe has its own, shorter deadline and no latency samples.
-            check_ready=storage_check(vectors=stores.vectors, objects=stores.objects),
+            check_ready=storage_check(
+                vectors=stores.vectors, objects=stores.objects, space=stores.space
+            ),
             boot_lines=(
                 f"{stores.description} ({config.embedding.provider}:{config.embedding.model}, "
                 f"{config.embedding.dim}d, floor {config.recall.min_similarity})",

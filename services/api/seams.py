@@ -13,7 +13,9 @@ store and the operation, which the tool guard reports to the caller and counts.
 
 A call cut short is abandoned the way a crash abandons it: a write may or may not have landed,
 which every write path already tolerates (a retry is idempotent or answers "already known", and
-the reconciler repairs a half-written memory).
+the reconciler repairs a half-written memory). On PostgreSQL its connection is closed rather
+than returned to the pool, so the answer never waits on a stalled server
+(``shared.storage.postgres._datastore.discarding``).
 """
 
 from __future__ import annotations

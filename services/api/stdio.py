@@ -26,6 +26,7 @@ from mcp.server.stdio import stdio_server
 from services.api.catalogue_server import SERVER_NAME, CatalogueServer
 from services.api.deferred import BackgroundRuntime, tool_definitions, waiting_catalogue
 from services.api.headers import validated_conversation, validated_tenant
+from services.api.stdio_wire import ScreenedStdin, claimed_stdin
 from services.api.tools.definition import ToolContext, ToolSpec
 from shared.errors import ConfigError, InvalidInputError
 from shared.storage.factory import watch_embedded_server
@@ -82,10 +83,14 @@ class StdioEndpoint:
 
     async def serve(self) -> None:
         """Until the client closes stdin."""
-        async with stdio_server() as (read_stream, write_stream):
-            await self.server.run(
-                read_stream, write_stream, self.server.create_initialization_options()
-            )
+        with claimed_stdin() as wire:
+            # Every line the SDK would drop unanswered is answered (services.api.stdio_wire).
+            stdin = ScreenedStdin(wire)
+            async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+                stdin.answer_with(write_stream)
+                await self.server.run(
+                    read_stream, write_stream, self.server.create_initialization_options()
+                )
 
 
 def _log_serving(runtime: RuntimeView, context: ToolContext, *, open_ms: int) -> None:

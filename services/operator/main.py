@@ -6,8 +6,8 @@ writes JSON Lines to stdout or ``--output``; ``import`` reads them from stdin or
 ``--to-env`` name files of KEY=VALUE lines, or ``--from-local``/``--to-local``), embedding with the
 target's model. Data goes to stdout only when it is the output; every log, progress and
 summary line goes to stderr. The exit code is 0 on success and 1 on a refusal, which names the
-line, the field or the setting. ``import`` reads its input twice, checking every ``replaced_by``
-link before writing anything (stdin is spooled to a temporary file for that).
+line, the field or the setting. ``import`` reads its input three times, checking every line and
+every ``replaced_by`` link before writing anything (stdin is spooled to a temporary file for that).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import io
 import os
 import shutil
 import sys
@@ -132,12 +133,13 @@ async def _tenants(stores: Stores, tenant: str | None) -> list[str]:
     return await tenants(stores.objects)
 
 
-async def _export(stores: Stores, names: list[str], sink: TextIO) -> int:
+async def _export(stores: Stores, names: list[str], sink: TextIO, *, named: bool) -> int:
     progress = Progress("export", total=None)
     written = 0
     try:
         for tenant in names:
-            async for record in export_tenant(stores, tenant, now_ms=wall_clock_ms()):
+            records = export_tenant(stores, tenant, now_ms=wall_clock_ms(), named=named)
+            async for record in records:
                 sink.write(encode_line(record) + "\n")
                 written += 1
                 progress.advance(1)
@@ -156,13 +158,16 @@ def _numbered(stream: TextIO) -> Iterator[tuple[int, str]]:
 def _rereadable(path: Path | None) -> Iterator[TextIO]:
     """The import's input, readable more than once (links are checked before anything is
     written, then the lines are imported): the file, or stdin spooled to a temporary file."""
+    # Read as UTF-8 whatever the locale, a byte that is not UTF-8 kept as a lone surrogate: the
+    # import refuses its line by number rather than dying mid-read without one.
     if path is not None:
-        with path.open() as source:
+        with path.open(encoding="utf-8", errors="surrogateescape") as source:
             yield source
         return
-    with tempfile.TemporaryFile("w+") as spool:
-        shutil.copyfileobj(sys.stdin, spool)
-        yield spool
+    with tempfile.TemporaryFile("w+b") as spool:
+        shutil.copyfileobj(sys.stdin.buffer, spool)
+        with io.TextIOWrapper(spool, encoding="utf-8", errors="surrogateescape") as text:
+            yield text
 
 
 def _count_lines(source: TextIO) -> int:
@@ -198,7 +203,10 @@ async def _copy(
 
         async def exported() -> AsyncIterator[tuple[str, ExportedMemory]]:
             for name in names:
-                async for record in export_tenant(source_stores, name, now_ms=wall_clock_ms()):
+                records = export_tenant(
+                    source_stores, name, now_ms=wall_clock_ms(), named=tenant is not None
+                )
+                async for record in records:
                     yield name, record
 
         progress = Progress("copy", total=None)
@@ -218,7 +226,7 @@ async def _run(args: argparse.Namespace, environ: Mapping[str, str]) -> str:
             with (
                 args.output.open("w") if args.output else contextlib.nullcontext(sys.stdout)
             ) as sink:
-                written = await _export(stores, names, sink)
+                written = await _export(stores, names, sink, named=args.tenant is not None)
         return f"exported {written} memories of {len(names)} tenant(s)"
     if args.command == "import":
         config = load_config(environ, local=args.local, data_dir=args.data_dir)
@@ -257,10 +265,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     try:
         check_paths(args)  # before anything opens: a typo is not worth a database start
         summary = asyncio.run(_run(args, os.environ))
-    except ImportLineError as error:
-        print(f"import refused: {error}; nothing of that line was written", file=sys.stderr)
-        return 1
-    except ImportLinkError as error:
+    except (ImportLineError, ImportLinkError) as error:
         print(f"import refused: {error}; nothing was written", file=sys.stderr)
         return 1
     except (

@@ -4,6 +4,8 @@ get, history) by id, read from the stores."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from shared.errors import InvalidInputError
 from shared.model import IndexEntry, Memory, Scope, iso_ms
 from shared.revisions import Replacements, provably_seen
@@ -60,27 +62,39 @@ async def replaceable(
 ) -> Memory:
     """The memory ``replaces`` names, if this request may replace it with a memory of ``scope``.
 
+    A retired version may be replaced when no newer version of it is left to see (each was
+    forgotten or has expired): the chain stays correctable whichever member is gone, and the
+    newest version the request can still see is the one to correct.
+
     Raises:
-        InvalidInputError: it names no memory this request may replace, and says why.
+        InvalidInputError: it names no memory this request may replace, and says why (and,
+            for a version that is gone, which version to correct instead).
     """
     memory = await named_memory(
         vectors, tenant, memory_id, conversation=sight.conversation, now_iso=sight.now_iso
     )
     if memory is None:
+        instead = await _correctable_instead(vectors, tenant, sight, memory_id)
+        hint = (
+            f"; the newest version of that fact you can see is {instead}: pass "
+            f"replaces={instead} to correct it"
+            if instead is not None
+            else "; recall or list_memories shows the ids you can replace"
+        )
         raise InvalidInputError(
             "replaces",
             f"`replaces`: no memory {memory_id} is visible to this request (forgotten, "
-            "expired, or another conversation's note); recall or list_memories shows the "
-            "ids you can replace",
+            f"expired, or another conversation's note){hint}",
         )
     if sight.replacements.retired(memory_id):
-        by = ", ".join(sight.replacements.replaced_by(memory_id))
-        current = sight.replacements.current(memory_id)
-        raise InvalidInputError(
-            "replaces",
-            f"`replaces`: {memory_id} was already replaced by {by}; the current version is "
-            f"{', '.join(current)}: pass replaces={current[-1]} to correct it",
-        )
+        newest = _newest_seen(await _seen_newer(vectors, tenant, sight, memory_id))
+        if newest:
+            by = ", ".join(sight.replacements.replaced_by(memory_id))
+            raise InvalidInputError(
+                "replaces",
+                f"`replaces`: {memory_id} was already replaced by {by}; the current version is "
+                f"{', '.join(newest)}: pass replaces={newest[-1]} to correct it",
+            )
     if memory.scope == "project" and scope == "conversation":
         # A replacement retires its memory everywhere; a conversation note is seen in one.
         raise InvalidInputError(
@@ -89,6 +103,58 @@ async def replaceable(
             'correction from every other conversation; use scope "project"',
         )
     return memory
+
+
+def _reach(replacements: Replacements, memory_id: str) -> set[str]:
+    """Every version newer than ``memory_id`` along the records that stand (they form no
+    cycle, so the walk ends)."""
+    reached: set[str] = set()
+    frontier = [memory_id]
+    while frontier:
+        for step in replacements.replaced_by(frontier.pop()):
+            if step not in reached:
+                reached.add(step)
+                frontier.append(step)
+    return reached
+
+
+def _live(sight: Visibility, memories: Iterable[Memory]) -> dict[str, set[str]]:
+    """Those of ``memories`` this request can name (its own or a project memory, not
+    expired), each with the versions newer than it."""
+    return {
+        m.id: _reach(sight.replacements, m.id)
+        for m in memories
+        if m.visible_to(sight.conversation) and not m.expired(sight.now_iso)
+    }
+
+
+async def _seen_newer(
+    vectors: VectorStore, tenant: str, sight: Visibility, memory_id: str
+) -> dict[str, set[str]]:
+    """The versions newer than ``memory_id`` that this request can still name."""
+    newer = _reach(sight.replacements, memory_id)
+    return _live(sight, await vectors.get(tenant, sorted(newer)) if newer else [])
+
+
+def _newest_seen(live: dict[str, set[str]]) -> tuple[str, ...]:
+    """Of ``live``, those with no newer version in it: what a correction should name."""
+    return tuple(sorted(v for v, newer in live.items() if not newer & live.keys()))
+
+
+async def _correctable_instead(
+    vectors: VectorStore, tenant: str, sight: Visibility, memory_id: str
+) -> str | None:
+    """For a version this request cannot name: the newest version of its fact it may correct
+    instead, when the request is proven to have seen the version (``versions_shown``: the id
+    alone must not tell another conversation that its note existed); else None."""
+    versions = sight.replacements.versions(memory_id)
+    if len(versions) < 2:
+        return None
+    bodies = {m.id: m for m in await vectors.get(tenant, list(versions))}
+    if memory_id not in versions_shown(sight.replacements, bodies, sight.conversation):
+        return None
+    correctable = _newest_seen(_live(sight, bodies.values()))
+    return max(correctable) if correctable else None
 
 
 def versions_shown(

@@ -2,6 +2,7 @@
 
 from shared.model.ids import (
     DAY_MS,
+    canonical_iso,
     conversation_digest,
     inverted_time,
     iso_ms,
@@ -22,6 +23,7 @@ __all__ = [
     "Memory",
     "MemoryType",
     "Scope",
+    "canonical_iso",
     "conversation_digest",
     "index_key",
     "index_prefix",

@@ -26,6 +26,8 @@ MAX_TENANT_CHARS: Final = 128
 # A tenant lands in an S3 key path and in an S3 Vectors filter value: this is the intersection
 # of what both accept. It also excludes "." and "..", which would walk the key path.
 TENANT_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+# What ``iso_ms`` writes (a stamp already in it is kept as it is).
+_CANONICAL: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 
 
 def is_tenant(value: str) -> bool:
@@ -68,9 +70,21 @@ def conversation_digest(conversation: str) -> str:
 
 
 def iso_ms(now_ms: int) -> str:
-    """ISO-8601 UTC with exactly three fractional digits, so strings compare as times."""
+    """ISO-8601 UTC with exactly three fractional digits, so strings compare as times (the
+    year always four digits: strftime's ``%Y`` leaves years before 1000 short)."""
     stamp = _EPOCH + now_ms * _ONE_MS
-    return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now_ms % 1000:03d}Z"
+    return f"{stamp.year:04d}" + stamp.strftime("-%m-%dT%H:%M:%S.") + f"{now_ms % 1000:03d}Z"
+
+
+def canonical_iso(value: str) -> str | None:
+    """``value`` in the one form stored and compared (``iso_ms``: UTC, milliseconds), or None
+    when it does not parse. Any ISO-8601 form is read (an offset, the basic format, a week
+    date); a time without an offset is UTC. Equal-width canonical strings compare as the times
+    they name, which is what ``Memory.expired`` relies on."""
+    parsed = parse_iso_ms(value)
+    if parsed is None:
+        return None
+    return value if _CANONICAL.fullmatch(value) else iso_ms(parsed)
 
 
 # Ranking parses two stamps per candidate on every recall, and the same memories come back

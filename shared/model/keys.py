@@ -40,6 +40,8 @@ EXPIRY_ROOT: Final = "expiry/"
 REPLACED_ROOT: Final = "replaced/"
 # Milliseconds as 13 digits (until the year 2286), so byte order is time order.
 _EXPIRY_DIGITS: Final = 13
+# The latest expiry a key can hold in that order (2286-11-20T17:46:39.999Z).
+MAX_EXPIRY_MS: Final = 10**_EXPIRY_DIGITS - 1
 
 
 class IndexEntry(msgspec.Struct, frozen=True, kw_only=True):
@@ -93,8 +95,13 @@ def index_key(memory: Memory) -> str:
 
 def expiry_ms(memory: Memory) -> int | None:
     """The memory's expiry in milliseconds, or None when it never expires (or the stamp is
-    unreadable, which only damaged metadata can hold)."""
-    return parse_iso_ms(memory.expires_at) if memory.expires_at is not None else None
+    unreadable, which only damaged metadata can hold). Kept within what a key can hold in time
+    order (0 to ``MAX_EXPIRY_MS``): an expiry before 1970, which an old import stored, is
+    expired all the same, and a key with a minus sign would be unreadable to list and export."""
+    if memory.expires_at is None:
+        return None
+    parsed = parse_iso_ms(memory.expires_at)
+    return None if parsed is None else min(max(parsed, 0), MAX_EXPIRY_MS)
 
 
 def parse_index_key(key: str) -> IndexEntry | None:

@@ -7,7 +7,8 @@ from typing import Final, Literal
 
 import msgspec
 
-from shared.model.ids import DAY_MS, iso_ms, new_ulid
+from shared.errors import InvariantError
+from shared.model.ids import DAY_MS, canonical_iso, iso_ms, new_ulid
 
 MemoryType = Literal["project", "pattern", "reference", "conversation"]
 Scope = Literal["project", "conversation"]
@@ -35,8 +36,11 @@ class Memory(msgspec.Struct, frozen=True, kw_only=True, gc=False):
             conversation-scoped memory, provenance only for a project memory.
         created_at: ISO-8601 UTC with milliseconds (``2026-01-02T03:04:05.678Z``).
         trust_base: the starting trust; 1.0 for everything written through remember.
-        expires_at: when it stops being true (same format as ``created_at``), or None: from
-            then on it is invisible everywhere, and the compactor's expiry job deletes it.
+        expires_at: when it stops being true, or None: from then on it is invisible
+            everywhere, and the compactor's expiry job deletes it. Always held in the form
+            ``created_at`` has (``canonical_iso``): one given in any other ISO-8601 form (an
+            offset, the basic format, a week date: what an old import stored) is converted
+            when the memory is built, so every reader compares the same strings.
     """
 
     id: str
@@ -50,6 +54,15 @@ class Memory(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     created_at: str
     trust_base: float = TRUST_MANUAL
     expires_at: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.expires_at is None:
+            return
+        canonical = canonical_iso(self.expires_at)
+        if canonical is None:
+            raise InvariantError(f"expires_at is not an ISO-8601 time: {self.expires_at!r}")
+        if canonical != self.expires_at:
+            msgspec.structs.force_setattr(self, "expires_at", canonical)
 
     def expired(self, now_iso: str) -> bool:
         """Whether it has expired by ``now_iso`` (an ``iso_ms`` stamp: equal-width ISO strings

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from shared.errors import BudgetError
 from shared.model import MEMORY_TYPES, Memory
-from shared.model.ids import parse_iso_ms
+from shared.model.ids import canonical_iso, parse_iso_ms
 
 MAX_CONTENT_BYTES: Final = 32_000
 # What one memory may carry beside its content: remember refuses more, and so does an import.
@@ -107,9 +107,10 @@ def from_metadata(key_or_id: str, metadata: dict[str, Any]) -> Memory | None:
     category = metadata.get("category")
     tags = metadata.get("tags")
     conversation = metadata.get("conversation")
-    expires_at = metadata.get("expiresAt")
-    if not isinstance(expires_at, str) or parse_iso_ms(expires_at) is None:
-        expires_at = None
+    # Read through the one parser into the one form (``canonical_iso``): an import once stored
+    # the value as written (an offset, the basic format), which only a parse compares rightly.
+    stored_expiry = metadata.get("expiresAt")
+    expires_at = canonical_iso(stored_expiry) if isinstance(stored_expiry, str) else None
     trust = metadata.get("trustBase")
     trust_base = 1.0
     if isinstance(trust, int | float) and not isinstance(trust, bool) and math.isfinite(trust):

@@ -222,3 +222,7 @@ class Stores(msgspec.Struct, frozen=True, kw_only=True):
     # The backend's own housekeeping, run by the compactor's gc job; how many rows it removed
     # (PostgreSQL prunes its change log). None: nothing to keep up.
     housekeeping: Callable[[], Awaitable[int]] | None = None
+    # Whether a write may succeed now, for the readiness probe: raises StorageFullError when
+    # the backend knows its disk is full (PostgreSQL). None: nothing to tell beyond the probe's
+    # reads.
+    space: Callable[[], Awaitable[None]] | None = None

@@ -27,12 +27,14 @@ async def tenants(objects: ObjectStore) -> list[str]:
 
 
 async def export_tenant(
-    stores: Stores, tenant: str, *, now_ms: int
+    stores: Stores, tenant: str, *, now_ms: int, named: bool = True
 ) -> AsyncIterator[ExportedMemory]:
-    """The tenant's memories, newest first, one page of index keys at a time.
+    """The tenant's memories, newest first, one page of index keys at a time. ``named``: the
+    operator named the tenant (a typo is refused); a tenant found by ``tenants`` whose keys are
+    all unreadable or expired yields nothing instead, so ``--all`` goes on to the next.
 
     Raises:
-        InvalidInputError: the tenant has no memories (``tenant``, naming it).
+        InvalidInputError: a named tenant has no memories (``tenant``, naming it).
     """
     replacements = await read_replacements(stores.objects, tenant)
     counters = await read_tenant(stores.objects, tenant)
@@ -52,5 +54,5 @@ async def export_tenant(
                 counts=counts.get(memory.id),
                 superseded_by=replacements.superseded_by(memory.id),
             )
-    if not seen:
+    if not seen and named:
         raise InvalidInputError("tenant", f"unknown tenant {tenant!r}: it has no memories")

@@ -1,11 +1,11 @@
 """Import: records into a store, idempotent by id, embedded with the configured model.
 
 A record whose id is already stored is skipped, so a second run changes nothing and a stopped
-run is resumed by running it again. The lines are read twice: first every line's
+run is resumed by running it again. The lines are read three times, and nothing is written
+before the third: first each line is screened (valid UTF-8, a valid record, an id given once
+per tenant) and the first refused line stops the import with its number; then every line's
 ``replaced_by`` links are checked against each other and the store (``shared.transfer.links``),
-and a refused link stops the import before anything is written; then each batch is checked
-whole before anything of it is written: a malformed line stops the import with its number, and
-nothing of that line (or of the rest of its batch) is written. A memory is written as
+and a refused link stops the import; then the lines are imported in batches. A memory is written as
 ``remember`` writes one: its keys, its vector, then a lexicon shard for the batch; then its
 replacement records, and the exported access counts of the memories new to the store are added
 to the tenant's merged.json by compare-and-swap, as a fold adds a shard's (after the vectors, so
@@ -98,14 +98,17 @@ class Importer:
     ) -> ImportReport:
         """Import JSON Lines; ``tenant`` puts every record there, else each keeps its own.
         ``numbered`` gives the lines from the first each time it is called: they are read once
-        for the link check, then again to import.
+        to screen them, once for the link check, then again to import.
 
         Raises:
+            ImportLineError: a line that is not valid UTF-8, not a valid record (a NUL in a
+                text field among them), or a second line with an id already given for the
+                same tenant; the first such line, found before anything is written.
             ImportLinkError: ``replaced_by`` links the import refuses (nothing written).
-            ImportLineError: a malformed line (its batch and the rest are not written).
             ImportTargetError: the target's vectors have another width, or it is not empty when
                 ``require_empty``.
         """
+        _screen(numbered(), tenant=tenant)
         await self._check_links(numbered(), tenant=tenant)
 
         async def parsed() -> AsyncIterator[tuple[str, ExportedMemory]]:
@@ -126,7 +129,7 @@ class Importer:
             try:
                 target, record = _parsed(number, text, tenant)
             except ImportLineError:
-                continue  # refused with its number when its batch is read, as before
+                continue  # refused by ``_screen`` before this pass
             note_of = record.conversation if record.scope == "conversation" else None
             links.add(Line(number, target, record.id, tuple(record.replaced_by), note_of))
         stored: dict[str, Replacements] = {}
@@ -240,6 +243,39 @@ class Importer:
                 await write_memory(self._stores.objects, self._stores.vectors, memory, embedding)
 
         await asyncio.gather(*(one(m, e) for m, e in zip(memories, embeddings, strict=True)))
+
+
+def _screen(numbered: Iterable[tuple[int, str]], *, tenant: str | None) -> None:
+    """The pass before every other: each line valid UTF-8 (the operator reads bytes it cannot
+    decode as lone surrogates), a valid record, and each (tenant, id) on one line only: a
+    second line with an id already given would be written over the first, or beside it.
+
+    Raises:
+        ImportLineError: the first line refused, by its number; nothing has been written.
+    """
+    first: dict[tuple[str, str], int] = {}
+    for number, text in numbered:
+        try:
+            text.encode()
+        except UnicodeEncodeError as error:
+            byte = ord(text[error.start]) - 0xDC00  # surrogateescape's mark of an undecoded byte
+            raise ImportLineError(
+                number,
+                "line",
+                f"not valid UTF-8 (byte 0x{byte & 0xFF:02x} at character "
+                f"{error.start + 1}); save the file as UTF-8",
+            ) from error
+        if not text.strip():
+            continue
+        target, record = _parsed(number, text, tenant)
+        earlier = first.setdefault((target, record.id), number)
+        if earlier != number:
+            raise ImportLineError(
+                number,
+                "id",
+                f"`id` {record.id} is already on line {earlier} for tenant {target!r}: each "
+                "memory may appear once in an import",
+            )
 
 
 def _parsed(number: int, line: str, tenant: str | None) -> tuple[str, ExportedMemory]:

@@ -11,8 +11,17 @@ from typing import Final
 import msgspec
 
 from shared.errors import InvalidInputError
-from shared.model import Memory, MemoryType, Scope, parse_iso_ms, ulid_time_ms
+from shared.model import (
+    Memory,
+    MemoryType,
+    Scope,
+    canonical_iso,
+    iso_ms,
+    parse_iso_ms,
+    ulid_time_ms,
+)
 from shared.model.counters import AccessCount
+from shared.model.keys import MAX_EXPIRY_MS
 from shared.storage.codec import MAX_CATEGORY_BYTES, MAX_CONTENT_BYTES, MAX_TAG_BYTES, MAX_TAGS
 
 FORMAT: Final = "mcp-memory/1"
@@ -120,10 +129,7 @@ def _check(record: ExportedMemory) -> None:
         raise InvalidInputError("format", f"`format` is {record.format!r}; this reads {FORMAT!r}")
     if ulid_time_ms(record.id) is None:
         raise InvalidInputError("id", "`id` must be a memory id: a 26-character ULID")
-    for field in ("created_at", "expires_at", "last_access_at"):
-        value = getattr(record, field)
-        if value is not None and parse_iso_ms(value) is None:
-            raise InvalidInputError(field, f"`{field}` must be an ISO-8601 time")
+    _check_times(record)
     _check_sizes(record)
     if record.scope == "conversation" and not record.conversation:
         raise InvalidInputError(
@@ -142,8 +148,33 @@ def _check(record: ExportedMemory) -> None:
         )
 
 
+def _check_times(record: ExportedMemory) -> None:
+    """Each time parsed once, here, and kept in the one form every reader compares
+    (``canonical_iso``); an expiry within what an expiry key can hold."""
+    for field in ("created_at", "expires_at", "last_access_at"):
+        value = getattr(record, field)
+        if value is None:
+            continue
+        canonical = canonical_iso(value)
+        if canonical is None:
+            raise InvalidInputError(field, f"`{field}` must be an ISO-8601 time")
+        setattr(record, field, canonical)
+    expires_ms = parse_iso_ms(record.expires_at) if record.expires_at is not None else None
+    if expires_ms is not None and not 0 <= expires_ms <= MAX_EXPIRY_MS:
+        raise InvalidInputError(
+            "expires_at",
+            f"`expires_at` must be between {iso_ms(0)} and {iso_ms(MAX_EXPIRY_MS)}",
+        )
+
+
 def _check_sizes(record: ExportedMemory) -> None:
     """The limits remember applies to its arguments."""
+    texts = [("content", record.content), ("category", record.category)]
+    texts += [("conversation", record.conversation), *(("tags", tag) for tag in record.tags)]
+    for field, text in texts:
+        if text is not None and "\x00" in text:
+            # Refused by name, as remember refuses it: PostgreSQL cannot store U+0000 in text.
+            raise InvalidInputError(field, f"`{field}` contains a NUL character (U+0000)")
     if not record.content.strip():
         raise InvalidInputError("content", "`content` must be a non-empty string")
     if len(record.content.encode()) > MAX_CONTENT_BYTES:

@@ -271,6 +271,40 @@ async def test_forgetting_a_version_keeps_the_rest_of_the_chain_as_it_was(
     assert "No memory with id" in await tool(url, "memory_history", {"id": a}, headers)
 
 
+async def corrected(url: str, headers: dict[str, str], content: str, replaces: str) -> str:
+    text = await tool(url, "remember", {"content": content, "replaces": replaces}, headers)
+    assert f"It replaces {replaces}" in text, text
+    return ids_in(text)[0]
+
+
+async def test_a_chain_stays_correctable_whichever_member_is_forgotten(
+    servers: Servers, headers: dict[str, str]
+) -> None:
+    # Issue 42, item 10: A corrected by B, B forgotten: neither A nor B could be corrected.
+    url = servers.first
+    a = await stored(url, headers, "The cache warms up at 05:00 UTC.")
+    b = await corrected(url, headers, "The cache warms up at 05:30 UTC.", a)
+    assert "Deleted" in await tool(url, "forget", {"id": b}, headers)
+    gone = await refused(url, "remember", {"content": "At 06:00.", "replaces": b}, headers)
+    assert f"no memory {b} is visible" in gone and f"pass replaces={a}" in gone, gone
+    c = await corrected(url, headers, "The cache warms up at 06:00 UTC.", a)
+    assert ids_in(await tool(url, "list_memories", {}, headers)) == [c]
+    history = await tool(url, "memory_history", {"id": c}, headers)
+    assert ids_in(history) == [c, b, a] and "status: current" in history, history
+    # The newest of A → C → D forgotten: C is the one to correct, and A is pointed at it.
+    d = await corrected(url, headers, "The cache warms up at 06:15 UTC.", c)
+    assert "Deleted" in await tool(url, "forget", {"id": d}, headers)
+    older = await refused(url, "remember", {"content": "At 06:30.", "replaces": a}, headers)
+    assert f"already replaced by {b}, {c}" in older and f"pass replaces={c}" in older, older
+    e = await corrected(url, headers, "The cache warms up at 06:30 UTC.", c)
+    # The middle of C → E → F forgotten: F is current still, and C is pointed at it.
+    f = await corrected(url, headers, "The cache warms up at 06:45 UTC.", e)
+    assert "Deleted" in await tool(url, "forget", {"id": e}, headers)
+    middle = await refused(url, "remember", {"content": "At 07:00.", "replaces": c}, headers)
+    assert f"pass replaces={f}" in middle, middle
+    assert ids_in(await tool(url, "list_memories", {}, headers)) == [f]
+
+
 async def answered_as_unknown(url: str, name: str, memory_id: str, headers: dict[str, str]) -> bool:
     """Whether ``name(id=memory_id)`` answers, text and structured content, exactly as the
     same tool answers an id that never existed."""

@@ -190,6 +190,71 @@ async def test_stdout_carries_only_the_protocol_and_logs_go_to_stderr(
     assert events[-1] == "shutdown_complete"
 
 
+async def test_every_malformed_line_gets_a_json_rpc_error_and_the_server_stays_up(
+    embedded_data_dir: Path,
+) -> None:
+    # Issue 42, item 11: the SDK's stdio transport dropped these lines unanswered.
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw-test", "version": "0"},
+        },
+    }
+    lines = [
+        json.dumps(initialize),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        "this is not json {",
+        json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": "all"}),
+        json.dumps(
+            [
+                {"jsonrpc": "2.0", "id": 4, "method": "ping"},
+                {"jsonrpc": "2.0", "id": "five", "method": "tools/list"},
+            ]
+        ),
+        json.dumps({"jsonrpc": "2.0", "id": 6, "params": {}}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/bogus", "params": 7}),
+        "",
+        json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping"}),
+    ]
+    process = await asyncio.create_subprocess_exec(
+        str(CONSOLE_SCRIPT),
+        "--stdio",
+        "--local",
+        "--data-dir",
+        str(embedded_data_dir),
+        env=clean_env(MCP_MEMORY_TENANT="laptop"),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write("".join(line + "\n" for line in lines).encode())
+    await process.stdin.drain()
+    answers: dict[Any, dict[str, Any]] = {}
+    while 7 not in answers:
+        line = await asyncio.wait_for(process.stdout.readline(), BOOT_TIMEOUT_S)
+        assert line, f"stdout closed with answers to {sorted(map(str, answers))} only"
+        answer = json.loads(line)
+        answers[answer["id"]] = answer
+    process.stdin.close()
+    rest, err = await asyncio.wait_for(process.communicate(), BOOT_TIMEOUT_S)
+    assert process.returncode == 0, err.decode()[-2000:]
+    assert rest == b""
+    codes = {key: a["error"]["code"] for key, a in answers.items() if "error" in a}
+    assert codes == {None: -32700, 3: -32602, 4: -32600, "five": -32600, 6: -32600}, answers
+    assert "`params` must be an object" in answers[3]["error"]["message"]
+    assert "batches are not supported" in answers[4]["error"]["message"]
+    assert "result" in answers[1] and answers[7]["result"] == {}
+    # The log says what was refused, never the line itself.
+    logged = [json.loads(x) for x in err.decode().splitlines() if x.strip()]
+    malformed = [entry for entry in logged if entry["event"] == "stdio_malformed_line"]
+    assert len(malformed) == 5 and "not json" not in err.decode()
+
+
 CODENAMES = (
     "amber basil cedar dahlia elm fennel garnet hazel iris juniper kale lotus "
     "maple nutmeg olive pepper quince rowan sage thyme umber violet willow yarrow"

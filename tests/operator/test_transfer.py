@@ -255,8 +255,12 @@ async def test_import_is_idempotent_and_a_stopped_run_resumes(
     path = write_lines(tmp_path / "broken.jsonl", broken)
     code, _, err = await cli("import", "--input", str(path), env=env)
     assert code == 1
-    assert "import refused: line 80:" in err and "nothing of that line was written" in err
-    # The first batch landed; the fixed file resumes where the stopped run left off.
+    assert "import refused: line 80:" in err and "nothing was written" in err
+    # Refused before the first batch too; a run stopped after it resumes where it left off.
+    code, _, err = await cli(
+        "import", "--input", str(write_lines(tmp_path / "head.jsonl", lines[:64])), env=env
+    )
+    assert code == 0 and "64 memories written" in err, err
     fixed = write_lines(tmp_path / "fixed.jsonl", lines)
     code, _, err = await cli("import", "--input", str(fixed), env=env)
     assert code == 0 and "36 memories written, 64 already there" in err, err
@@ -273,6 +277,10 @@ async def test_import_is_idempotent_and_a_stopped_run_resumes(
         (json.dumps({**many(1)[0], "content": "   "}), "line 2: `content` must be a non-empty"),
         (json.dumps({**many(1)[0], "colour": "red"}), "line 2:"),
         (json.dumps({**many(1)[0], "created_at": "yesterday"}), "line 2: `created_at` must be"),
+        (
+            json.dumps({**many(1)[0], "expires_at": "1960-01-01T00:00:00+01:00"}),
+            "line 2: `expires_at` must be between 1970-01-01T00:00:00.000Z and 2286-11-20",
+        ),
         (json.dumps({**many(1)[0], "scope": "conversation"}), "needs `conversation`"),
         (json.dumps({**many(1)[0], "tenant": "../other"}), "line 2: `tenant` '../other'"),
         (json.dumps({**many(1)[0], "tags": ["t"] * 21}), "line 2: `tags` may hold at most 20"),

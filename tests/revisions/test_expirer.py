@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import msgspec
+
 from shared.expiry import Expirer, ExpiryResult, due_entries
 from shared.lexical.segments import LEXICON_LAYOUT, decode_shard
 from shared.memories.upkeep import Upkeep
-from shared.model import Memory, index_key, iso_ms, new_ulid
+from shared.model import Memory, index_key, iso_ms, new_ulid, parse_iso_ms
 from shared.model.keys import expiry_key_of, link_key, replaced_key
 from shared.storage.interfaces import ObjectStore, VectorStore
 from tests.counters._faults import Clock
@@ -180,3 +182,21 @@ async def test_an_expired_memory_takes_its_probable_update_links_along(
 
     assert [await exists(object_store, key) for key in going] == [False, False]
     assert await exists(object_store, staying)
+
+
+async def test_a_memory_stored_with_an_expiry_in_another_iso_form_is_deleted_when_due(
+    vector_store: VectorStore, object_store: ObjectStore, embedding_dim: int
+) -> None:
+    # Issue 42, item 8: as an import stored them before it parsed them: the basic format and
+    # an offset, both a day before the run. Compared as text, neither was ever due.
+    basic = memory("acme", expires_ms=None, content="the audit window is open")
+    tokyo = memory("acme", expires_ms=None, content="the Tokyo office is closed")
+    for stored, written in ((basic, "20270115T080000Z"), (tokyo, "2027-01-15T17:00:00+09:00")):
+        msgspec.structs.force_setattr(stored, "expires_at", written)
+    await write(vector_store, object_store, embedding_dim, [basic, tokyo])
+
+    clock = Clock(parse_iso_ms("2027-01-16T08:00:00Z") or 0)
+    result = await expirer(vector_store, object_store, clock).run()
+
+    assert result == ExpiryResult(tenants=1, tenants_failed=0, deleted=2, due=2)
+    assert await vector_store.get("acme", [basic.id, tokyo.id]) == []

@@ -40,6 +40,7 @@ from shared.errors import (
     EmbeddingError,
     InvalidInputError,
     StorageError,
+    StorageFullError,
     StorageTimeoutError,
     StorageUnavailableError,
 )
@@ -64,6 +65,12 @@ def caller_text(error: Exception) -> str:
         store = error.store or UNKNOWN_STORE
         if isinstance(error, StorageTimeoutError):
             return f"{store} did not answer within {error.timeout_s:g} s; {RETRY_LATER}"
+        if isinstance(error, StorageFullError):
+            # Not an outage: retrying in a minute does not help, and reading still works.
+            return (
+                f"{store} has no space left on its disk, so nothing new can be stored until "
+                "the operator frees space; recall and reading memories still work"
+            )
         if isinstance(error, StorageUnavailableError):
             return f"{store} could not be reached; {RETRY_LATER}"
         return (

@@ -13,16 +13,18 @@ import functools
 import logging
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 from shared.config import Config
 from shared.errors import ConfigError
 from shared.storage.interfaces import Stores
-from shared.storage.postgres._datastore import PostgresDatastore, redact_url
+from shared.storage.postgres._datastore import STORE_NAME, PostgresDatastore, redact_url
 from shared.storage.postgres.embedded import describe as describe_embedded
 from shared.storage.postgres.embedded import embedded_database
 from shared.storage.postgres.object_store import PostgresObjectStore
 from shared.storage.postgres.scan import ScanCache, SnapshotVectorStore, prune_change_log
 from shared.storage.postgres.schema import ensure_schema
+from shared.storage.postgres.space import space_check
 from shared.storage.postgres.vector_store import PostgresVectorStore, rebuild
 
 logger = logging.getLogger(__name__)
@@ -34,7 +36,9 @@ def describe(url: str) -> str:
 
 
 @contextlib.asynccontextmanager
-async def _open_url(url: str, *, description: str, scan_cache_mb: int) -> AsyncIterator[Stores]:
+async def _open_url(
+    url: str, *, description: str, scan_cache_mb: int, data_dir: Path | None = None
+) -> AsyncIterator[Stores]:
     started = time.monotonic()
     async with PostgresDatastore.open(url, prepare=ensure_schema) as (datastore, created):
         logger.info(
@@ -56,6 +60,8 @@ async def _open_url(url: str, *, description: str, scan_cache_mb: int) -> AsyncI
                 description=description,
                 snapshots=snapshots,
                 housekeeping=functools.partial(prune_change_log, datastore),
+                # The embedded data dir's filesystem is ours to look at; a server's is not.
+                space=space_check(datastore.space, store=STORE_NAME, data_dir=data_dir),
             )
         finally:
             if snapshots is not None:  # stop background reads before the pool closes
@@ -78,6 +84,7 @@ async def open_postgres_stores(config: Config) -> AsyncIterator[Stores]:
                 url,
                 description=describe_embedded(config.postgres.data_dir),
                 scan_cache_mb=config.postgres.scan_cache_mb,
+                data_dir=config.postgres.data_dir,
             ) as stores:
                 yield stores
     elif config.backend == "postgres":

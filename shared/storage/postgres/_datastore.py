@@ -18,7 +18,8 @@ import asyncpg
 import msgspec
 from pgvector.asyncpg import register_vector
 
-from shared.errors import StorageError, StorageUnavailableError
+from shared.errors import StorageError, StorageFullError, StorageUnavailableError
+from shared.storage.postgres.space import SpaceWatch
 
 UNPARSEABLE_URL: Final = "<unparseable database URL>"
 # What a caller may be told failed: both stores live in the one database.
@@ -32,6 +33,8 @@ _SECRET_QUERY_KEYS: Final = frozenset({"password", "passfile", "sslpassword"})
 # Connection-level failures: SQLSTATE classes 08 (connection), 53 (insufficient resources, such
 # as too many connections) and 57 (operator intervention: shutdown, starting up).
 _UNAVAILABLE_CLASSES: Final = ("08", "53", "57")
+# disk_full: a write found no space (class 53, but the server is up and reads still work).
+_DISK_FULL: Final = "53100"
 
 T = TypeVar("T")
 
@@ -104,6 +107,11 @@ def translated(display_url: str, *, connecting: bool = False) -> Iterator[None]:
             if isinstance(error, asyncpg.PostgresError)
             else "the connection to the database failed or was lost"
         )
+        if getattr(error, "sqlstate", None) == _DISK_FULL:
+            # Class 53 like an overload, but no outage: reads go on, writes wait for space.
+            raise StorageFullError(
+                f"PostgreSQL has no space left on its disk: {cause}", store=STORE_NAME
+            ) from error
         if _is_unavailable(error):
             raise StorageUnavailableError(
                 f"PostgreSQL is unavailable: {cause}", store=STORE_NAME
@@ -118,26 +126,99 @@ def translated(display_url: str, *, connecting: bool = False) -> Iterator[None]:
         ) from error
 
 
+# Failures after which the server may not have answered the statement it was sent.
+_CUT_SHORT: Final = (TimeoutError, OSError, asyncpg.InterfaceError, asyncpg.InternalClientError)
+
+
+def cut_short(error: BaseException) -> bool:
+    """Whether ``error`` cut a statement short: a cancellation (a deadline), a timeout or a
+    lost connection, raw or translated. The server may still be working on the statement, or
+    be stalled; after any other error (the server's own answer, a refusal of ours) the
+    connection is in a known state and may be reused."""
+    if not isinstance(error, Exception):
+        return True  # asyncio.CancelledError, KeyboardInterrupt
+    return isinstance(error, _CUT_SHORT) or isinstance(error.__cause__, _CUT_SHORT)
+
+
+def _discard(connection: asyncpg.Connection) -> None:
+    """Close the connection's socket at once, waiting on nothing; a connection the pool took
+    back already (it was closing) has nothing left to discard."""
+    with contextlib.suppress(asyncpg.InterfaceError):
+        connection.terminate()
+
+
+@contextlib.asynccontextmanager
+async def discarding(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
+    """A pooled connection, closed instead of released when its work was cut short.
+
+    asyncpg's release waits for the server to acknowledge the cancellation of a statement cut
+    short and then rolls back, shielded from the caller's own cancellation: with the server
+    stalled (stopped, a full disk, a lock behind a hung client) a call past its deadline waited
+    as long as the stall. Closing the socket waits on nothing; the server rolls back a
+    connection that went away, and the pool opens a fresh one when it needs one.
+    """
+    connection = await pool.acquire()
+    try:
+        yield connection
+    except BaseException as error:
+        if cut_short(error):
+            _discard(connection)  # then release returns at once: nothing left to return
+        raise
+    finally:
+        await pool.release(connection)
+
+
 class _Statements:
     """Statements on a pool or on one connection; every method translates driver errors."""
 
-    def __init__(self, target: asyncpg.Pool | asyncpg.Connection, *, display_url: str) -> None:
+    def __init__(
+        self,
+        target: asyncpg.Pool | asyncpg.Connection,
+        *,
+        display_url: str,
+        space: SpaceWatch | None = None,
+    ) -> None:
         self._target = target
         self.display_url = display_url
+        self.space = space if space is not None else SpaceWatch()
+
+    @contextlib.contextmanager
+    def _translated(self, sql: str = "") -> Iterator[None]:
+        """``translated``, and what the statement tells of the disk (``SpaceWatch``)."""
+        try:
+            with translated(self.display_url):
+                yield
+        except StorageFullError as error:
+            self.space.full = str(error)
+            raise
+        self.space.wrote(sql)
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[asyncpg.Connection]:
+        """One connection for one statement: from the pool (``discarding``), or the session's
+        own (its ``transaction`` and ``session`` discard it when cut short)."""
+        if isinstance(self._target, asyncpg.Pool):
+            async with discarding(self._target) as connection:
+                yield connection
+        else:
+            yield self._target
 
     async def execute(self, sql: str, *args: object) -> str:
-        with translated(self.display_url):
-            status: str = await self._target.execute(sql, *args)
+        with self._translated(sql):
+            async with self._connection() as connection:
+                status: str = await connection.execute(sql, *args)
         return status
 
     async def fetch(self, sql: str, *args: object) -> list[asyncpg.Record]:
-        with translated(self.display_url):
-            rows: list[asyncpg.Record] = await self._target.fetch(sql, *args)
+        with self._translated(sql):
+            async with self._connection() as connection:
+                rows: list[asyncpg.Record] = await connection.fetch(sql, *args)
         return rows
 
     async def fetchval(self, sql: str, *args: object) -> Any:
-        with translated(self.display_url):
-            return await self._target.fetchval(sql, *args)
+        with self._translated(sql):
+            async with self._connection() as connection:
+                return await connection.fetchval(sql, *args)
 
 
 class Session(_Statements):
@@ -154,16 +235,21 @@ class Session(_Statements):
                 None keeps the server's default (read committed).
             readonly: the body only reads.
         """
-        with translated(self.display_url):
+        with self._translated():
             tx = self._target.transaction(isolation=isolation, readonly=readonly)
             await tx.start()
         try:
             yield self
-        except BaseException:
-            with translated(self.display_url):
+        except BaseException as error:
+            if cut_short(error):
+                # Cut short: a rollback would wait on a server that may be stalled. Closing
+                # the connection rolls the transaction back on the server's side.
+                _discard(self._target)
+                raise
+            with self._translated():
                 await tx.rollback()
             raise
-        with translated(self.display_url):
+        with self._translated():
             await tx.commit()
 
 
@@ -245,7 +331,11 @@ class PostgresDatastore(_Statements):
         with translated(self.display_url):
             connection = await self._pool.acquire()
         try:
-            yield Session(connection, display_url=self.display_url)
+            yield Session(connection, display_url=self.display_url, space=self.space)
+        except BaseException as error:
+            if cut_short(error):
+                _discard(connection)  # as ``discarding`` does: release waits on nothing
+            raise
         finally:
             with translated(self.display_url):
                 await self._pool.release(connection)
