@@ -21,6 +21,7 @@ from services.api.connections import ConnectionGuard
 from services.api.gates import MCP_PATH, METRICS_PATH, gates_middleware
 from services.api.host_header import loopback_names
 from services.api.mcp_transport import MAX_BODY_BYTES, McpEndpoint
+from services.api.protocol import name_server
 from services.api.readiness import READY_PATH, ReadinessCheck, ready_response
 from services.api.tools.definition import ToolSpec
 from shared.config import Config
@@ -105,6 +106,7 @@ def build_app(
         middlewares.insert(0, _handling_middleware(guard))
     app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=middlewares)
     app.cleanup_ctx.append(runtime_context)
+    app.on_response_prepare.append(name_server)
     app.router.add_post(MCP_PATH, _mcp)
     app.router.add_route("*", MCP_PATH, _mcp_method_not_allowed)
     app.router.add_get(METRICS_PATH, make_aiohttp_handler())

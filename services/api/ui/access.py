@@ -58,6 +58,10 @@ class Access:
     def session_of(self, request: web.BaseRequest, *, now_s: float | None = None) -> str | None:
         """The session's nonce when the request carries a valid, unexpired session cookie."""
         value = request.cookies.get(SESSION_COOKIE, "")
+        if not value.isascii():
+            # Not a cookie this page issued (bytes that are not even UTF-8 arrive as
+            # surrogates): no session, and the next one issued replaces it.
+            return None
         nonce, _, rest = value.partition(".")
         issued, _, mac = rest.partition(".")
         if not nonce or not issued.isdigit() or not mac:
@@ -112,7 +116,24 @@ def foreign_origin(request: web.BaseRequest) -> str | None:
     origin = request.headers.get("Origin")
     if origin is None:
         return None
-    parts = urlsplit(origin)
-    if parts.scheme in ("http", "https") and parts.netloc.lower() == request.host.lower():
+    if not origin.isascii():
+        return origin  # no browser sends such an origin for this page
+    try:
+        parts = urlsplit(origin)
+        netloc = parts.netloc
+    except ValueError:  # "http://[" and the like: no origin of ours
+        return origin
+    if parts.scheme in ("http", "https") and netloc.lower() == request.host.lower():
         return None
     return origin
+
+
+def is_https(request: web.BaseRequest) -> bool:
+    """Whether the browser reached the page over TLS: directly, or through a proxy that ended
+    TLS and says so in ``X-Forwarded-Proto`` (its first value: the proxy nearest the browser).
+    Trusting the header costs nothing: it decides only whether the cookie is marked Secure, and
+    a client that lies gets a cookie its own browser will not send back over plain HTTP."""
+    if request.secure:
+        return True
+    forwarded = request.headers.get("X-Forwarded-Proto", "")
+    return forwarded.split(",")[0].strip().lower() == "https"

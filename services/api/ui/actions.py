@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import AsyncIterator, Mapping
 from typing import Final
 from urllib.parse import urlencode, urlsplit
 
 from aiohttp import web
 
-from services.api.ui.access import Session
+from services.api.ui.access import Session, is_https
+from services.api.ui.forms import read_form
 from services.api.ui.pages import ACCESS_KEY, SERVICE_KEY, render
 from services.api.ui.query import (
     PageState,
@@ -31,6 +33,7 @@ logger = logging.getLogger(__name__)
 # A wrong key costs this long: guessing by the thousand stops being cheap.
 LOGIN_FAILURE_DELAY_S: Final = 0.5
 EXPORT_LINES_PER_WRITE: Final = 200
+_PRINTABLE_ASCII: Final = re.compile(r"[\x21-\x7e]+")
 
 
 def _required_tenant(form: Mapping[str, str]) -> str:
@@ -49,7 +52,7 @@ def _required_id(form: Mapping[str, str]) -> str:
 
 async def _form(request: web.Request) -> dict[str, str]:
     """The form's text fields (a file field has no place in any form of this page)."""
-    form = await request.post()
+    form = await read_form(request)
     return {name: value for name, value in form.items() if isinstance(value, str)}
 
 
@@ -154,7 +157,8 @@ async def _chunks(first: ExportedMemory, rest: AsyncIterator[ExportedMemory]) ->
 def safe_next(raw: str | None) -> str:
     """Where to go after signing in: a path of this page only, never another site (an open
     redirect would lend the page's name to a phishing link)."""
-    if not raw:
+    if not raw or not _PRINTABLE_ASCII.fullmatch(raw):
+        # A page's own URL is percent-encoded ASCII; CR/LF would split the Location header.
         return "/ui"
     parts = urlsplit(raw)
     if parts.scheme or parts.netloc or not parts.path.startswith("/ui") or raw.startswith("//"):
@@ -181,7 +185,7 @@ async def login(request: web.Request) -> web.StreamResponse:
     logger.info("ui_login", extra={"remote": request.remote})
     response = _see_other(target)
     session: Session = access.issue()
-    access.set_cookie(response, session, secure=request.secure)
+    access.set_cookie(response, session, secure=is_https(request))
     return response
 
 

@@ -22,9 +22,11 @@ from aiohttp.typedefs import Handler, Middleware
 
 from services.api.connections import ConnectionGuard
 from services.api.host_header import host_refusal
+from services.api.protocol import secure_headers
 from services.api.service import MemoryService
 from services.api.ui import actions, views
-from services.api.ui.access import CSRF_FIELD, Access, foreign_origin
+from services.api.ui.access import CSRF_FIELD, Access, foreign_origin, is_https
+from services.api.ui.forms import read_form
 from services.api.ui.pages import ACCESS_KEY, SERVICE_KEY, SESSION_KEY, render
 from services.api.ui.query import PageState
 from shared.errors import InvalidInputError, ServiceError
@@ -35,17 +37,6 @@ logger = logging.getLogger(__name__)
 UI_PATH: Final = "/ui"
 LOGIN_PATH: Final = "/ui/login"
 STATIC_PREFIX: Final = "/ui/static/"
-CONTENT_SECURITY_POLICY: Final = (
-    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
-    "frame-ancestors 'none'; base-uri 'none'"
-)
-_SECURITY_HEADERS: Final = {
-    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "same-origin",
-    "Cache-Control": "no-store",
-}
 # Forms hold at most a 32,000-byte memory; a little room for the other fields and encoding.
 MAX_FORM_BYTES: Final = 256 * 1024
 _STATIC_TYPES: Final = {".css": "text/css", ".svg": "image/svg+xml"}
@@ -59,6 +50,10 @@ def _error(request: web.Request, status: int, message: str) -> web.Response:
         state=PageState(),
         message=message,
     )
+
+
+def _under_ui(path: str) -> bool:
+    return path == UI_PATH or path.startswith(UI_PATH + "/")
 
 
 def _gate(access: Access, host_names: frozenset[str] | None) -> Middleware:
@@ -75,9 +70,10 @@ def _gate(access: Access, host_names: frozenset[str] | None) -> Middleware:
                 return _error(
                     request,
                     403,
-                    f"A form from another site ({origin[:100]}) may not change anything here.",
+                    f"A form from another site (Origin {origin[:100]!a}) may not change "
+                    "anything here.",
                 )
-            form = await request.post()
+            form = await read_form(request)
             token = form.get(CSRF_FIELD)
             if request.path != LOGIN_PATH and not access.csrf_matches(
                 nonce, token if isinstance(token, str) else None
@@ -101,16 +97,18 @@ def _gate(access: Access, host_names: frozenset[str] | None) -> Middleware:
                 next_url=request.path_qs,
                 failed=False,
             )
-        if nonce is None and not access.requires_key:
+        if nonce is None and not access.requires_key and _under_ui(request.path):
             # No key to ask for (a loopback --local server): the first page opens the session
-            # its forms' tokens are bound to.
+            # its forms' tokens are bound to. Only a page under /ui, where the cookie is sent:
+            # elsewhere (/, a 404) the browser sends none, and a new one would replace the
+            # session of forms open in other tabs.
             issued = access.issue()
             nonce = issued.nonce
         if nonce is not None:
             request[SESSION_KEY] = nonce
         response = await handler(request)
         if issued is not None:
-            access.set_cookie(response, issued, secure=request.secure)
+            access.set_cookie(response, issued, secure=is_https(request))
         return response
 
     return gate
@@ -175,12 +173,6 @@ def _logged(guard: ConnectionGuard | None) -> Middleware:
     return logged
 
 
-async def _secure(request: web.Request, response: web.StreamResponse) -> None:
-    # On every response, streamed ones too (an export is prepared inside its handler).
-    for name, value in _SECURITY_HEADERS.items():
-        response.headers.setdefault(name, value)
-
-
 def _static() -> dict[str, tuple[bytes, str]]:
     """Every asset the page loads, read once: the process serves them all itself."""
     folder = resources.files("services.api.ui") / "static"
@@ -220,7 +212,7 @@ def build_ui_app(
     async def home(request: web.Request) -> web.StreamResponse:
         return web.Response(status=302, headers={"Location": UI_PATH})
 
-    app.on_response_prepare.append(_secure)
+    app.on_response_prepare.append(secure_headers)
     app.router.add_get("/", home)
     app.router.add_get(UI_PATH, views.page)
     app.router.add_get(f"{UI_PATH}/", views.page)
