@@ -29,6 +29,7 @@ from shared.version import installed_version
 
 if TYPE_CHECKING:
     from services.api.service import MemoryService
+    from shared.storage import ObjectStore
 
 
 class RuntimeView(Protocol):
@@ -46,6 +47,10 @@ class RuntimeView(Protocol):
     # The memory page's way to the tools' service; None in a runtime without storage.
     @property
     def service(self) -> MemoryService | None: ...
+
+    # The state store the memory page keeps its shared sessions in; None without storage.
+    @property
+    def objects(self) -> ObjectStore | None: ...
 
 
 RuntimeOpener = Callable[[Config], AbstractAsyncContextManager[RuntimeView]]

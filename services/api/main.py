@@ -196,7 +196,8 @@ async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) ->
     logger.info("boot_objects_frozen", extra={"objects": _freeze_boot_objects()})
     _log_boot(runner=runner, app=app, config=config)
     # The memory page, on its own port; its runner stops first, while the runtime still runs.
-    ui = await start_ui(config, app[RUNTIME_KEY].service)
+    runtime = app[RUNTIME_KEY]
+    ui = await start_ui(config, runtime.service, runtime.objects)
     embedded_died = watch_embedded_server(config, stop)
     await stop.wait()
     server_died = embedded_died()

@@ -190,6 +190,10 @@ async def login(request: web.Request) -> web.StreamResponse:
 
 
 async def logout(request: web.Request) -> web.StreamResponse:
+    """The session ends on every process (its revocation is stored), then in this browser."""
+    access = request.app[ACCESS_KEY]
+    await access.revoke(request)
+    logger.info("ui_logout", extra={"remote": request.remote})
     response = _see_other("/ui")
-    request.app[ACCESS_KEY].close_session(response)
+    access.close_session(response)
     return response

@@ -63,7 +63,7 @@ def _gate(access: Access, host_names: frozenset[str] | None) -> Middleware:
             refused = host_refusal(request.headers, host_names)
             if refused is not None:
                 return refused
-        nonce = access.session_of(request)
+        nonce = await access.current_session(request)
         if request.method == "POST":
             origin = foreign_origin(request)
             if origin is not None:
@@ -187,13 +187,13 @@ def _static() -> dict[str, tuple[bytes, str]]:
 def build_ui_app(
     service: MemoryService,
     *,
-    api_key: str | None,
+    access: Access,
     host_names: frozenset[str] | None,
     guard: ConnectionGuard | None = None,
 ) -> web.Application:
-    """The page over ``service``; ``api_key`` None serves it without a login (config allows
-    that only on a loopback ``--local`` server); ``host_names`` as for the API's gates."""
-    access = Access(api_key=api_key)
+    """The page over ``service``, its sessions and key by ``access`` (without a key it is
+    served without a login: config allows that only on a loopback ``--local`` server);
+    ``host_names`` as for the API's gates."""
     app = web.Application(
         client_max_size=MAX_FORM_BYTES,
         middlewares=[_logged(guard), _errors, _gate(access, host_names)],

@@ -17,9 +17,13 @@ from aiohttp import web
 from services.api.connections import KEEPALIVE_TIMEOUT_S, ConnectionGuard, GuardedSite
 from services.api.host_header import loopback_names
 from services.api.service import MemoryService
+from services.api.ui.access import Access
 from services.api.ui.app import UI_PATH, build_ui_app
+from services.api.ui.revocation import Revocations, deployment_secret
 from shared.config import Config
+from shared.errors import StorageError
 from shared.listen import is_loopback_only, is_unspecified, url_host
+from shared.storage import ObjectStore
 
 logger = logging.getLogger(__name__)
 
@@ -46,8 +50,21 @@ def page_url(addresses: list[Any], *, port: int) -> str:
     return f"http://{url_host(host)}:{port}{UI_PATH}"
 
 
-async def start_ui(config: Config, service: MemoryService | None) -> web.AppRunner | None:
-    """The page's runner, listening; None when it is off or its port cannot be had."""
+async def _access(config: Config, objects: ObjectStore | None) -> Access:
+    """Sessions signed with the deployment's secret and revoked in its state store, when there
+    is a key (and a store); otherwise this process's own."""
+    api_key = config.server.mcp_api_key
+    if api_key is None or objects is None:
+        return Access(api_key=api_key, revocations=Revocations(objects))
+    secret = await deployment_secret(objects, api_key)
+    return Access(api_key=api_key, secret=secret, revocations=Revocations(objects))
+
+
+async def start_ui(
+    config: Config, service: MemoryService | None, objects: ObjectStore | None = None
+) -> web.AppRunner | None:
+    """The page's runner, listening; None when it is off or its port cannot be had.
+    ``objects`` is the state store its sessions are shared and revoked through."""
     if not config.server.ui_enabled:
         logger.info("ui_off", extra={"detail": _off_reason(config)})
         return None
@@ -58,10 +75,18 @@ async def start_ui(config: Config, service: MemoryService | None) -> web.AppRunn
         # Configuration decided on HOST; --host may have widened it since. Never keyless there.
         logger.warning("ui_off", extra={"detail": _off_reason(config)})
         return None
+    try:
+        access = await _access(config, objects)
+    except StorageError as error:
+        logger.warning(
+            "ui_unavailable",
+            extra={"detail": f"the memory page's session secret could not be read: {error}"},
+        )
+        return None
     guard = ConnectionGuard()
     app = build_ui_app(
         service,
-        api_key=config.server.mcp_api_key,
+        access=access,
         host_names=loopback_names(config.server.hosts),
         guard=guard,
     )
@@ -83,6 +108,11 @@ async def start_ui(config: Config, service: MemoryService | None) -> web.AppRunn
             },
         )
         return None
+    _log_listening(config, runner)
+    return runner
+
+
+def _log_listening(config: Config, runner: web.AppRunner) -> None:
     ipv4 = [address for address in runner.addresses if len(address) == 2]
     port = (ipv4 or runner.addresses)[0][1]
     logger.info(
@@ -95,4 +125,3 @@ async def start_ui(config: Config, service: MemoryService | None) -> web.AppRunn
             else "none (loopback only)",
         },
     )
-    return runner
