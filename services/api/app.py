@@ -23,6 +23,7 @@ from services.api.host_header import loopback_names
 from services.api.mcp_transport import MAX_BODY_BYTES, McpEndpoint
 from services.api.protocol import name_server
 from services.api.readiness import READY_PATH, ReadinessCheck, ready_response
+from services.api.throttle import KeyThrottle
 from services.api.tools.definition import ToolSpec
 from shared.config import Config
 from shared.version import installed_version
@@ -90,10 +91,11 @@ def build_app(
     *,
     open_runtime: RuntimeOpener,
     guard: ConnectionGuard | None = None,
+    throttle: KeyThrottle | None = None,
 ) -> web.Application:
     """The application over the runtime ``open_runtime`` opens (``services.api.runtime`` in a
     real process, a test catalogue in tests). ``guard`` (see ``connections``) is told when each
-    request is being handled."""
+    request is being handled; ``throttle`` counts wrong keys per address (``throttle``)."""
     version = installed_version()
 
     async def runtime_context(app: web.Application) -> AsyncIterator[None]:
@@ -104,7 +106,9 @@ def build_app(
 
     middlewares = [
         gates_middleware(
-            api_key=config.server.mcp_api_key, host_names=loopback_names(config.server.hosts)
+            api_key=config.server.mcp_api_key,
+            host_names=loopback_names(config.server.hosts),
+            throttle=throttle,
         )
     ]
     if guard is not None:

@@ -5,7 +5,6 @@ follows repeats nothing. Lines logged name the tenant and the action, never a me
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 from collections.abc import AsyncIterator, Mapping
@@ -14,9 +13,10 @@ from urllib.parse import urlencode, urlsplit
 
 from aiohttp import web
 
+from services.api.throttle import FIRST_DELAY_S
 from services.api.ui.access import Session, is_https
 from services.api.ui.forms import read_form
-from services.api.ui.pages import ACCESS_KEY, SERVICE_KEY, render
+from services.api.ui.pages import ACCESS_KEY, SERVICE_KEY, THROTTLE_KEY, render
 from services.api.ui.query import (
     PageState,
     conversation_of,
@@ -30,8 +30,8 @@ from shared.transfer import ExportedMemory, encode_line
 
 logger = logging.getLogger(__name__)
 
-# A wrong key costs this long: guessing by the thousand stops being cheap.
-LOGIN_FAILURE_DELAY_S: Final = 0.5
+# The first wrong key from an address costs this long, the next ones more (``throttle``).
+LOGIN_FAILURE_DELAY_S: Final = FIRST_DELAY_S
 EXPORT_LINES_PER_WRITE: Final = 200
 _PRINTABLE_ASCII: Final = re.compile(r"[\x21-\x7e]+")
 
@@ -171,9 +171,24 @@ async def login(request: web.Request) -> web.StreamResponse:
     key = values.get("key")
     target = safe_next(values.get("next"))
     access = request.app[ACCESS_KEY]
+    throttle = request.app[THROTTLE_KEY]
+    # The form is read: nothing awaits between the throttle's verdict and the check, so
+    # concurrent guesses from one address are counted one by one.
+    retry_after = throttle.refusal(request.remote, surface="ui")
+    if retry_after is not None:
+        response = render(
+            request,
+            "login.html",
+            status=429,
+            state=PageState(),
+            next_url=target,
+            failed=False,
+            retry_after=retry_after,
+        )
+        response.headers["Retry-After"] = str(retry_after)
+        return response
     if key is None or not access.key_matches(key):
-        logger.warning("ui_login_refused", extra={"remote": request.remote})
-        await asyncio.sleep(LOGIN_FAILURE_DELAY_S)
+        await throttle.failed(request.remote, surface="ui")
         return render(
             request,
             "login.html",
@@ -182,6 +197,7 @@ async def login(request: web.Request) -> web.StreamResponse:
             next_url=target,
             failed=True,
         )
+    throttle.succeeded(request.remote)
     logger.info("ui_login", extra={"remote": request.remote})
     response = _see_other(target)
     session: Session = access.issue()

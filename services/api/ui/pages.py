@@ -11,10 +11,13 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from services.api.render import PREVIEW_CHARS, flattened
 from services.api.service import MemoryService
+from services.api.throttle import KeyThrottle
 from services.api.ui.access import CSRF_FIELD, Access
 
 SERVICE_KEY: Final = web.AppKey("ui_service", MemoryService)
 ACCESS_KEY: Final = web.AppKey("ui_access", Access)
+# Wrong keys per address: the process's one count, shared with /mcp.
+THROTTLE_KEY: Final = web.AppKey("ui_throttle", KeyThrottle)
 # The session's nonce, once the gate has found or issued one.
 SESSION_KEY: Final = web.RequestKey("ui_session", str)
 

@@ -17,6 +17,7 @@ from aiohttp import web
 from services.api.connections import KEEPALIVE_TIMEOUT_S, ConnectionGuard, GuardedSite
 from services.api.host_header import loopback_names
 from services.api.service import MemoryService
+from services.api.throttle import KeyThrottle
 from services.api.ui.access import Access
 from services.api.ui.app import UI_PATH, build_ui_app
 from services.api.ui.revocation import Revocations, deployment_secret
@@ -61,10 +62,14 @@ async def _access(config: Config, objects: ObjectStore | None) -> Access:
 
 
 async def start_ui(
-    config: Config, service: MemoryService | None, objects: ObjectStore | None = None
+    config: Config,
+    service: MemoryService | None,
+    objects: ObjectStore | None = None,
+    throttle: KeyThrottle | None = None,
 ) -> web.AppRunner | None:
     """The page's runner, listening; None when it is off or its port cannot be had.
-    ``objects`` is the state store its sessions are shared and revoked through."""
+    ``objects`` is the state store its sessions are shared and revoked through, ``throttle``
+    the count of wrong keys it shares with ``/mcp``."""
     if not config.server.ui_enabled:
         logger.info("ui_off", extra={"detail": _off_reason(config)})
         return None
@@ -87,6 +92,7 @@ async def start_ui(
     app = build_ui_app(
         service,
         access=access,
+        throttle=throttle,
         host_names=loopback_names(config.server.hosts),
         guard=guard,
     )
