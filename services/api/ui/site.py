@@ -20,6 +20,7 @@ from services.api.service import MemoryService
 from services.api.throttle import KeyThrottle
 from services.api.ui.access import Access
 from services.api.ui.app import UI_PATH, build_ui_app
+from services.api.ui.pages import refused_page
 from services.api.ui.revocation import Revocations, deployment_secret
 from shared.config import Config
 from shared.errors import StorageError
@@ -30,6 +31,10 @@ logger = logging.getLogger(__name__)
 
 # A page request still running at shutdown gets this long; the API's own grace follows.
 UI_SHUTDOWN_S: Final = 1.0
+# The request line and any header (a Referer repeats the URL) may be this long on the page:
+# a search of MAX_QUERY_CHARS characters of 4-byte UTF-8 is 12,000 bytes percent-encoded, and
+# aiohttp's default of 8,190 refused one of 3-byte characters (8.9 KB) before the page saw it.
+MAX_URL_BYTES: Final = 32 * 1024
 
 
 def _off_reason(config: Config) -> str:
@@ -96,25 +101,9 @@ async def start_ui(
         host_names=loopback_names(config.server.hosts),
         guard=guard,
     )
-    runner = web.AppRunner(
-        app, access_log=None, shutdown_timeout=UI_SHUTDOWN_S, keepalive_timeout=KEEPALIVE_TIMEOUT_S
-    )
-    await runner.setup()
-    site = GuardedSite(runner, guard, hosts=config.server.hosts, port=config.server.ui_port)
-    try:
-        await site.start()
-    except OSError as error:
-        await runner.cleanup()
-        logger.warning(
-            "ui_unavailable",
-            extra={
-                "port": config.server.ui_port,
-                "detail": f"the memory page cannot listen on port {config.server.ui_port} "
-                f"({error.strerror or error}); set UI_PORT or --ui-port to another port",
-            },
-        )
-        return None
-    _log_listening(config, runner)
+    runner = await _listen(config, app, guard)
+    if runner is not None:
+        _log_listening(config, runner)
     return runner
 
 
@@ -131,3 +120,36 @@ def _log_listening(config: Config, runner: web.AppRunner) -> None:
             else "none (loopback only)",
         },
     )
+
+
+async def _listen(
+    config: Config, app: web.Application, guard: ConnectionGuard
+) -> web.AppRunner | None:
+    """The page's runner, listening on UI_PORT; None (and ``ui_unavailable``) when the port
+    cannot be had."""
+    runner = web.AppRunner(
+        app,
+        access_log=None,
+        shutdown_timeout=UI_SHUTDOWN_S,
+        keepalive_timeout=KEEPALIVE_TIMEOUT_S,
+        max_line_size=MAX_URL_BYTES,
+        max_field_size=MAX_URL_BYTES,
+    )
+    await runner.setup()
+    site = GuardedSite(
+        runner, guard, refuse=refused_page, hosts=config.server.hosts, port=config.server.ui_port
+    )
+    try:
+        await site.start()
+    except OSError as error:
+        await runner.cleanup()
+        logger.warning(
+            "ui_unavailable",
+            extra={
+                "port": config.server.ui_port,
+                "detail": f"the memory page cannot listen on port {config.server.ui_port} "
+                f"({error.strerror or error}); set UI_PORT or --ui-port to another port",
+            },
+        )
+        return None
+    return runner

@@ -4,6 +4,8 @@ a dropped connection (issue 42, items 4 to 6)."""
 
 from __future__ import annotations
 
+import html
+import json
 import signal
 from collections.abc import AsyncIterator
 from urllib.parse import urlencode
@@ -150,3 +152,71 @@ async def test_no_answer_names_python_or_aiohttp(keyed: tuple[str, str, ApiProce
     for url, path in ((base, "/ui"), (base, "/nowhere"), (mcp_base, "/health"), (mcp_base, "/mcp")):
         answer = await send(url, request_head("GET", path, host_of(url)))
         assert answer.headers["server"] == "mcp-memory", (path, answer.headers)
+
+
+SEARCH_WORD = "tangerineplans"
+SECURITY = ("content-security-policy", "x-frame-options", "x-content-type-options")
+
+
+def assert_ours(answer: RawAnswer) -> None:
+    assert answer.headers["server"] == "mcp-memory"
+    for name in SECURITY:
+        assert name in answer.headers, (name, answer.headers)
+    assert answer.headers["referrer-policy"] == "same-origin"
+    assert SEARCH_WORD.encode() not in answer.body
+
+
+def assert_no_trace(api: ApiProcess) -> None:
+    """Nothing of a refused request line in the log, and no aiohttp free-text ERROR line."""
+    for event in api.events:
+        assert SEARCH_WORD not in json.dumps(event), event
+        assert not str(event.get("event", "")).startswith("Error handling request"), event
+
+
+@pytest.mark.parametrize("surface", ["ui", "mcp"])
+async def test_a_request_aiohttp_refuses_gets_our_answer_and_leaves_no_trace(
+    keyed: tuple[str, str, ApiProcess], surface: str
+) -> None:
+    base, mcp_url, api = keyed
+    url, path = (base, "/ui") if surface == "ui" else (mcp_url.removesuffix("/mcp"), "/mcp")
+    long_query = f"{path}?tenant=acme&q=" + (SEARCH_WORD + "+") * 7000  # ~100 KB
+    too_long = await send(url, request_head("GET", long_query, host_of(url)))
+    assert too_long.status == 400, too_long
+    assert_ours(too_long)
+    limit = b"32,768" if surface == "ui" else b"8,190"
+    assert b"longer than " + limit + b" bytes" in too_long.body
+    twice = await send(
+        url, request_head("GET", f"{path}?q={SEARCH_WORD}", host_of(url), ("Host", "b.example"))
+    )
+    assert twice.status == 400, twice
+    assert_ours(twice)
+    assert b"Duplicate 'Host' header found" in html.unescape(twice.body.decode()).encode()
+    if surface == "mcp":
+        assert json.loads(too_long.body)["error"]["code"] == -32600
+    assert_no_trace(api)
+    refused = [e for e in api.events if e.get("event") == "http_refused"]
+    assert refused and refused[-1] == {
+        "level": "warning",
+        "event": "http_refused",
+        "status": 400,
+        "type": "BadHttpMessage",
+    }
+
+
+async def test_a_long_non_ascii_search_within_the_limit_reaches_the_page(
+    keyed: tuple[str, str, ApiProcess],
+) -> None:
+    base, _, api = keyed
+    body = urlencode({"key": KEY}).encode()
+    signed = await post_login(base, body, ("Content-Type", "application/x-www-form-urlencoded"))
+    cookie = signed.headers["set-cookie"].split(";")[0]
+    # 1,000 characters (the page's own limit) of 3-byte UTF-8: 9,000 bytes percent-encoded.
+    target = "/ui?" + urlencode({"tenant": "acme", "q": "€" * 1000})
+    assert len(target) > 9000
+    answer = await send(
+        base,
+        request_head("GET", target, host_of(base), ("Cookie", cookie), ("Referer", base + target)),
+    )
+    assert answer.status == 200, answer.body[-400:]
+    assert b"Search as recall does" in answer.body
+    assert_no_trace(api)
