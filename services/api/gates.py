@@ -75,15 +75,16 @@ async def _key_refusal(
 ) -> web.Response | None:
     """The 429 or 401 of a request to /mcp without the key; None with it. Nothing awaits
     between the throttle's verdict and the check, so concurrent guesses are counted one by one."""
-    retry_after = throttle.refusal(request.remote, surface="mcp")
+    client = throttle.client(request)
+    retry_after = throttle.refusal(client, surface="mcp")
     if retry_after is not None:
         return _throttled(retry_after)
     authorization = request.headers.get("Authorization")
     if bearer_matches(authorization, key=api_key):
-        throttle.succeeded(request.remote)
+        throttle.succeeded(client)
         return None
     if authorization:  # a key was presented, and it was wrong: a guess
-        await throttle.failed(request.remote, surface="mcp")
+        await throttle.failed(client, surface="mcp")
     return _unauthorized()
 
 

@@ -183,7 +183,7 @@ async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) ->
     stop_on_signals(stop)
     guard = ConnectionGuard()
     # One count of wrong keys per process: a guesser gains nothing by alternating /mcp and /ui.
-    throttle = KeyThrottle()
+    throttle = KeyThrottle(trusted_proxies=config.server.trusted_proxies)
     app = build_app(
         config, open_runtime=open_runtime or real_runtime, guard=guard, throttle=throttle
     )

@@ -17,9 +17,15 @@ and the memory page (one ``KeyThrottle`` per process):
 
 Only the address that guessed is slowed: the right key from any other address is answered at
 once, so nobody can lock the rightful user out from elsewhere. An IPv6 client is counted by
-its /64, the block one host is usually given. Each wrong key leaves a ``key_refused`` line and
-each lockout a ``key_lockout`` line (the surface, the address, the count; never the key), and
-``mcp_memory_auth_refusals_total`` counts refusals by surface and reason.
+its /64, the block one host is usually given. The address is the connection's peer, unless
+the peer is one of ``TRUSTED_PROXIES``: then it is the nearest address in ``X-Forwarded-For``
+that is not a trusted proxy (behind a proxy every client would otherwise be the proxy, and one
+guesser would lock everyone out). An untrusted peer's ``X-Forwarded-For`` is ignored, so a
+guesser cannot escape its count by naming itself anew.
+
+Each wrong key leaves a ``key_refused`` line and each lockout a ``key_lockout`` line (the
+surface, the address, the count; never the key), and ``mcp_memory_auth_refusals_total`` counts
+refusals by surface and reason.
 """
 
 from __future__ import annotations
@@ -30,8 +36,10 @@ import logging
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Final, Literal
+
+from aiohttp import web
 
 from services.api.metrics import AUTH_REFUSALS
 
@@ -49,13 +57,22 @@ FORGET_AFTER_S: Final = 900.0
 MAX_CLIENTS: Final = 10_000
 
 
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def _parsed(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(text.strip().strip("[]").partition("%")[0])
+    except ValueError:
+        return None
+
+
 def client_of(remote: str | None) -> str:
     """The address a count is kept under: the IPv4 address, or an IPv6 address's /64."""
     if not remote:
         return "unknown"
-    try:
-        address = ipaddress.ip_address(remote.partition("%")[0])
-    except ValueError:
+    address = _parsed(remote)
+    if address is None:
         return remote
     if isinstance(address, ipaddress.IPv6Address):
         if address.ipv4_mapped is not None:
@@ -75,14 +92,40 @@ class _Client:
 
 
 class KeyThrottle:
-    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        *,
+        trusted_proxies: Sequence[str] = (),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._trusted: tuple[Network, ...] = tuple(
+            ipaddress.ip_network(network, strict=False) for network in trusted_proxies
+        )
         self._clock = clock
         self._clients: OrderedDict[str, _Client] = OrderedDict()
 
-    def refusal(self, remote: str | None, *, surface: Surface) -> int | None:
-        """Seconds this address must wait before a key of its is checked (the Retry-After of a
-        429), or None when it may try now. Call it with no await between it and the check."""
-        name = client_of(remote)
+    def _trusts(self, text: str | None) -> bool:
+        address = _parsed(text) if text else None
+        return address is not None and any(address in network for network in self._trusted)
+
+    def client(self, request: web.BaseRequest) -> str:
+        """Who is guessing: the address its count is kept under (see the module's notes)."""
+        remote = request.remote
+        if not self._trusts(remote):
+            return client_of(remote)
+        hops = ",".join(request.headers.getall("X-Forwarded-For", [])).split(",")
+        for hop in reversed([hop.strip() for hop in hops if hop.strip()]):
+            if _parsed(hop) is None:
+                break  # not an address: what is left of it cannot be trusted
+            if not self._trusts(hop):
+                return client_of(hop)
+            remote = hop
+        return client_of(remote)
+
+    def refusal(self, name: str, *, surface: Surface) -> int | None:
+        """Seconds the client ``name`` (``client``) must wait before a key of its is checked
+        (the Retry-After of a 429), or None when it may try now. Call it with no await between
+        it and the check."""
         client = self._clients.get(name)
         if client is None:
             return None
@@ -97,13 +140,12 @@ class KeyThrottle:
             del self._clients[name]
         return None
 
-    def succeeded(self, remote: str | None) -> None:
-        self._clients.pop(client_of(remote), None)
+    def succeeded(self, name: str) -> None:
+        self._clients.pop(name, None)
 
-    async def failed(self, remote: str | None, *, surface: Surface) -> None:
-        """Count a wrong key from this address, and hold the request for its delay (none when
-        the count starts a lockout: the lockout is the cost)."""
-        name = client_of(remote)
+    async def failed(self, name: str, *, surface: Surface) -> None:
+        """Count a wrong key from the client ``name``, and hold the request for its delay (none
+        when the count starts a lockout: the lockout is the cost)."""
         now = self._clock()
         client = self._clients.pop(name, None) or _Client(now)
         self._clients[name] = client  # most recently seen last

@@ -166,3 +166,62 @@ async def test_the_right_key_clears_its_address(server: Server) -> None:
         status, seconds, _ = await call_mcp(http, server.mcp_url, WRONG)
         # Counted from one again: the first delay, not the second.
         assert status == 401 and FIRST_DELAY_S <= seconds < 2 * FIRST_DELAY_S
+
+
+async def test_an_untrusted_peer_cannot_escape_its_count_by_naming_itself_anew(
+    server: Server,
+) -> None:
+    # No TRUSTED_PROXIES: X-Forwarded-For is the guesser's own words, and ignored.
+    statuses: list[int] = []
+    async with client_from("127.0.0.7") as http:
+        for n in range(LOCKOUT_AFTER + 1):
+            headers = {"Authorization": f"Bearer {WRONG}", "X-Forwarded-For": f"198.51.100.{n}"}
+            async with http.post(server.mcp_url, json=LIST_TOOLS, headers=headers) as response:
+                statuses.append(response.status)
+    assert statuses == [401] * LOCKOUT_AFTER + [429]
+
+
+@pytest.fixture(scope="module")
+async def proxied() -> AsyncIterator[Server]:
+    """A server that trusts the proxy at 127.0.0.1 to name its clients."""
+    with _embedded_data_dir() as data_dir:
+        args = [str(CONSOLE_SCRIPT), "--local", "--data-dir", str(data_dir)]
+        env = clean_env(MCP_API_KEY=KEY, TRUSTED_PROXIES="127.0.0.1")
+        api = await start([*args, "--port", "0", "--ui-port", "0"], env)
+        try:
+            listening = await api.wait_for("listening")
+            ui = await api.wait_for("ui_listening")
+            mcp_url = f"http://127.0.0.1:{listening['port']}/mcp"
+            yield Server(api=api, mcp_url=mcp_url, ui_url=ui["url"].removesuffix("/ui"))
+            api.process.send_signal(signal.SIGTERM)
+            assert await api.exit_code(timeout_s=SHUTDOWN_GRACE_S) == 0
+        finally:
+            await stop(api)
+
+
+async def test_behind_a_trusted_proxy_the_forwarded_client_is_counted(proxied: Server) -> None:
+    """Every request comes from the proxy (127.0.0.1); the guesser behind it is locked out and
+    the rightful user behind the same proxy is not slowed."""
+
+    async def through_proxy(client: str, key: str) -> tuple[int, float]:
+        headers = {
+            "Authorization": f"Bearer {key}",
+            "Accept": "application/json, text/event-stream",
+            # The guesser may prepend what it likes; the proxy appends the peer it saw.
+            "X-Forwarded-For": f"10.9.9.9, {client}",
+        }
+        started = time.monotonic()
+        async with (
+            client_from("127.0.0.1") as http,
+            http.post(proxied.mcp_url, json=LIST_TOOLS, headers=headers) as response,
+        ):
+            await response.read()
+            return response.status, time.monotonic() - started
+
+    statuses = [(await through_proxy("203.0.113.5", WRONG))[0] for _ in range(LOCKOUT_AFTER + 1)]
+    assert statuses == [401] * LOCKOUT_AFTER + [429]
+    status, seconds = await through_proxy("203.0.113.9", KEY)
+    assert status == 200 and seconds < FIRST_DELAY_S
+    assert (await through_proxy("203.0.113.5", KEY))[0] == 429
+    lockout = [e for e in proxied.api.events if e.get("event") == "key_lockout"]
+    assert [e["client"] for e in lockout] == ["203.0.113.5"]

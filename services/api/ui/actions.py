@@ -174,7 +174,8 @@ async def login(request: web.Request) -> web.StreamResponse:
     throttle = request.app[THROTTLE_KEY]
     # The form is read: nothing awaits between the throttle's verdict and the check, so
     # concurrent guesses from one address are counted one by one.
-    retry_after = throttle.refusal(request.remote, surface="ui")
+    client = throttle.client(request)
+    retry_after = throttle.refusal(client, surface="ui")
     if retry_after is not None:
         response = render(
             request,
@@ -188,7 +189,7 @@ async def login(request: web.Request) -> web.StreamResponse:
         response.headers["Retry-After"] = str(retry_after)
         return response
     if key is None or not access.key_matches(key):
-        await throttle.failed(request.remote, surface="ui")
+        await throttle.failed(client, surface="ui")
         return render(
             request,
             "login.html",
@@ -197,8 +198,8 @@ async def login(request: web.Request) -> web.StreamResponse:
             next_url=target,
             failed=True,
         )
-    throttle.succeeded(request.remote)
-    logger.info("ui_login", extra={"remote": request.remote})
+    throttle.succeeded(client)
+    logger.info("ui_login", extra={"client": client})
     response = _see_other(target)
     session: Session = access.issue()
     access.set_cookie(response, session, secure=is_https(request))
