@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from aiohttp import web
-from aiohttp.http_exceptions import InvalidURLError, LineTooLong
+from aiohttp.http_exceptions import HttpProcessingError, InvalidURLError, LineTooLong
 from aiohttp.web_protocol import RequestHandler
 from aiohttp.web_request import BaseRequest
 from aiohttp.web_response import StreamResponse
@@ -123,10 +123,15 @@ class RefusingRequestHandler(RequestHandler):
         return response
 
     def log_exception(self, *args: Any, **kw: Any) -> None:
-        # aiohttp's free-text lines (and the exception's text) may quote the request.
+        # aiohttp's free-text lines (and the exception's text) may quote the request. A body
+        # that cannot be read while aiohttp drains it after the answer is the client's fault.
         exc_info = kw.get("exc_info")
         error = exc_info if isinstance(exc_info, BaseException) else None
-        logger.error("http_failed", extra={"type": type(error).__name__ if error else None})
+        detail = {"type": type(error).__name__ if error is not None else None}
+        if isinstance(error, (web.RequestPayloadError, HttpProcessingError)):
+            logger.warning("http_refused", extra=detail)
+        else:
+            logger.error("http_failed", extra=detail)
 
 
 def handler_factory(server: Server, refuse: Refusal) -> Callable[[], RequestHandler]:
