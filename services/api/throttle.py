@@ -12,8 +12,8 @@ and the memory page (one ``KeyThrottle`` per process):
 - from the ``LOCKOUT_AFTER``-th wrong key on, the address is locked out: every request with a
   key is ``429`` unchecked for ``LOCKOUT_S`` (doubling with each further wrong key, at most
   ``MAX_LOCKOUT_S``);
-- the right key clears the address's count; an address silent for ``FORGET_AFTER_S`` (and not
-  locked) is forgotten.
+- the right key clears the address's count; an address silent for ``FORGET_AFTER_S`` after
+  its last wrong key and its lockout is forgotten.
 
 Only the address that guessed is slowed: the right key from any other address is answered at
 once, so nobody can lock the rightful user out from elsewhere. An IPv6 client is counted by
@@ -136,7 +136,7 @@ class KeyThrottle:
         if client.held:
             AUTH_REFUSALS.labels(surface=surface, reason="one_at_a_time").inc()
             return max(1, math.ceil(_delay(client.failures)))
-        if now - client.last_s > FORGET_AFTER_S:
+        if now - max(client.last_s, client.locked_until_s) > FORGET_AFTER_S:
             del self._clients[name]
         return None
 
