@@ -27,7 +27,13 @@ from typing import Any, Final
 
 from aiohttp import web
 
-from services.api.protocol import Refusal, handler_factory, json_refusal
+from services.api.protocol import (
+    SECURITY_HEADERS,
+    SERVER_HEADER,
+    Refusal,
+    handler_factory,
+    json_refusal,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -44,10 +50,14 @@ _BUSY_BODY: Final = json.dumps(
         "error": {"code": -32003, "message": "the server is at its connection limit; retry"},
     }
 ).encode()
+# Written before aiohttp sees the connection, so it carries what protocol.py puts on every
+# other answer by hand.
 _BUSY_RESPONSE: Final = (
     b"HTTP/1.1 503 Service Unavailable\r\n"
     b"Content-Type: application/json\r\n"
     + f"Retry-After: {RETRY_AFTER_S}\r\nContent-Length: {len(_BUSY_BODY)}\r\n".encode()
+    + "".join(f"{name}: {value}\r\n" for name, value in SECURITY_HEADERS.items()).encode()
+    + f"Server: {SERVER_HEADER}\r\n".encode()
     + b"Connection: close\r\n\r\n"
     + _BUSY_BODY
 )
