@@ -22,6 +22,7 @@ from shared.setting_kinds import (
     FLAG,
     HOSTS,
     MEGABYTES,
+    NETWORKS,
     PORT,
     POSITIVE_INT,
     SECONDS,
@@ -112,6 +113,9 @@ class ServerSettings(msgspec.Struct, frozen=True, kw_only=True):
     # UI_ENABLED: the memory page (services/api/ui), on by default only where it needs no key.
     ui_enabled: bool = False
     ui_port: int = 3001  # UI_PORT
+    # TRUSTED_PROXIES: the proxies whose X-Forwarded-For names the client a wrong key is
+    # counted against (services/api/throttle.py); none by default: the peer is the client.
+    trusted_proxies: tuple[str, ...] = ()
 
 
 class StdioSettings(msgspec.Struct, frozen=True, kw_only=True):
@@ -312,6 +316,7 @@ def _server(env: _Env, *, local: bool, port: int, hosts: tuple[str, ...]) -> Ser
         mcp_api_key=api_key,
         ui_enabled=_ui_enabled(env, local=local, hosts=hosts, api_key=api_key),
         ui_port=env.read("UI_PORT", PORT, ServerSettings().ui_port),
+        trusted_proxies=env.read("TRUSTED_PROXIES", NETWORKS, ()),
     )
 
 

@@ -3,6 +3,7 @@ a refusal states (``shared.config`` reads the variables and names them in the re
 
 from __future__ import annotations
 
+import ipaddress
 import math
 from collections.abc import Callable
 from typing import Final, Generic, TypeVar
@@ -29,6 +30,13 @@ class Kind(Generic[T]):
         return value
 
 
+def _networks(raw: str) -> tuple[str, ...]:
+    """IP addresses or networks, comma-separated, normalised (an address is its own /32 or
+    /128); ValueError if any is neither."""
+    items = [item.strip() for item in raw.split(",")]
+    return tuple(str(ipaddress.ip_network(item, strict=False)) for item in items if item)
+
+
 def _flag(raw: str) -> bool:
     if raw.lower() not in ("true", "false", "1", "0"):
         raise ValueError(raw)
@@ -51,3 +59,8 @@ SIMILARITY: Final = Kind(
 )
 FLAG: Final = Kind(_flag, "true or false", lambda _: True)
 HOSTS: Final = Kind(parse_hosts, HOST_RULE, lambda _: True)
+NETWORKS: Final = Kind(
+    _networks,
+    "IP addresses or networks, comma-separated: 10.0.0.0/8, 192.0.2.7, fd00::/8",
+    lambda value: len(value) > 0,
+)

@@ -368,6 +368,12 @@ def test_the_config_is_frozen() -> None:
         ("HOST", "127.0.0.1", "server.hosts", ("127.0.0.1",)),
         ("MCP_API_KEY", "key", "server.mcp_api_key", "key"),
         ("UI_PORT", "8081", "server.ui_port", 8081),
+        (
+            "TRUSTED_PROXIES",
+            "10.0.0.0/8, 192.0.2.7,fd00::/8",
+            "server.trusted_proxies",
+            ("10.0.0.0/8", "192.0.2.7/32", "fd00::/8"),
+        ),
         ("MCP_MEMORY_TENANT", " acme ", "stdio.tenant", "acme"),
         ("MCP_MEMORY_CONVERSATION", "thread-1", "stdio.conversation", "thread-1"),
         ("STATS_FLUSH_MS", "5000", "counters.flush_ms", 5000),
@@ -406,6 +412,11 @@ def test_the_stdio_identity_is_unset_unless_given() -> None:
         ("COMPACTOR_RECONCILE_INTERVAL_S", "-1", "a positive number of seconds"),
         ("COMPACTOR_EXPIRE_INTERVAL_S", "soon", "a positive number of seconds"),
         ("UI_ENABLED", "yes", "true or false"),
+        (
+            "TRUSTED_PROXIES",
+            "proxy.internal",
+            "IP addresses or networks, comma-separated: 10.0.0.0/8, 192.0.2.7, fd00::/8",
+        ),
     ],
 )
 def test_every_refusal_names_its_variable_and_rule(variable: str, value: str, rule: str) -> None:

@@ -21,13 +21,16 @@ from services.api.connections import ConnectionGuard
 from services.api.gates import MCP_PATH, METRICS_PATH, gates_middleware
 from services.api.host_header import loopback_names
 from services.api.mcp_transport import MAX_BODY_BYTES, McpEndpoint
+from services.api.protocol import name_server
 from services.api.readiness import READY_PATH, ReadinessCheck, ready_response
+from services.api.throttle import KeyThrottle
 from services.api.tools.definition import ToolSpec
 from shared.config import Config
 from shared.version import installed_version
 
 if TYPE_CHECKING:
     from services.api.service import MemoryService
+    from shared.storage import ObjectStore
 
 
 class RuntimeView(Protocol):
@@ -45,6 +48,10 @@ class RuntimeView(Protocol):
     # The memory page's way to the tools' service; None in a runtime without storage.
     @property
     def service(self) -> MemoryService | None: ...
+
+    # The state store the memory page keeps its shared sessions in; None without storage.
+    @property
+    def objects(self) -> ObjectStore | None: ...
 
 
 RuntimeOpener = Callable[[Config], AbstractAsyncContextManager[RuntimeView]]
@@ -84,10 +91,11 @@ def build_app(
     *,
     open_runtime: RuntimeOpener,
     guard: ConnectionGuard | None = None,
+    throttle: KeyThrottle | None = None,
 ) -> web.Application:
     """The application over the runtime ``open_runtime`` opens (``services.api.runtime`` in a
     real process, a test catalogue in tests). ``guard`` (see ``connections``) is told when each
-    request is being handled."""
+    request is being handled; ``throttle`` counts wrong keys per address (``throttle``)."""
     version = installed_version()
 
     async def runtime_context(app: web.Application) -> AsyncIterator[None]:
@@ -98,13 +106,16 @@ def build_app(
 
     middlewares = [
         gates_middleware(
-            api_key=config.server.mcp_api_key, host_names=loopback_names(config.server.hosts)
+            api_key=config.server.mcp_api_key,
+            host_names=loopback_names(config.server.hosts),
+            throttle=throttle,
         )
     ]
     if guard is not None:
         middlewares.insert(0, _handling_middleware(guard))
     app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=middlewares)
     app.cleanup_ctx.append(runtime_context)
+    app.on_response_prepare.append(name_server)
     app.router.add_post(MCP_PATH, _mcp)
     app.router.add_route("*", MCP_PATH, _mcp_method_not_allowed)
     app.router.add_get(METRICS_PATH, make_aiohttp_handler())

@@ -27,6 +27,14 @@ from typing import Any, Final
 
 from aiohttp import web
 
+from services.api.protocol import (
+    SECURITY_HEADERS,
+    SERVER_HEADER,
+    Refusal,
+    handler_factory,
+    json_refusal,
+)
+
 logger = logging.getLogger(__name__)
 
 MAX_CONNECTIONS: Final = 256
@@ -42,10 +50,14 @@ _BUSY_BODY: Final = json.dumps(
         "error": {"code": -32003, "message": "the server is at its connection limit; retry"},
     }
 ).encode()
+# Written before aiohttp sees the connection, so it carries what protocol.py puts on every
+# other answer by hand.
 _BUSY_RESPONSE: Final = (
     b"HTTP/1.1 503 Service Unavailable\r\n"
     b"Content-Type: application/json\r\n"
     + f"Retry-After: {RETRY_AFTER_S}\r\nContent-Length: {len(_BUSY_BODY)}\r\n".encode()
+    + "".join(f"{name}: {value}\r\n" for name, value in SECURITY_HEADERS.items()).encode()
+    + f"Server: {SERVER_HEADER}\r\n".encode()
     + b"Connection: close\r\n\r\n"
     + _BUSY_BODY
 )
@@ -157,19 +169,23 @@ class _Guarded(asyncio.Protocol):
 
 
 class GuardedSite(web.TCPSite):
-    """``web.TCPSite`` whose connections pass through a ConnectionGuard. ``hosts``, when given,
-    replaces TCPSite's single ``host``: one listening socket per address."""
+    """``web.TCPSite`` whose connections pass through a ConnectionGuard, and whose requests
+    aiohttp's parser refuses are answered by ``refuse`` (``protocol.RefusingRequestHandler``).
+    ``hosts``, when given, replaces TCPSite's single ``host``: one listening socket per
+    address."""
 
     def __init__(
         self,
         runner: web.BaseRunner,
         guard: ConnectionGuard,
         *,
+        refuse: Refusal = json_refusal,
         hosts: Sequence[str] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(runner, **kwargs)
         self._guard = guard
+        self._refuse = refuse
         self._hosts: str | list[str] | None = list(hosts) if hosts is not None else self._host
 
     async def start(self) -> None:
@@ -178,8 +194,9 @@ class GuardedSite(web.TCPSite):
         server = self._runner.server
         assert server is not None
         loop = asyncio.get_running_loop()
+        handler = handler_factory(server, self._refuse)
         self._server = await loop.create_server(
-            lambda: self._guard.protocol(server()),
+            lambda: self._guard.protocol(handler()),
             self._hosts,
             self._port,
             backlog=self._backlog,

@@ -5,7 +5,8 @@ Host of a loopback listener, bearer.
 Every other path but ``/mcp``, ``/ready`` and ``/metrics`` is a 404. A request carrying ``Origin``
 is refused before auth: this cluster-internal endpoint has no browser caller, and Streamable HTTP
 requires that boundary against DNS rebinding. On a loopback listener a request must also name a
-loopback host (``host_header``). With MCP_API_KEY set, ``/mcp`` needs the key as a bearer token.
+loopback host (``host_header``). With MCP_API_KEY set, ``/mcp`` needs the key as a bearer token,
+and wrong keys cost their address time (``throttle``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from aiohttp.typedefs import Handler, Middleware
 from services.api.host_header import host_refusal
 from services.api.mcp_transport import jsonrpc_error
 from services.api.readiness import READY_PATH
+from services.api.throttle import KeyThrottle
 
 MCP_PATH: Final = "/mcp"
 HEALTH_PATH: Final = "/health"
@@ -26,6 +28,7 @@ METRICS_PATH: Final = "/metrics"
 
 UNAUTHORIZED_CODE: Final = -32001
 BROWSER_ORIGIN_CODE: Final = -32002
+THROTTLED_CODE: Final = -32005
 
 
 def bearer_matches(authorization: str | None, *, key: str) -> bool:
@@ -56,11 +59,45 @@ def _unauthorized() -> web.Response:
     return response
 
 
+def _throttled(retry_after_s: int) -> web.Response:
+    response = jsonrpc_error(
+        THROTTLED_CODE,
+        "too many wrong keys from this address: no key is checked from it for "
+        f"{retry_after_s} s (Retry-After)",
+        status=429,
+    )
+    response.headers["Retry-After"] = str(retry_after_s)
+    return response
+
+
+async def _key_refusal(
+    request: web.Request, *, api_key: str, throttle: KeyThrottle
+) -> web.Response | None:
+    """The 429 or 401 of a request to /mcp without the key; None with it. Nothing awaits
+    between the throttle's verdict and the check, so concurrent guesses are counted one by one."""
+    client = throttle.client(request)
+    retry_after = throttle.refusal(client, surface="mcp")
+    if retry_after is not None:
+        return _throttled(retry_after)
+    authorization = request.headers.get("Authorization")
+    if bearer_matches(authorization, key=api_key):
+        throttle.succeeded(client)
+        return None
+    if authorization:  # a key was presented, and it was wrong: a guess
+        await throttle.failed(client, surface="mcp")
+    return _unauthorized()
+
+
 def gates_middleware(
-    *, api_key: str | None, host_names: frozenset[str] | None = None
+    *,
+    api_key: str | None,
+    host_names: frozenset[str] | None = None,
+    throttle: KeyThrottle | None = None,
 ) -> Middleware:
     """The one middleware that applies every gate; ``api_key`` None means open mode,
-    ``host_names`` None any Host (see ``host_header.loopback_names``)."""
+    ``host_names`` None any Host (see ``host_header.loopback_names``); ``throttle`` counts
+    wrong keys per address (the process's own, shared with the memory page)."""
+    wrong_keys = throttle or KeyThrottle()
 
     @web.middleware
     async def gates(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -75,12 +112,10 @@ def gates_middleware(
             refused = host_refusal(request.headers, host_names)
             if refused is not None:
                 return refused
-        if (
-            path == MCP_PATH
-            and api_key is not None
-            and not bearer_matches(request.headers.get("Authorization"), key=api_key)
-        ):
-            return _unauthorized()
+        if path == MCP_PATH and api_key is not None:
+            refused = await _key_refusal(request, api_key=api_key, throttle=wrong_keys)
+            if refused is not None:
+                return refused
         return await handler(request)
 
     return gates

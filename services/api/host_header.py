@@ -49,8 +49,8 @@ def host_name(value: str) -> str | None:
 def host_refusal(headers: CIMultiDictProxy[str], names: frozenset[str]) -> web.Response | None:
     """The 421 for a request not addressed to one of ``names``; None when it is.
 
-    A Host sent twice never gets here: aiohttp's parser answers it 400 "Duplicate 'Host'
-    header found" itself.
+    A Host sent twice never gets here: aiohttp's parser refuses it, and
+    ``protocol.RefusingRequestHandler`` answers 400 "Duplicate 'Host' header found".
     """
     value = headers.get("Host")
     if value is None:

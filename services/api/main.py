@@ -176,12 +176,17 @@ async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) ->
     # refusal should not wait for it.
     from services.api.app import RUNTIME_KEY, build_app
     from services.api.runtime import open_runtime as real_runtime
+    from services.api.throttle import KeyThrottle
     from services.api.ui import start_ui
 
     stop = asyncio.Event()
     stop_on_signals(stop)
     guard = ConnectionGuard()
-    app = build_app(config, open_runtime=open_runtime or real_runtime, guard=guard)
+    # One count of wrong keys per process: a guesser gains nothing by alternating /mcp and /ui.
+    throttle = KeyThrottle(trusted_proxies=config.server.trusted_proxies)
+    app = build_app(
+        config, open_runtime=open_runtime or real_runtime, guard=guard, throttle=throttle
+    )
     runner = web.AppRunner(
         app,
         shutdown_timeout=IN_FLIGHT_GRACE_S,
@@ -196,7 +201,8 @@ async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) ->
     logger.info("boot_objects_frozen", extra={"objects": _freeze_boot_objects()})
     _log_boot(runner=runner, app=app, config=config)
     # The memory page, on its own port; its runner stops first, while the runtime still runs.
-    ui = await start_ui(config, app[RUNTIME_KEY].service)
+    runtime = app[RUNTIME_KEY]
+    ui = await start_ui(config, runtime.service, runtime.objects, throttle)
     embedded_died = watch_embedded_server(config, stop)
     await stop.wait()
     server_died = embedded_died()

@@ -33,6 +33,14 @@ TOOL_TIMEOUTS = Counter(
     ["tool", "stage"],
 )
 
+# ``surface``: mcp or ui. ``reason``: wrong_key (checked and wrong), one_at_a_time (another key
+# of the address was being held), locked_out (unchecked, the address is locked out).
+AUTH_REFUSALS = Counter(
+    "mcp_memory_auth_refusals_total",
+    "Requests refused for their key, by surface and reason; never a key or an address.",
+    ["surface", "reason"],
+)
+
 
 def _latency_by_operation(name: str, of_what: str) -> Histogram:
     return Histogram(

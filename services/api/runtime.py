@@ -26,7 +26,7 @@ from shared.embedding import open_embedder
 from shared.lexical import Lexicon
 from shared.model import wall_clock_ms
 from shared.revisions import ReplacementLog
-from shared.storage import open_stores
+from shared.storage import ObjectStore, open_stores
 
 
 class Runtime(msgspec.Struct, frozen=True, kw_only=True):
@@ -37,6 +37,8 @@ class Runtime(msgspec.Struct, frozen=True, kw_only=True):
     boot_lines: tuple[str, ...]
     check_ready: ReadinessCheck
     service: MemoryService | None = None
+    # The state store (guarded), for what the memory page shares between processes.
+    objects: ObjectStore | None = None
 
 
 @contextlib.asynccontextmanager
@@ -93,6 +95,7 @@ async def open_runtime(
                 docs_line,
             ),
             service=service,
+            objects=objects,
         )
         # Leaving the stack: final flush (FlushLoop), then embedder, then stores.
         await tracker.settled()

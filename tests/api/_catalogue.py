@@ -29,6 +29,7 @@ class CatalogueRuntime(msgspec.Struct, frozen=True, kw_only=True):
     boot_lines: tuple[str, ...] = ("store: test catalogue (no storage)",)
     check_ready: Callable[[], Awaitable[None]] = _always_ready
     service: None = None
+    objects: None = None
 
 
 async def _echo(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolResult:

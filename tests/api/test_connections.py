@@ -139,6 +139,9 @@ async def test_past_the_connection_limit_a_new_connection_gets_503_with_retry_af
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     answer = await closed_within(reader, 2)
     assert answer.startswith(b"HTTP/1.1 503") and b"Retry-After: 1" in answer
+    # Written by hand, before aiohttp: still with every answer's headers.
+    assert b"X-Content-Type-Options: nosniff\r\n" in answer
+    assert b"Server: mcp-memory\r\n" in answer
     assert guard.refused == 1
     for _, held_writer in held:
         held_writer.close()

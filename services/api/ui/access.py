@@ -4,8 +4,10 @@
   script reads it), SameSite=Strict (no other site's page sends it), path ``/ui``. Without
   ``MCP_API_KEY`` (config allows that only for ``--local`` on loopback) the first page issues
   one; with the key only the login form does, once the key is presented, compared in constant
-  time. The secret is random per process, so a restart ends every session; a session lasts
-  ``SESSION_S`` at most.
+  time. With the key the secret is the deployment's (``revocation.deployment_secret``: every
+  process accepts the session, a new key ends them all); without it, random per process. A
+  session lasts ``SESSION_S`` at most, and signing out revokes it on every process
+  (``revocation.Revocations``), not only in the browser that held it.
 - Every form carries a token derived from the session, ``HMAC(secret, "csrf:" + nonce)``: the
   synchronizer-token pattern with nothing stored on the server. A POST without the cookie,
   without the token, or with another session's token is refused before its form is acted on,
@@ -23,6 +25,8 @@ from urllib.parse import urlsplit
 
 import msgspec
 from aiohttp import web
+
+from services.api.ui.revocation import Revocations, SessionRef
 
 SESSION_COOKIE: Final = "mcp_memory_ui"
 CSRF_FIELD: Final = "csrf_token"
@@ -43,9 +47,16 @@ class Session(msgspec.Struct, frozen=True, kw_only=True):
 class Access:
     """The page's sessions, tokens and key check, under one random per-process secret."""
 
-    def __init__(self, *, api_key: str | None, secret: bytes | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        api_key: str | None,
+        secret: bytes | None = None,
+        revocations: Revocations | None = None,
+    ) -> None:
         self._api_key = api_key
         self._secret = secret or secrets.token_bytes(32)
+        self._revocations = revocations or Revocations(None)
 
     @property
     def requires_key(self) -> bool:
@@ -56,8 +67,32 @@ class Access:
         return hmac.new(self._secret, message, hashlib.sha256).hexdigest()
 
     def session_of(self, request: web.BaseRequest, *, now_s: float | None = None) -> str | None:
-        """The session's nonce when the request carries a valid, unexpired session cookie."""
+        """The session's nonce when the request carries a valid, unexpired session cookie
+        (whether it was signed out is ``current_session``'s question)."""
+        session = self.session_ref(request, now_s=now_s)
+        return session.nonce if session is not None else None
+
+    async def current_session(self, request: web.BaseRequest) -> str | None:
+        """The nonce of a valid, unexpired session that has not been signed out."""
+        session = self.session_ref(request)
+        if session is None or await self._revocations.revoked(session):
+            return None
+        return session.nonce
+
+    async def revoke(self, request: web.BaseRequest) -> None:
+        """Sign the request's session out, on every process (nothing when it carries none)."""
+        session = self.session_ref(request)
+        if session is not None:
+            await self._revocations.revoke(session)
+
+    def session_ref(
+        self, request: web.BaseRequest, *, now_s: float | None = None
+    ) -> SessionRef | None:
         value = request.cookies.get(SESSION_COOKIE, "")
+        if not value.isascii():
+            # Not a cookie this page issued (bytes that are not even UTF-8 arrive as
+            # surrogates): no session, and the next one issued replaces it.
+            return None
         nonce, _, rest = value.partition(".")
         issued, _, mac = rest.partition(".")
         if not nonce or not issued.isdigit() or not mac:
@@ -66,7 +101,9 @@ class Access:
         if not hmac.compare_digest(_as_bytes(mac), expected.encode()):
             return None
         now = time.time() if now_s is None else now_s
-        return nonce if 0 <= now - int(issued) <= SESSION_S else None
+        if not 0 <= now - int(issued) <= SESSION_S:
+            return None
+        return SessionRef(nonce=nonce, expires_s=int(issued) + SESSION_S)
 
     def issue(self) -> Session:
         """A fresh session: its nonce (for the page's tokens) and its cookie value."""
@@ -112,7 +149,24 @@ def foreign_origin(request: web.BaseRequest) -> str | None:
     origin = request.headers.get("Origin")
     if origin is None:
         return None
-    parts = urlsplit(origin)
-    if parts.scheme in ("http", "https") and parts.netloc.lower() == request.host.lower():
+    if not origin.isascii():
+        return origin  # no browser sends such an origin for this page
+    try:
+        parts = urlsplit(origin)
+        netloc = parts.netloc
+    except ValueError:  # "http://[" and the like: no origin of ours
+        return origin
+    if parts.scheme in ("http", "https") and netloc.lower() == request.host.lower():
         return None
     return origin
+
+
+def is_https(request: web.BaseRequest) -> bool:
+    """Whether the browser reached the page over TLS: directly, or through a proxy that ended
+    TLS and says so in ``X-Forwarded-Proto`` (its first value: the proxy nearest the browser).
+    Trusting the header costs nothing: it decides only whether the cookie is marked Secure, and
+    a client that lies gets a cookie its own browser will not send back over plain HTTP."""
+    if request.secure:
+        return True
+    forwarded = request.headers.get("X-Forwarded-Proto", "")
+    return forwarded.split(",")[0].strip().lower() == "https"

@@ -5,16 +5,18 @@ follows repeats nothing. Lines logged name the tenant and the action, never a me
 
 from __future__ import annotations
 
-import asyncio
 import logging
+import re
 from collections.abc import AsyncIterator, Mapping
 from typing import Final
 from urllib.parse import urlencode, urlsplit
 
 from aiohttp import web
 
-from services.api.ui.access import Session
-from services.api.ui.pages import ACCESS_KEY, SERVICE_KEY, render
+from services.api.throttle import FIRST_DELAY_S
+from services.api.ui.access import Session, is_https
+from services.api.ui.forms import read_form
+from services.api.ui.pages import ACCESS_KEY, SERVICE_KEY, THROTTLE_KEY, render
 from services.api.ui.query import (
     PageState,
     conversation_of,
@@ -28,9 +30,10 @@ from shared.transfer import ExportedMemory, encode_line
 
 logger = logging.getLogger(__name__)
 
-# A wrong key costs this long: guessing by the thousand stops being cheap.
-LOGIN_FAILURE_DELAY_S: Final = 0.5
+# The first wrong key from an address costs this long, the next ones more (``throttle``).
+LOGIN_FAILURE_DELAY_S: Final = FIRST_DELAY_S
 EXPORT_LINES_PER_WRITE: Final = 200
+_PRINTABLE_ASCII: Final = re.compile(r"[\x21-\x7e]+")
 
 
 def _required_tenant(form: Mapping[str, str]) -> str:
@@ -49,7 +52,7 @@ def _required_id(form: Mapping[str, str]) -> str:
 
 async def _form(request: web.Request) -> dict[str, str]:
     """The form's text fields (a file field has no place in any form of this page)."""
-    form = await request.post()
+    form = await read_form(request)
     return {name: value for name, value in form.items() if isinstance(value, str)}
 
 
@@ -154,7 +157,8 @@ async def _chunks(first: ExportedMemory, rest: AsyncIterator[ExportedMemory]) ->
 def safe_next(raw: str | None) -> str:
     """Where to go after signing in: a path of this page only, never another site (an open
     redirect would lend the page's name to a phishing link)."""
-    if not raw:
+    if not raw or not _PRINTABLE_ASCII.fullmatch(raw):
+        # A page's own URL is percent-encoded ASCII; CR/LF would split the Location header.
         return "/ui"
     parts = urlsplit(raw)
     if parts.scheme or parts.netloc or not parts.path.startswith("/ui") or raw.startswith("//"):
@@ -167,9 +171,25 @@ async def login(request: web.Request) -> web.StreamResponse:
     key = values.get("key")
     target = safe_next(values.get("next"))
     access = request.app[ACCESS_KEY]
+    throttle = request.app[THROTTLE_KEY]
+    # The form is read: nothing awaits between the throttle's verdict and the check, so
+    # concurrent guesses from one address are counted one by one.
+    client = throttle.client(request)
+    retry_after = throttle.refusal(client, surface="ui")
+    if retry_after is not None:
+        response = render(
+            request,
+            "login.html",
+            status=429,
+            state=PageState(),
+            next_url=target,
+            failed=False,
+            retry_after=retry_after,
+        )
+        response.headers["Retry-After"] = str(retry_after)
+        return response
     if key is None or not access.key_matches(key):
-        logger.warning("ui_login_refused", extra={"remote": request.remote})
-        await asyncio.sleep(LOGIN_FAILURE_DELAY_S)
+        await throttle.failed(client, surface="ui")
         return render(
             request,
             "login.html",
@@ -178,14 +198,19 @@ async def login(request: web.Request) -> web.StreamResponse:
             next_url=target,
             failed=True,
         )
-    logger.info("ui_login", extra={"remote": request.remote})
+    throttle.succeeded(client)
+    logger.info("ui_login", extra={"client": client})
     response = _see_other(target)
     session: Session = access.issue()
-    access.set_cookie(response, session, secure=request.secure)
+    access.set_cookie(response, session, secure=is_https(request))
     return response
 
 
 async def logout(request: web.Request) -> web.StreamResponse:
+    """The session ends on every process (its revocation is stored), then in this browser."""
+    access = request.app[ACCESS_KEY]
+    await access.revoke(request)
+    logger.info("ui_logout", extra={"remote": request.remote})
     response = _see_other("/ui")
-    request.app[ACCESS_KEY].close_session(response)
+    access.close_session(response)
     return response

@@ -22,10 +22,13 @@ from aiohttp.typedefs import Handler, Middleware
 
 from services.api.connections import ConnectionGuard
 from services.api.host_header import host_refusal
+from services.api.protocol import secure_headers
 from services.api.service import MemoryService
+from services.api.throttle import KeyThrottle
 from services.api.ui import actions, views
-from services.api.ui.access import CSRF_FIELD, Access, foreign_origin
-from services.api.ui.pages import ACCESS_KEY, SERVICE_KEY, SESSION_KEY, render
+from services.api.ui.access import CSRF_FIELD, Access, foreign_origin, is_https
+from services.api.ui.forms import read_form
+from services.api.ui.pages import ACCESS_KEY, SERVICE_KEY, SESSION_KEY, THROTTLE_KEY, render
 from services.api.ui.query import PageState
 from shared.errors import InvalidInputError, ServiceError
 from shared.model.ids import is_tenant
@@ -35,17 +38,6 @@ logger = logging.getLogger(__name__)
 UI_PATH: Final = "/ui"
 LOGIN_PATH: Final = "/ui/login"
 STATIC_PREFIX: Final = "/ui/static/"
-CONTENT_SECURITY_POLICY: Final = (
-    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
-    "frame-ancestors 'none'; base-uri 'none'"
-)
-_SECURITY_HEADERS: Final = {
-    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "same-origin",
-    "Cache-Control": "no-store",
-}
 # Forms hold at most a 32,000-byte memory; a little room for the other fields and encoding.
 MAX_FORM_BYTES: Final = 256 * 1024
 _STATIC_TYPES: Final = {".css": "text/css", ".svg": "image/svg+xml"}
@@ -61,6 +53,10 @@ def _error(request: web.Request, status: int, message: str) -> web.Response:
     )
 
 
+def _under_ui(path: str) -> bool:
+    return path == UI_PATH or path.startswith(UI_PATH + "/")
+
+
 def _gate(access: Access, host_names: frozenset[str] | None) -> Middleware:
     @web.middleware
     async def gate(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -68,16 +64,17 @@ def _gate(access: Access, host_names: frozenset[str] | None) -> Middleware:
             refused = host_refusal(request.headers, host_names)
             if refused is not None:
                 return refused
-        nonce = access.session_of(request)
+        nonce = await access.current_session(request)
         if request.method == "POST":
             origin = foreign_origin(request)
             if origin is not None:
                 return _error(
                     request,
                     403,
-                    f"A form from another site ({origin[:100]}) may not change anything here.",
+                    f"A form from another site (Origin {origin[:100]!a}) may not change "
+                    "anything here.",
                 )
-            form = await request.post()
+            form = await read_form(request)
             token = form.get(CSRF_FIELD)
             if request.path != LOGIN_PATH and not access.csrf_matches(
                 nonce, token if isinstance(token, str) else None
@@ -101,16 +98,18 @@ def _gate(access: Access, host_names: frozenset[str] | None) -> Middleware:
                 next_url=request.path_qs,
                 failed=False,
             )
-        if nonce is None and not access.requires_key:
+        if nonce is None and not access.requires_key and _under_ui(request.path):
             # No key to ask for (a loopback --local server): the first page opens the session
-            # its forms' tokens are bound to.
+            # its forms' tokens are bound to. Only a page under /ui, where the cookie is sent:
+            # elsewhere (/, a 404) the browser sends none, and a new one would replace the
+            # session of forms open in other tabs.
             issued = access.issue()
             nonce = issued.nonce
         if nonce is not None:
             request[SESSION_KEY] = nonce
         response = await handler(request)
         if issued is not None:
-            access.set_cookie(response, issued, secure=request.secure)
+            access.set_cookie(response, issued, secure=is_https(request))
         return response
 
     return gate
@@ -175,12 +174,6 @@ def _logged(guard: ConnectionGuard | None) -> Middleware:
     return logged
 
 
-async def _secure(request: web.Request, response: web.StreamResponse) -> None:
-    # On every response, streamed ones too (an export is prepared inside its handler).
-    for name, value in _SECURITY_HEADERS.items():
-        response.headers.setdefault(name, value)
-
-
 def _static() -> dict[str, tuple[bytes, str]]:
     """Every asset the page loads, read once: the process serves them all itself."""
     folder = resources.files("services.api.ui") / "static"
@@ -195,19 +188,21 @@ def _static() -> dict[str, tuple[bytes, str]]:
 def build_ui_app(
     service: MemoryService,
     *,
-    api_key: str | None,
+    access: Access,
     host_names: frozenset[str] | None,
     guard: ConnectionGuard | None = None,
+    throttle: KeyThrottle | None = None,
 ) -> web.Application:
-    """The page over ``service``; ``api_key`` None serves it without a login (config allows
-    that only on a loopback ``--local`` server); ``host_names`` as for the API's gates."""
-    access = Access(api_key=api_key)
+    """The page over ``service``, its sessions and key by ``access`` (without a key it is
+    served without a login: config allows that only on a loopback ``--local`` server);
+    ``host_names`` as for the API's gates; ``throttle`` the process's count of wrong keys."""
     app = web.Application(
         client_max_size=MAX_FORM_BYTES,
         middlewares=[_logged(guard), _errors, _gate(access, host_names)],
     )
     app[SERVICE_KEY] = service
     app[ACCESS_KEY] = access
+    app[THROTTLE_KEY] = throttle or KeyThrottle()
     assets = _static()
 
     async def asset(request: web.Request) -> web.StreamResponse:
@@ -220,7 +215,7 @@ def build_ui_app(
     async def home(request: web.Request) -> web.StreamResponse:
         return web.Response(status=302, headers={"Location": UI_PATH})
 
-    app.on_response_prepare.append(_secure)
+    app.on_response_prepare.append(secure_headers)
     app.router.add_get("/", home)
     app.router.add_get(UI_PATH, views.page)
     app.router.add_get(f"{UI_PATH}/", views.page)

@@ -11,10 +11,14 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from services.api.render import PREVIEW_CHARS, flattened
 from services.api.service import MemoryService
+from services.api.throttle import KeyThrottle
 from services.api.ui.access import CSRF_FIELD, Access
+from services.api.ui.query import PageState
 
 SERVICE_KEY: Final = web.AppKey("ui_service", MemoryService)
 ACCESS_KEY: Final = web.AppKey("ui_access", Access)
+# Wrong keys per address: the process's one count, shared with /mcp.
+THROTTLE_KEY: Final = web.AppKey("ui_throttle", KeyThrottle)
 # The session's nonce, once the gate has found or issued one.
 SESSION_KEY: Final = web.RequestKey("ui_session", str)
 
@@ -53,5 +57,14 @@ def render(
         csrf=access.csrf_token(nonce) if nonce is not None else "",
         requires_key=access.requires_key,
         **context,
+    )
+    return web.Response(text=text, status=status, content_type="text/html", charset="utf-8")
+
+
+def refused_page(status: int, message: str) -> web.Response:
+    """The page's answer to a request refused before any of its handlers ran (``protocol``):
+    the error page, with no session (there is no request to read one from)."""
+    text = _ENV.get_template("error.html").render(
+        csrf_field=CSRF_FIELD, csrf="", requires_key=False, state=PageState(), message=message
     )
     return web.Response(text=text, status=status, content_type="text/html", charset="utf-8")

@@ -57,3 +57,22 @@ def test_an_origin_is_foreign_unless_it_is_this_host() -> None:
     assert origin_of("http://evil.example") == "http://evil.example"
     assert origin_of("http://127.0.0.1:3000") == "http://127.0.0.1:3000"
     assert origin_of("null") == "null"
+
+
+async def test_a_revoked_session_is_no_session_and_others_stay() -> None:
+    access = Access(api_key="s3cret")
+    mine, theirs = access.issue(), access.issue()
+    assert await access.current_session(carrying(mine.cookie)) == mine.nonce
+    await access.revoke(carrying(mine.cookie))
+    assert await access.current_session(carrying(mine.cookie)) is None
+    assert await access.current_session(carrying(theirs.cookie)) == theirs.nonce
+    # The signature still holds: only the revocation ends it.
+    assert access.session_of(carrying(mine.cookie)) == mine.nonce
+
+
+def test_a_cookie_of_other_characters_is_no_session() -> None:
+    # (Bytes that are not UTF-8 at all go over a real socket: test_memory_page_malformed.)
+    access = Access(api_key=None)
+    session = access.issue()
+    nonce, issued, mac = session.cookie.split(".")
+    assert access.session_of(carrying(f"{nonce}.{issued}.é{mac}")) is None

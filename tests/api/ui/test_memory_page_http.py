@@ -12,7 +12,7 @@ import aiohttp
 import mcp_types as types
 import pytest
 
-from services.api.ui.app import CONTENT_SECURITY_POLICY
+from services.api.protocol import CONTENT_SECURITY_POLICY
 from tests.api.ui.conftest import TENANT, Seeded, call
 
 TOKEN = re.compile(r'name="csrf_token" value="([0-9a-f]+)"')
@@ -171,3 +171,15 @@ async def test_a_loopback_page_answers_loopback_names_only(
 async def test_the_root_leads_to_the_page(seeded: Seeded, http: aiohttp.ClientSession) -> None:
     async with http.get(f"{base(seeded)}/", allow_redirects=False) as response:
         assert response.status == 302 and response.headers["Location"] == "/ui"
+
+
+async def test_only_a_page_under_ui_opens_a_session(
+    seeded: Seeded, http: aiohttp.ClientSession
+) -> None:
+    # The cookie's path is /ui: a visit to / or a 404 elsewhere carries none, and a session
+    # issued there would replace the one whose token the forms in other tabs hold.
+    for path in ("/", "/nowhere", "/favicon.ico"):
+        async with http.get(f"{base(seeded)}{path}", allow_redirects=False) as response:
+            assert "Set-Cookie" not in response.headers, path
+    async with http.get(f"{base(seeded)}/ui") as response:
+        assert response.status == 200 and "Set-Cookie" in response.headers
