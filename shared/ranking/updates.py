@@ -31,7 +31,7 @@ from typing import Final, Literal
 
 import msgspec
 
-from shared.lexical.tokens import STOP_WORDS, indexed_form, terms
+from shared.lexical.tokens import STOP_WORDS, indexed_form, is_name, terms
 from shared.model import Hit, Scope
 
 # The shared share of the shorter text's content words (rule 1).
@@ -250,7 +250,7 @@ def _short_update(newer: _Text, older: _Text) -> Update | None:
     announced = newer.announces(older)
     if not _same_subject(newer, older, announced=announced):
         return None
-    slot = _changed_slot(newer, older, shared)
+    slot = _changed_slot(newer, older, shared, announced=announced)
     if slot is not None:
         return slot
     gone, came = older.values - newer.values, newer.values - older.values
@@ -261,12 +261,19 @@ def _short_update(newer: _Text, older: _Text) -> Update | None:
     return _replaced_span(newer, older, announced=announced) or _negation(newer, older)
 
 
-def _changed_slot(newer: _Text, older: _Text, shared: frozenset[str]) -> Update | None:
-    """A value of each text the other lacks, their neighbours sharing content words (two
-    between long texts, one between short ones): the same slot holding another value. A short
-    text may also drop a value or gain one ("every two weeks" → "every week")."""
+def _changed_slot(
+    newer: _Text, older: _Text, shared: frozenset[str], *, announced: bool
+) -> Update | None:
+    """A value of each text the other lacks, their neighbours sharing content words: the same
+    slot holding another value. A short text may also drop a value or gain one ("every two
+    weeks" → "every week"). Identifiers (``E1042``, ``PAY-4821``, ``a.b_c``) name things: a
+    sentence that says the same of another one is about another thing ("checkout failed
+    because of E1042" / "… of E1024"), unless the newer text says that something changed."""
     gone = older.values - newer.values
     came = newer.values - older.values
+    if not announced:
+        gone = frozenset(v for v in gone if not is_name(v))
+        came = frozenset(v for v in came if not is_name(v))
     if not gone and not came:
         return None
     context_old = {v: _slot(older.terms, v) & shared for v in gone}
@@ -364,6 +371,8 @@ def _replaced_span(newer: _Text, older: _Text, *, announced: bool) -> Update | N
         came = [t for t in newer.terms[j1:j2] if t not in older.distinct | _CHANGE_TERMS]
         if len(gone) > MAX_SLOT_TERMS or len(came) > MAX_SLOT_TERMS:
             continue  # a predicate rewritten, not a value: another attribute of the subject
+        if not announced and any(is_name(t) for t in (*gone, *came)):
+            continue  # one identifier for another: another thing (see _changed_slot)
         if came and (announced or len(gone) == len(came) == 1):
             return Update(evidence="replaced", old=tuple(gone), new=tuple(came))
     return None

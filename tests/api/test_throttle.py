@@ -37,7 +37,7 @@ def slept(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     async def sleep(seconds: float) -> None:
         delays.append(seconds)
 
-    monkeypatch.setattr(throttle_module.asyncio, "sleep", sleep)
+    monkeypatch.setattr(f"{throttle_module.__name__}.asyncio.sleep", sleep)
     return delays
 
 
@@ -119,5 +119,5 @@ def test_a_trusted_proxy_names_the_client(peer: str, forwarded: str | None, clie
     keys = KeyThrottle(trusted_proxies=("10.0.0.0/8",))
     headers = {"X-Forwarded-For": forwarded} if forwarded is not None else {}
     request = make_mocked_request("POST", "/mcp", headers=headers)
-    request._transport_peername = (peer, 1234)  # type: ignore[attr-defined]
+    request._transport_peername = (peer, 1234)
     assert keys.client(request) == client

@@ -196,7 +196,7 @@ def test_revision_records_of_each_kind_parse_back_and_old_readers_skip_the_new_o
     from shared.model.keys import link_key, parse_replaced_key, parse_revision_key
 
     for kind in ("replaces", "supersedes", "kept"):
-        key = link_key("acme", "01OLD", "01NEW", kind)  # type: ignore[arg-type]
+        key = link_key("acme", "01OLD", "01NEW", kind)
         assert parse_revision_key(key) == ("01OLD", "01NEW", kind)
     assert parse_replaced_key(link_key("acme", "01OLD", "01NEW", "replaces")) == ("01OLD", "01NEW")
     # A reader that knows only replacements never reads a link as one.

@@ -94,6 +94,11 @@ def test_an_update_is_found_with_its_evidence(older: str, newer: str, evidence: 
         ("We use Node 18 for the ingest worker.", "We use Node 22 for the CI image."),
         ("The frontend uses React.", "The backend uses Django."),
         ("The bus goes from Oslo to Bergen.", "The train goes from Oslo to Stockholm."),
+        # One identifier for another names another thing (another incident, another ticket).
+        (
+            "Checkout failed during the deploy because of E1042; we rolled back.",
+            "Checkout failed during the deploy because of E1024; we rolled back.",
+        ),
         # The same subject, another attribute.
         ("The API listens on port 8080.", "The API times out after 30 seconds."),
         ("The admin dashboard listens on port 8443.", "The admin dashboard is deployed with Helm."),
