@@ -284,6 +284,8 @@ def _changed_slot(
                 return Update(evidence="value", old=(old_value,), new=(new_value,))
     if not (older.distinct - older.values) <= newer.distinct:
         return None
+    if not (newer.distinct - newer.values - _CHANGE_TERMS) <= older.distinct:
+        return None
     # All the older text said but its value is still said: a value dropped or one added.
     for value, around in context_old.items():
         if around and not came:
@@ -334,11 +336,14 @@ def _same_subject(newer: _Text, older: _Text, *, announced: bool) -> bool:
     if not announced:
         return one_change and not touches_subject
     opening, said = newer.subject(), older.subject()
+    # An opening word names the subject only when it is not the word beside the older text's
+    # value ("We changed the port of the API" after "The admin dashboard runs on port 9090").
+    beside = {w for v in older.values - newer.values for w in _slot(older.terms, v)}
     return (
         opening is None
         or said is None
-        or opening in older.distinct
         or said in newer.distinct
+        or (opening in older.distinct and opening not in beside)
         or one_change
     )
 
