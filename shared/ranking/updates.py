@@ -25,6 +25,7 @@ The figures behind the thresholds are in docs/calibration.md (bench/supersede_pa
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Sequence
 from typing import Final, Literal
@@ -91,6 +92,8 @@ _CODE: Final = re.compile(r"[{}();=<>`|\[\]]|^\s{2,}|\w\(|->|=>|::")
 # "from X to", "from X and Y to": the value a newer text says it left.
 _FROM_TO: Final = re.compile(r"\bfrom ([\w.\-/]+)(?: (?:and|or) [\w.\-/]+)? to\b")
 _PIECE: Final = re.compile(r"[\w.\-/:#@+~']+")
+# A digit or an identifier character: a term that carries one is a value.
+_VALUE_MARK: Final = re.compile(r"[\d_./:#@+~]")
 _WORD: Final = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 
 
@@ -113,10 +116,9 @@ class _Text:
         found: list[str] = []
         named: set[str] = set()
         for match in _PIECE.finditer(text):
-            piece = match.group().strip(".:/#@+~-")
-            if not piece or piece.lower() in STOP_WORDS:
+            term = _term_of(match.group())
+            if term is None:
                 continue
-            term = indexed_form(piece)
             found.append(term)
             if _is_name(text, match.start(), match.end()):
                 named.add(term)
@@ -147,10 +149,20 @@ class _Text:
         )
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _term_of(piece: str) -> str | None:
+    """The content term a piece of text stands for, or None for a stop word or punctuation
+    (cached: a project's vocabulary repeats itself from one text to the next)."""
+    piece = piece.strip(".:/#@+~-")
+    if not piece or piece.lower() in STOP_WORDS:
+        return None
+    return indexed_form(piece)
+
+
 def _is_name(text: str, start: int, end: int) -> bool:
     """A capitalised word inside a sentence (``PostgreSQL``, ``Datadog``, ``Tom``): a proper
     name. The first word of a sentence is capitalised whatever it is, so it is never one."""
-    if not any(ch.isupper() for ch in text[start:end]):
+    if text[start:end].islower():
         return False
     at = start - 1
     while at >= 0 and text[at] in " \t":
@@ -160,10 +172,9 @@ def _is_name(text: str, start: int, end: int) -> bool:
 
 def _is_value(term: str) -> bool:
     return (
-        any(ch.isdigit() for ch in term)
-        or term in _NUMBER_WORDS
+        term in _NUMBER_WORDS
         or term in _CALENDAR
-        or any(ch in term for ch in "_./:#@+~")
+        or _VALUE_MARK.search(term) is not None
         or term.startswith("-")
     )
 
@@ -171,15 +182,18 @@ def _is_value(term: str) -> bool:
 class UpdateCheck:
     """One newer text, read once, checked against any number of older ones."""
 
-    __slots__ = ("_newer", "_sentences", "_text")
+    __slots__ = ("_newer", "_sentences", "_text", "_words")
 
     def __init__(self, new: str) -> None:
         self._text = new
         self._newer = _Text(new)
         self._sentences: list[_Text] | None = None
+        self._words = _plain_words(new)
 
     def of(self, old: str) -> Update | None:
         """The evidence that this text updates ``old`` (see the module docstring), or None."""
+        if self._words.isdisjoint(_plain_words(old)):
+            return None  # not one content word in common: read no further (most neighbours)
         newer, older = self._newer, _Text(old)
         if not newer.distinct or not older.distinct or newer.adds_to(older):
             return None
@@ -190,6 +204,12 @@ class UpdateCheck:
         if self._sentences is None:
             self._sentences = [_Text(s) for s in _prose_sentences(self._text)]
         return _sentence_update(self._sentences, old, older)
+
+
+def _plain_words(text: str) -> set[str]:
+    """The lower-cased words of ``text`` but stop words: a first, cheap look at what two texts
+    share (every rule needs at least one word in common)."""
+    return set(_WORD.findall(text.lower())) - STOP_WORDS
 
 
 def probable_update(new: str, old: str) -> Update | None:
