@@ -38,8 +38,9 @@ from shared.transfer import ExportedMemory, export_tenant
 logger = logging.getLogger(__name__)
 
 # The nearest memories remember compares a new fact with: the one that already says it (dedup
-# looks at the nearest), or the one it probably updates (a rewording may sit a few places down).
-NEIGHBOUR_CANDIDATES: Final = 10
+# looks at the nearest), or the one it probably updates (ten linked no more of the revision
+# pairs than five, and cost remember 0.1 ms more: docs/calibration.md).
+NEIGHBOUR_CANDIDATES: Final = 5
 
 
 class MemoryService:

@@ -20,8 +20,8 @@ from shared.ranking import probably_updated
 from shared.revisions import Replacements
 from shared.storage import Stores
 
-# As remember: the ten nearest memories are the candidates.
-NEIGHBOURS: Final = 10
+# As remember: the five nearest memories are the candidates.
+NEIGHBOURS: Final = 5
 
 
 async def link_imported_updates(
