@@ -28,9 +28,10 @@ SMOKE_PAIRS: Final = 6
 
 def everyday_pairs(path: Path = EVERYDAY_FILE) -> list[Pair]:
     raw = json.loads(path.read_text())["pairs"]
+    # Each everyday pair is a subject of its own.
     return [
-        Pair(kind="update", slot="everyday", older=p["old"], newer=p["new"], query=p["query"])
-        for p in raw
+        Pair(kind="update", slot=f"everyday-{n}", older=p["old"], newer=p["new"], query=p["query"])
+        for n, p in enumerate(raw)
     ]
 
 
@@ -81,13 +82,11 @@ async def _run_set(
     server: ApiServer, name: str, pairs: list[Pair], fillers: int, log: Callable[[str], None]
 ) -> dict[str, Any]:
     log(f"updates: {name}, {len(pairs)} pairs, one tenant each")
-    others = [p.older for p in pairs]
     rows = []
     for n, pair in enumerate(pairs):
-        # Other pairs' older facts, none opening with the same words as this one.
-        around = [
-            t for t in others[n + 1 :] + others[:n] if t.split()[:3] != pair.older.split()[:3]
-        ]
+        # Other pairs' older facts of other kinds of value: a fact of the same kind may be about
+        # the same subject (another version of the same fact), which would blur what is measured.
+        around = [p.older for p in pairs[n + 1 :] + pairs[:n] if p.slot != pair.slot]
         rows.append(await _one_pair(server.url, f"upd-{name}-{n}", pair, around[:fillers]))
     return _summary(rows)
 

@@ -73,7 +73,8 @@ _CHANGE_MARKS: Final = frozenset(
     migrate upgraded upgrade upgrades downgraded downgrade renamed rename became become instead
     anymore longer new newer latest updated update currently took takes taken handed transferred
     reassigned raised lowered increased decreased reduced dropped rewrote rewrite rewritten
-    retired deprecated replaced bumped scaled turned actually correction corrected
+    retired deprecated replaced bumped scaled turned actually correction corrected relocated
+    shortened extended lengthened doubled halved postponed rescheduled
     """.split()
 )
 # The same marks as the content terms spell them (stemmed: "since" is "sinc").
@@ -316,6 +317,17 @@ def _changed_slot(
     return None
 
 
+def _before(terms: Sequence[str], value: str) -> set[str]:
+    """The word each place ``value`` stands follows (values and change marks left out): the
+    noun a value is given for ("port 9090", "Node 18")."""
+    return {
+        kept[-1]
+        for i, term in enumerate(terms)
+        if term == value
+        and (kept := [t for t in terms[:i] if not _is_value(t) and t not in _CHANGE_TERMS])
+    }
+
+
 def _slot(terms: Sequence[str], value: str) -> set[str]:
     """The nearest word either side of each place ``value`` stands, values and change marks
     left out: what the value is the value of."""
@@ -356,9 +368,9 @@ def _same_subject(newer: _Text, older: _Text, *, announced: bool) -> bool:
     if not announced:
         return one_change and not touches_subject
     opening, said = newer.subject(), older.subject()
-    # An opening word names the subject only when it is not the word beside the older text's
-    # value ("We changed the port of the API" after "The admin dashboard runs on port 9090").
-    beside = {w for v in older.values - newer.values for w in _slot(older.terms, v)}
+    # An opening word names the subject only when it is not the word the older text's value
+    # follows ("We changed the port of the API" after "The admin dashboard runs on port 9090").
+    beside = {w for v in older.values - newer.values for w in _before(older.terms, v)}
     return (
         opening is None
         or said is None
