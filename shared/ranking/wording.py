@@ -1,0 +1,180 @@
+"""How the probable-update rules read a text (``shared.ranking.updates``): its content terms
+in order, which of them are values (numbers, days, dates, versions, identifiers, names inside a
+sentence), its plain words, and the words by which English says that something changed or was
+added; its prose sentences; and where a value stands among its words (pure)."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from typing import Final
+
+from shared.lexical.tokens import STOP_WORDS, indexed_form, terms
+
+_NUMBER_WORDS: Final = frozenset(
+    """
+    zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
+    twenty thirty forty fifty sixty hundred thousand million billion once twice thrice half
+    quarter double triple single daily weekly monthly yearly hourly nightly biweekly quarterly
+    first second third fourth fifth last
+    """.split()
+)
+_CALENDAR: Final = frozenset(
+    """
+    monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri sat sun
+    january february march april may june july august september october november december
+    jan feb mar apr jun jul aug sep sept oct nov dec today tomorrow yesterday morning afternoon
+    evening night noon midnight weekend weekday
+    """.split()
+)
+NEGATIONS: Final = frozenset(
+    "no not never nothing none nobody nor without cannot can't don't doesn't didn't isn't "
+    "aren't wasn't weren't won't wouldn't shouldn't hasn't haven't hadn't longer anymore".split()
+)
+# Words by which a newer text says that something changed: they let a change of the first
+# content word stand as an update (rule 3).
+CHANGE_MARKS: Final = frozenset(
+    """
+    now since moved move switched switch changed change changes replaced replace migrated
+    migrate upgraded upgrade upgrades downgraded downgrade renamed rename became become instead
+    anymore longer new newer latest updated update currently took takes taken handed transferred
+    reassigned raised lowered increased decreased reduced dropped rewrote rewrite rewritten
+    retired deprecated replaced bumped scaled turned actually correction corrected relocated
+    shortened extended lengthened doubled halved postponed rescheduled
+    """.split()
+)
+# The same marks as the content terms spell them (stemmed: "since" is "sinc").
+CHANGE_TERMS: Final = frozenset(t for mark in CHANGE_MARKS for t in terms(mark)) | CHANGE_MARKS
+# Verbs that open a sentence without naming what it is about ("We use Node 18 for …").
+LIGHT_VERBS: Final = frozenset(
+    t
+    for verb in "use uses hold holds have has make makes keep keeps run runs".split()
+    for t in terms(verb)
+)
+# Words by which a newer text says it adds to what was said: never an update.
+ADDITION_MARKS: Final = frozenset("also too another additionally additional besides".split())
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+|\n+")
+# What marks a line as code rather than prose.
+_CODE: Final = re.compile(r"[{}();=<>`|\[\]]|^\s{2,}|\w\(|->|=>|::")
+_PIECE: Final = re.compile(r"[\w.\-/:#@+~']+")
+# A digit or an identifier character: a term that carries one is a value.
+_VALUE_MARK: Final = re.compile(r"[\d_./:#@+~]")
+_WORD: Final = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
+
+
+# A text is long past this many content words: it is read sentence by sentence.
+LONG_TERMS: Final = 24
+
+
+class Wording:
+    """One text as the rules read it: its content terms in order, which of them are values, and
+    its plain words (negations and the change and addition marks are stop words to the terms)."""
+
+    __slots__ = ("distinct", "lowered", "terms", "values", "words")
+
+    def __init__(self, text: str) -> None:
+        found: list[str] = []
+        named: set[str] = set()
+        for match in _PIECE.finditer(text):
+            term = _term_of(match.group())
+            if term is None:
+                continue
+            found.append(term)
+            if _is_name(text, match.start(), match.end()):
+                named.add(term)
+        self.terms: tuple[str, ...] = tuple(found)
+        self.distinct = frozenset(self.terms)
+        self.values = frozenset(t for t in self.terms if t in named or is_value(t))
+        self.lowered = " ".join(text.replace("\u2019", "'").lower().split())
+        self.words = frozenset(_WORD.findall(self.lowered))
+
+    @property
+    def long(self) -> bool:
+        return len(self.distinct) > LONG_TERMS
+
+    def subject(self) -> str | None:
+        """The first content word that is neither a value, a change mark nor a light verb: what
+        an English sentence is about, as near as words alone tell."""
+        skipped = CHANGE_TERMS | LIGHT_VERBS
+        return next((t for t in self.terms if not is_value(t) and t not in skipped), None)
+
+    def announces(self, older: Wording) -> bool:
+        """Whether this text says that something changed, where ``older`` did not."""
+        return bool(self.words & CHANGE_MARKS - older.words)
+
+    def adds_to(self, older: Wording) -> bool:
+        """Whether this text says it adds to what was said ("also", "as well")."""
+        return bool(self.words & ADDITION_MARKS - older.words) or (
+            "as well" in self.lowered and "as well" not in older.lowered
+        )
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _term_of(piece: str) -> str | None:
+    """The content term a piece of text stands for, or None for a stop word or punctuation
+    (cached: a project's vocabulary repeats itself from one text to the next)."""
+    piece = piece.strip(".:/#@+~-")
+    if not piece or piece.lower() in STOP_WORDS:
+        return None
+    return indexed_form(piece)
+
+
+def _is_name(text: str, start: int, end: int) -> bool:
+    """A capitalised word inside a sentence (``PostgreSQL``, ``Datadog``, ``Tom``): a proper
+    name. The first word of a sentence is capitalised whatever it is, so it is never one."""
+    if text[start:end].islower():
+        return False
+    at = start - 1
+    while at >= 0 and text[at] in " \t":
+        at -= 1
+    return at >= 0 and text[at] not in ".!?:;\n"
+
+
+def is_value(term: str) -> bool:
+    return (
+        term in _NUMBER_WORDS
+        or term in _CALENDAR
+        or _VALUE_MARK.search(term) is not None
+        or term.startswith("-")
+    )
+
+
+def plain_words(text: str) -> set[str]:
+    """The lower-cased words of ``text`` but stop words: a first, cheap look at what two texts
+    share (every rule needs at least one word in common)."""
+    return set(_WORD.findall(text.lower())) - STOP_WORDS
+
+
+def prose_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` written in words: code (brackets, operators) left out."""
+    return [
+        sentence
+        for sentence in _SENTENCE_END.split(text)
+        if sentence.strip() and not _CODE.search(sentence)
+    ]
+
+
+def value_follows(terms: Sequence[str], value: str) -> set[str]:
+    """The word each place ``value`` stands follows (values and change marks left out): the
+    noun a value is given for ("port 9090", "Node 18")."""
+    return {
+        kept[-1]
+        for i, term in enumerate(terms)
+        if term == value
+        and (kept := [t for t in terms[:i] if not is_value(t) and t not in CHANGE_TERMS])
+    }
+
+
+def value_slot(terms: Sequence[str], value: str) -> set[str]:
+    """The nearest word either side of each place ``value`` stands, values and change marks
+    left out: what the value is the value of."""
+    around: set[str] = set()
+    for i, term in enumerate(terms):
+        if term != value:
+            continue
+        before = [t for t in terms[:i] if not is_value(t) and t not in CHANGE_TERMS]
+        after = [t for t in terms[i + 1 :] if not is_value(t) and t not in CHANGE_TERMS]
+        around.update(before[-1:])
+        around.update(after[:1])
+    return around
