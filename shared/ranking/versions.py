@@ -14,7 +14,7 @@ put first when nearly as relevant, within a short reach.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Final
 
 from shared.lexical.tokens import STOP_WORDS
@@ -36,10 +36,11 @@ REVISION_REACH: Final = 2
 
 
 def newest_first(
-    start: str, links: Mapping[str, Sequence[str]], present: Mapping[str, int]
+    start: str, links: Mapping[str, Sequence[str]], present: Collection[str]
 ) -> list[str]:
     """The newer versions of ``start`` reachable along ``links`` (old id → newer ids) among
-    ``present`` (id → created order key), newest first; a cycle ends the walk."""
+    ``present``, newest first (ids are ULIDs: their order is the order they were written in);
+    a cycle ends the walk."""
     seen = {start}
     frontier = [start]
     found: list[str] = []
@@ -49,7 +50,7 @@ def newest_first(
                 seen.add(newer)
                 found.append(newer)
                 frontier.append(newer)
-    return sorted(found, key=present.__getitem__, reverse=True)
+    return sorted(found, reverse=True)
 
 
 def linked_first(
@@ -60,9 +61,8 @@ def linked_first(
     limit: int,
 ) -> list[int]:
     """``order`` (positions into ``ids``, best first) with each memory's newer versions placed
-    directly above it, taken from anywhere in ``ids``, cut to ``limit``. A newer version that
-    was ranked above its older one stays where it was. ``ids`` are ULIDs: their order is the
-    order the memories were written in."""
+    directly above it (newest first), taken from anywhere in ``ids``, cut to ``limit``. A newer
+    version that was ranked above its older one stays where it was."""
     position = {memory_id: i for i, memory_id in enumerate(ids)}
     placed: list[int] = []
     done: set[int] = set()

@@ -16,13 +16,19 @@ def test_an_older_version_is_placed_directly_below_its_newer_one() -> None:
     assert linked_first([2, 1, 0, 3], ids, {"01A": ("01C",)}, limit=4) == [2, 1, 0, 3]
 
 
+def test_a_chain_stands_newest_first_whatever_order_it_was_ranked_in() -> None:
+    ids = ["01C", "01X", "01A", "01B"]  # ranked in this order; written A, B, C
+    links = {"01A": ("01B",), "01B": ("01C",)}
+    assert linked_first([2, 1, 0, 3], ids, links, limit=4) == [0, 3, 2, 1]
+
+
 def test_a_newer_version_from_below_the_cut_comes_in_and_the_cut_holds() -> None:
     ids = ["01A", "01B", "01C", "01D"]
     assert linked_first([0, 1, 2, 3], ids, {"01A": ("01D",)}, limit=2) == [3, 0]
 
 
 def test_a_chain_of_updates_stands_newest_first_and_a_cycle_ends() -> None:
-    present = {"01A": 0, "01B": 1, "01C": 2}
+    present = {"01C", "01A", "01B"}
     assert newest_first("01A", {"01A": ("01B",), "01B": ("01C",)}, present) == ["01C", "01B"]
     assert newest_first("01A", {"01A": ("01B",), "01B": ("01A",)}, present) == ["01B"]
     assert newest_first("01A", {"01A": ("01Z",)}, present) == []  # not among the results
