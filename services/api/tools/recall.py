@@ -93,8 +93,9 @@ RECALL: Final = ToolDefinition(
         "conventions and commands that worked may already be stored. Returns the memories "
         "themselves, ranked, with a confidence level and the words each keyword match matched. "
         "An empty result means nothing is stored on the subject, not that the subject has no "
-        "answer. Includes the project's memories plus this conversation's own notes, never other "
-        "conversations' notes."
+        "answer. A memory marked PROBABLY OUTDATED has a newer version directly above it: "
+        "prefer the newer. Includes the project's memories plus this conversation's own notes, "
+        "never other conversations' notes."
     ),
     arguments=RecallArguments,
     output=RecallOutput,
