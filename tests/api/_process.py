@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import signal
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -83,3 +85,26 @@ async def stop(api: ApiProcess) -> None:
     if api.process.returncode is None:
         api.process.kill()
         await api.process.wait()
+
+
+@contextlib.asynccontextmanager
+async def keyed_local_api(key: str, **env: str) -> AsyncIterator[tuple[ApiProcess, str, str]]:
+    """A ``--local`` server on a fresh embedded data dir with ``MCP_API_KEY`` set (and ``env``):
+    the process, its MCP URL and its page's base URL. It must stop cleanly on SIGTERM when the
+    test is done."""
+    from services.api.main import SHUTDOWN_GRACE_S
+    from tests.conftest import _embedded_data_dir
+
+    with _embedded_data_dir() as data_dir:
+        args = [str(CONSOLE_SCRIPT), "--local", "--data-dir", str(data_dir)]
+        api = await start(
+            [*args, "--port", "0", "--ui-port", "0"], clean_env(MCP_API_KEY=key, **env)
+        )
+        try:
+            listening = await api.wait_for("listening")
+            ui = await api.wait_for("ui_listening")
+            yield api, f"http://127.0.0.1:{listening['port']}/mcp", ui["url"].removesuffix("/ui")
+            api.process.send_signal(signal.SIGTERM)
+            assert await api.exit_code(timeout_s=SHUTDOWN_GRACE_S) == 0
+        finally:
+            await stop(api)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import time
 from collections.abc import AsyncIterator
 
@@ -15,10 +14,8 @@ import aiohttp
 import msgspec
 import pytest
 
-from services.api.main import SHUTDOWN_GRACE_S
 from services.api.throttle import FIRST_DELAY_S, LOCKOUT_AFTER, LOCKOUT_S
-from tests.api._process import CONSOLE_SCRIPT, ApiProcess, clean_env, start, stop
-from tests.conftest import _embedded_data_dir
+from tests.api._process import ApiProcess, keyed_local_api
 
 KEY = "throttle-key-3c8a"
 WRONG = "not-the-key-6f1d"
@@ -33,18 +30,8 @@ class Server(msgspec.Struct, frozen=True, kw_only=True):
 
 @pytest.fixture(scope="module")
 async def server() -> AsyncIterator[Server]:
-    with _embedded_data_dir() as data_dir:
-        args = [str(CONSOLE_SCRIPT), "--local", "--data-dir", str(data_dir)]
-        api = await start([*args, "--port", "0", "--ui-port", "0"], clean_env(MCP_API_KEY=KEY))
-        try:
-            listening = await api.wait_for("listening")
-            ui = await api.wait_for("ui_listening")
-            mcp_url = f"http://127.0.0.1:{listening['port']}/mcp"
-            yield Server(api=api, mcp_url=mcp_url, ui_url=ui["url"].removesuffix("/ui"))
-            api.process.send_signal(signal.SIGTERM)
-            assert await api.exit_code(timeout_s=SHUTDOWN_GRACE_S) == 0
-        finally:
-            await stop(api)
+    async with keyed_local_api(KEY) as (api, mcp_url, page_url):
+        yield Server(api=api, mcp_url=mcp_url, ui_url=page_url)
 
 
 def client_from(address: str) -> aiohttp.ClientSession:
@@ -184,19 +171,8 @@ async def test_an_untrusted_peer_cannot_escape_its_count_by_naming_itself_anew(
 @pytest.fixture(scope="module")
 async def proxied() -> AsyncIterator[Server]:
     """A server that trusts the proxy at 127.0.0.1 to name its clients."""
-    with _embedded_data_dir() as data_dir:
-        args = [str(CONSOLE_SCRIPT), "--local", "--data-dir", str(data_dir)]
-        env = clean_env(MCP_API_KEY=KEY, TRUSTED_PROXIES="127.0.0.1")
-        api = await start([*args, "--port", "0", "--ui-port", "0"], env)
-        try:
-            listening = await api.wait_for("listening")
-            ui = await api.wait_for("ui_listening")
-            mcp_url = f"http://127.0.0.1:{listening['port']}/mcp"
-            yield Server(api=api, mcp_url=mcp_url, ui_url=ui["url"].removesuffix("/ui"))
-            api.process.send_signal(signal.SIGTERM)
-            assert await api.exit_code(timeout_s=SHUTDOWN_GRACE_S) == 0
-        finally:
-            await stop(api)
+    async with keyed_local_api(KEY, TRUSTED_PROXIES="127.0.0.1") as (api, mcp_url, page_url):
+        yield Server(api=api, mcp_url=mcp_url, ui_url=page_url)
 
 
 async def test_behind_a_trusted_proxy_the_forwarded_client_is_counted(proxied: Server) -> None:

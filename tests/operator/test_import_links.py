@@ -9,8 +9,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from shared.config import load_config
 from shared.model.keys import replaced_key
 from shared.storage import open_stores
@@ -22,15 +20,6 @@ from tests.operator.test_transfer import (  # the fixtures are registered here b
     s3_env,  # noqa: F401
     write_lines,
 )
-
-
-@pytest.fixture(params=["postgres", "s3"])
-def store_env(request: pytest.FixtureRequest) -> dict[str, str]:
-    if request.param == "postgres":
-        env: dict[str, str] = request.getfixturevalue("postgres_env")()
-        return env
-    s3: dict[str, str] = request.getfixturevalue("s3_env")
-    return s3
 
 
 async def nothing_stored(env: dict[str, str]) -> bool:

@@ -22,15 +22,6 @@ from tests.operator.test_transfer import (  # the fixtures are registered here b
 )
 
 
-@pytest.fixture(params=["postgres", "s3"])
-def store_env(request: pytest.FixtureRequest) -> dict[str, str]:
-    if request.param == "postgres":
-        env: dict[str, str] = request.getfixturevalue("postgres_env")()
-        return env
-    s3: dict[str, str] = request.getfixturevalue("s3_env")
-    return s3
-
-
 def refused(code: int, out: str, err: str, expected: str) -> None:
     assert code == 1 and out == "", err
     assert f"import refused: {expected}" in err and "nothing was written" in err, err

@@ -5,18 +5,15 @@ nothing of a tenant's is shown before it, a wrong key is refused, the right one 
 from __future__ import annotations
 
 import re
-import signal
 import time
 from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
 
-from services.api.main import SHUTDOWN_GRACE_S
 from services.api.ui.actions import LOGIN_FAILURE_DELAY_S
-from tests.api._process import CONSOLE_SCRIPT, clean_env, start, stop
+from tests.api._process import keyed_local_api
 from tests.api.conftest import mcp_session
-from tests.conftest import _embedded_data_dir
 
 KEY = "page-key-4f1c"
 FACT = "The staging cluster is called heron."
@@ -25,23 +22,13 @@ FACT = "The staging cluster is called heron."
 @pytest.fixture(scope="module")
 async def keyed() -> AsyncIterator[tuple[str, str]]:
     """The page's base URL and the MCP URL of a --local server with a key, one memory stored."""
-    with _embedded_data_dir() as data_dir:
-        args = [str(CONSOLE_SCRIPT), "--local", "--data-dir", str(data_dir)]
-        api = await start([*args, "--port", "0", "--ui-port", "0"], clean_env(MCP_API_KEY=KEY))
-        try:
-            listening = await api.wait_for("listening")
-            ui = await api.wait_for("ui_listening")
-            assert ui["login"] == "MCP_API_KEY"
-            mcp_url = f"http://127.0.0.1:{listening['port']}/mcp"
-            headers = {"X-Memory-Tenant": "acme", "Authorization": f"Bearer {KEY}"}
-            async with mcp_session(mcp_url, headers=headers) as client:
-                stored = await client.call_tool("remember", {"content": FACT})
-                assert not stored.is_error
-            yield ui["url"].removesuffix("/ui"), mcp_url
-            api.process.send_signal(signal.SIGTERM)
-            assert await api.exit_code(timeout_s=SHUTDOWN_GRACE_S) == 0
-        finally:
-            await stop(api)
+    async with keyed_local_api(KEY) as (api, mcp_url, page_url):
+        assert (await api.wait_for("ui_listening"))["login"] == "MCP_API_KEY"
+        headers = {"X-Memory-Tenant": "acme", "Authorization": f"Bearer {KEY}"}
+        async with mcp_session(mcp_url, headers=headers) as client:
+            stored = await client.call_tool("remember", {"content": FACT})
+            assert not stored.is_error
+        yield page_url, mcp_url
 
 
 def session() -> aiohttp.ClientSession:

@@ -6,16 +6,13 @@ from __future__ import annotations
 
 import html
 import json
-import signal
 from collections.abc import AsyncIterator
 from urllib.parse import urlencode
 
 import pytest
 
-from services.api.main import SHUTDOWN_GRACE_S
-from tests.api._process import CONSOLE_SCRIPT, ApiProcess, clean_env, start, stop
+from tests.api._process import ApiProcess, keyed_local_api
 from tests.api.ui._raw import RawAnswer, address, request_head, send
-from tests.conftest import _embedded_data_dir
 
 KEY = "page-key-9d2e"
 
@@ -23,17 +20,8 @@ KEY = "page-key-9d2e"
 @pytest.fixture(scope="module")
 async def keyed() -> AsyncIterator[tuple[str, str, ApiProcess]]:
     """The page's base URL, the MCP URL and the process of a --local server with a key."""
-    with _embedded_data_dir() as data_dir:
-        args = [str(CONSOLE_SCRIPT), "--local", "--data-dir", str(data_dir)]
-        api = await start([*args, "--port", "0", "--ui-port", "0"], clean_env(MCP_API_KEY=KEY))
-        try:
-            listening = await api.wait_for("listening")
-            ui = await api.wait_for("ui_listening")
-            yield ui["url"].removesuffix("/ui"), f"http://127.0.0.1:{listening['port']}/mcp", api
-            api.process.send_signal(signal.SIGTERM)
-            assert await api.exit_code(timeout_s=SHUTDOWN_GRACE_S) == 0
-        finally:
-            await stop(api)
+    async with keyed_local_api(KEY) as (api, mcp_url, page_url):
+        yield page_url, mcp_url, api
 
 
 def failures(api: ApiProcess) -> list[dict[str, object]]:
