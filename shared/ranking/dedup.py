@@ -14,22 +14,16 @@ a path or a dotted name without a digit: "run it with --drain-cache" against "..
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Final
 
 from shared.lexical.tokens import identifiers
 from shared.model import Hit
 from shared.ranking.updates import probable_update
+from shared.ranking.wording import word_set
 
 DEDUP_THRESHOLD: Final = 0.92
 DEDUP_MIN_WORD_OVERLAP: Final = 0.5
-_NON_WORD: Final = re.compile(r"[\W_]+")
-
-
-def word_set(text: str) -> frozenset[str]:
-    """Lower-cased runs of Unicode letters and digits (works for Korean as well as English)."""
-    return frozenset(word for word in _NON_WORD.split(text.lower()) if word)
 
 
 def numbers_in(text: str) -> frozenset[str]:

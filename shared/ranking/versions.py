@@ -19,7 +19,8 @@ from typing import Final
 
 from shared.lexical.tokens import STOP_WORDS
 from shared.model import Memory
-from shared.ranking.dedup import DEDUP_MIN_WORD_OVERLAP, numbers_in, word_set
+from shared.ranking.dedup import DEDUP_MIN_WORD_OVERLAP, numbers_in
+from shared.ranking.wording import word_set
 
 # Content words (stop words left out) a revision with a changed value shares with what it
 # revises: 42 of 50 held-out corrections, 4 of DevBench's 435 pairs of unrelated facts.

@@ -60,6 +60,7 @@ _CODE: Final = re.compile(r"[{}();=<>`|\[\]]|^\s{2,}|\w\(|->|=>|::")
 _PIECE: Final = re.compile(r"[\w.\-/:#@+~']+")
 # A digit or an identifier character: a term that carries one is a value.
 _VALUE_MARK: Final = re.compile(r"[\d_./:#@+~]")
+_NON_WORD: Final = re.compile(r"[\W_]+")
 _WORD: Final = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 
 
@@ -140,10 +141,15 @@ def is_value(term: str) -> bool:
     )
 
 
-def plain_words(text: str) -> set[str]:
-    """The lower-cased words of ``text`` but stop words: a first, cheap look at what two texts
-    share (every rule needs at least one word in common)."""
-    return set(_WORD.findall(text.lower())) - STOP_WORDS
+def word_set(text: str) -> frozenset[str]:
+    """Lower-cased runs of Unicode letters and digits (works for Korean as well as English)."""
+    return frozenset(word for word in _NON_WORD.split(text.lower()) if word)
+
+
+def plain_words(text: str) -> frozenset[str]:
+    """The words of ``text`` but stop words: a first, cheap look at what two texts share
+    (every rule needs at least one word in common)."""
+    return word_set(text) - STOP_WORDS
 
 
 def prose_sentences(text: str) -> list[str]:
