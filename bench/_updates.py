@@ -53,6 +53,8 @@ async def _one_pair(url: str, tenant: str, pair: Pair, fillers: Sequence[str]) -
         if pair.kind == "update":
             recalled = parse_recall(await call_text(client, "recall", {"query": pair.query}))
             row["newer_first"] = newer_first(recalled.ids, newer, older)
+            if not row["newer_first"]:
+                row["miss"] = {"older": pair.older, "newer": pair.newer, "query": pair.query}
         return row
 
 
@@ -72,6 +74,7 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "distractors": distractors,
         "false_links": false_links,
         "false_link_rate": round(false_links / distractors, 4) if distractors else None,
+        "misses": [r["miss"] for r in updates if "miss" in r],
         "by_kind": {
             kind: {"pairs": n, "linked": linked[kind]} for kind, n in sorted(kinds.items())
         },

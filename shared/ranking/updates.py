@@ -43,6 +43,7 @@ from shared.ranking.wording import (
     CHANGE_TERMS,
     NEGATIONS,
     Wording,
+    is_address,
     plain_words,
     prose_sentences,
     value_follows,
@@ -102,6 +103,13 @@ def probable_update(new: str, old: str) -> Update | None:
     return UpdateCheck(new).of(old)
 
 
+def _names_a_thing(term: str) -> bool:
+    """An identifier that names one thing (``E1042``, ``PAY-4821``): a sentence that says the
+    same of another one is about that other thing. An address is where something is reached:
+    another one in its place is the same thing moved."""
+    return is_name(term) and not is_address(term)
+
+
 def _shared_enough(newer: Wording, older: Wording, share: float) -> frozenset[str] | None:
     """The content words the two share, when they are ``share`` of the fewer either says
     besides its values (and the newer besides its change marks); None when they are not."""
@@ -109,7 +117,12 @@ def _shared_enough(newer: Wording, older: Wording, share: float) -> frozenset[st
     said_new = newer.distinct - CHANGE_TERMS - newer.values
     said_old = older.distinct - older.values
     wording = min(len(said_new), len(said_old))
-    if not wording or len(shared - older.values) < share * wording:
+    if not wording:
+        # Every word a name ("The CEO of Microsoft is Satya Nadella."): the names are the words.
+        return (
+            shared if len(shared) >= share * min(len(newer.distinct), len(older.distinct)) else None
+        )
+    if len(shared - older.values) < share * wording:
         return None
     return shared
 
@@ -152,9 +165,23 @@ def _short_update(newer: Wording, older: Wording) -> Update | None:
     gone, came = older.values - newer.values, newer.values - older.values
     if announced and gone and came:
         return Update(evidence="value", old=tuple(sorted(gone)), new=tuple(sorted(came)))
-    if newer.values and newer.values == older.values and not announced:
-        return None  # the value stands: what changed is what the sentence is about
+    if not announced and _value_stands(newer, older):
+        return None  # what changed is what the sentence is about
     return _replaced_span(newer, older, announced=announced) or _negation(newer, older)
+
+
+def _value_stands(newer: Wording, older: Wording) -> bool:
+    """Both texts hold the same values and one of them stands after where the words change:
+    the sentence says the same value of something else ("We deploy the billing service on
+    Friday." / "… the search service on Friday."). A value before the change belongs to the
+    subject ("The admin UI is built with parcel." → "… with vite.")."""
+    if not newer.values or newer.values != older.values:
+        return False
+    sites = _change_sites(newer, older)
+    if not sites:
+        return True
+    first_change = min(j1 for _, _, j1, _ in sites)
+    return any(term in newer.values for term in newer.terms[first_change:])
 
 
 def _changed_slot(
@@ -168,8 +195,8 @@ def _changed_slot(
     gone = older.values - newer.values
     came = newer.values - older.values
     if not announced:
-        gone = frozenset(v for v in gone if not is_name(v))
-        came = frozenset(v for v in came if not is_name(v))
+        gone = frozenset(v for v in gone if not _names_a_thing(v))
+        came = frozenset(v for v in came if not _names_a_thing(v))
     if not gone and not came:
         return None
     context_old = {v: value_slot(older.terms, v) & shared for v in gone}
@@ -246,6 +273,8 @@ def _changes(newer: Wording, older: Wording, site: tuple[int, int, int, int]) ->
     i1, i2, j1, j2 = site
     gone, came = set(older.terms[i1:i2]), set(newer.terms[j1:j2]) - CHANGE_TERMS
     values = bool((gone & older.values) or (came & newer.values))
+    if values and len(gone) <= MAX_SLOT_TERMS and len(came) <= MAX_SLOT_TERMS:
+        return 1  # a value with its unit ("30 days" → "12 hours")
     words = bool(gone - older.values) and bool(came - newer.values)
     return max(1, values + words)
 
@@ -258,7 +287,7 @@ def _replaced_span(newer: Wording, older: Wording, *, announced: bool) -> Update
         came = [t for t in newer.terms[j1:j2] if t not in older.distinct | CHANGE_TERMS]
         if len(gone) > MAX_SLOT_TERMS or len(came) > MAX_SLOT_TERMS:
             continue  # a predicate rewritten, not a value: another attribute of the subject
-        if not announced and any(is_name(t) for t in (*gone, *came)):
+        if not announced and any(_names_a_thing(t) for t in (*gone, *came)):
             continue  # one identifier for another: another thing (see _changed_slot)
         if came and (announced or len(gone) == len(came) == 1):
             return Update(evidence="replaced", old=tuple(gone), new=tuple(came))

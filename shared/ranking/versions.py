@@ -19,8 +19,8 @@ from typing import Final
 
 from shared.lexical.tokens import STOP_WORDS
 from shared.model import Memory
-from shared.ranking.dedup import DEDUP_MIN_WORD_OVERLAP, numbers_in
-from shared.ranking.wording import word_set
+from shared.ranking.dedup import DEDUP_MIN_WORD_OVERLAP
+from shared.ranking.wording import Wording, word_set
 
 # Content words (stop words left out) a revision with a changed value shares with what it
 # revises: 42 of 50 held-out corrections, 4 of DevBench's 435 pairs of unrelated facts.
@@ -111,12 +111,13 @@ def newer_first(
     memory: pulling newer memories in from below the cut cost the long chats 0.02 R@5 and
     0.05 R@10, on pairs of messages that share words without one revising the other. Nor does
     it move a memory up more than ``reach`` places: each memory it would pass is more relevant
-    than it. Same subject is dedup's word overlap or, for a revision whose number-carrying words or
-    identifiers differ, a looser overlap of content words (a correction rewords more than a
-    resend: "we raised the retry count to 7" against "retries 3 times"; stop words are left
-    out, or any two English sentences would qualify)."""
+    than it. Same subject is dedup's word overlap or, for a revision whose values differ
+    (numbers, dates, versions, identifiers, names: ``Wording.values``; "Priya took over the
+    security review" after "… go to Grace"), a looser overlap of content words (a correction
+    rewords more than a resend: "we raised the retry count to 7" against "retries 3 times";
+    stop words are left out, or any two English sentences would qualify)."""
     words = {i: word_set(memories[i].content) for i in order}
-    facts = {i: numbers_in(memories[i].content) for i in order}
+    facts = {i: Wording(memories[i].content).values for i in order}
     placed: list[int] = []
     for i in order:
         position = len(placed)

@@ -28,6 +28,11 @@ _CALENDAR: Final = frozenset(
     evening night noon midnight weekend weekday
     """.split()
 )
+# The last label of a host name, as it is usually written in a project's notes.
+_TOP_LEVEL_DOMAINS: Final = frozenset(
+    "com org net io dev app ai co cloud sh me info biz us uk de eu internal local lan corp "
+    "example test localhost".split()
+)
 NEGATIONS: Final = frozenset(
     "no not never nothing none nobody nor without cannot can't don't doesn't didn't isn't "
     "aren't wasn't weren't won't wouldn't shouldn't hasn't haven't hadn't longer anymore".split()
@@ -139,6 +144,16 @@ def is_value(term: str) -> bool:
         or _VALUE_MARK.search(term) is not None
         or term.startswith("-")
     )
+
+
+def is_address(term: str) -> bool:
+    """Whether a term is where something is reached (a host name, a URL, an e-mail address):
+    a value a place holds, which may change, not a name for the thing a sentence is about."""
+    if "://" in term:
+        return True
+    host = term.rpartition("@")[2].partition(":")[0].rstrip(".")
+    labels = host.split(".")
+    return len(labels) > 1 and all(labels) and labels[-1] in _TOP_LEVEL_DOMAINS
 
 
 def word_set(text: str) -> frozenset[str]:

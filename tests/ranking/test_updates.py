@@ -69,6 +69,20 @@ def hit(content: str, similarity: float, memory_id: str = "m", scope: Scope = "p
             "We switched the frontend from Axios to the native fetch API.",
             "value",
         ),
+        # A value with its unit, an address and a name of several words are each one value.
+        (
+            "The password reset link expires after 30 days.",
+            "The password reset link expires after 12 hours.",
+            "value",
+        ),
+        (
+            "The artifact store is reached at pkg.acme.dev.",
+            "The artifact store is reached at registry.acme.io.",
+            "value",
+        ),
+        ("The CEO of Microsoft is Satya Nadella.", "The CEO of Microsoft is Tim Cook.", "value"),
+        # A name in the subject stands in both; the value after it changed.
+        ("We bundle the admin UI with parcel.", "We bundle the admin UI with vite.", "replaced"),
         (
             FILLER + "The auth proxy runs on port 9090 in staging.",
             FILLER + "The auth proxy now listens on port 8443.",
@@ -99,6 +113,8 @@ def test_an_update_is_found_with_its_evidence(older: str, newer: str, evidence: 
             "Checkout failed during the deploy because of E1042; we rolled back.",
             "Checkout failed during the deploy because of E1024; we rolled back.",
         ),
+        # The same value said of something else: the change stands before it.
+        ("We deploy the billing service on Friday.", "We deploy the search service on Friday."),
         # The same subject, another attribute.
         ("The API listens on port 8080.", "The API times out after 30 seconds."),
         ("The admin dashboard listens on port 8443.", "The admin dashboard is deployed with Helm."),
