@@ -35,9 +35,8 @@ import psutil
 from aiohttp import web
 from mcp import Client
 
-from services.api.answers import Reply
 from services.api.app import build_app
-from services.api.structured import Output
+from services.api.structured import Output, Reply
 from services.api.tools.arguments import ToolArguments
 from services.api.tools.catalogue import guarded
 from services.api.tools.definition import ToolContext, ToolDefinition

@@ -29,7 +29,7 @@ from shared.config import Config
 from shared.version import installed_version
 
 if TYPE_CHECKING:
-    from services.api.service import MemoryService
+    from shared.operations import OperationsContext
     from shared.storage import ObjectStore
 
 
@@ -45,9 +45,9 @@ class RuntimeView(Protocol):
     @property
     def check_ready(self) -> ReadinessCheck: ...
 
-    # The memory page's way to the tools' service; None in a runtime without storage.
+    # The memory page's way to the tools' operations; None in a runtime without storage.
     @property
-    def service(self) -> MemoryService | None: ...
+    def operations(self) -> OperationsContext | None: ...
 
     # The state store the memory page keeps its shared sessions in; None without storage.
     @property

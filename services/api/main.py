@@ -202,7 +202,7 @@ async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) ->
     _log_boot(runner=runner, app=app, config=config)
     # The memory page, on its own port; its runner stops first, while the runtime still runs.
     runtime = app[RUNTIME_KEY]
-    ui = await start_ui(config, runtime.service, runtime.objects, throttle)
+    ui = await start_ui(config, runtime.operations, runtime.objects, throttle)
     embedded_died = watch_embedded_server(config, stop)
     await stop.wait()
     server_died = embedded_died()

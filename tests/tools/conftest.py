@@ -1,4 +1,4 @@
-"""A real MemoryService: PostgreSQL (a fresh database per test), the local model, real counters."""
+"""Real operations: PostgreSQL (a fresh database per test), the local model, real counters."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from services.api.service import MemoryService
 from shared.config import load_config
 from shared.counters import CounterTracker
 from shared.embedding import Embedder, open_embedder
 from shared.lexical import Lexicon
 from shared.model import wall_clock_ms
+from shared.operations import OperationsContext, operations_context
 from shared.revisions import ReplacementLog
 from shared.storage import Stores, open_stores
 
@@ -51,14 +51,14 @@ def clock() -> Clock:
 
 def memory_service(
     stores: Stores, embedder: Embedder, clock: Callable[[], int] = wall_clock_ms
-) -> MemoryService:
-    """A MemoryService over ``stores`` wired as the API wires one (without its wrappers)."""
+) -> OperationsContext:
+    """An OperationsContext over ``stores`` wired as the API wires one (without its wrappers)."""
     config = load_config({}, local=True)
     tracker = CounterTracker(
         stores.objects, process_id="test-process", compact_threshold=20, clock_ms=clock
     )
     lexicon = Lexicon(stores.objects, stores.vectors, process_id="test-process", clock_ms=clock)
-    return MemoryService(
+    return operations_context(
         vectors=stores.vectors,
         objects=stores.objects,
         embedder=embedder,
@@ -73,5 +73,5 @@ def memory_service(
 
 
 @pytest.fixture
-def service(stores: Stores, local_embedder: Embedder, clock: Clock) -> MemoryService:
+def ops(stores: Stores, local_embedder: Embedder, clock: Clock) -> OperationsContext:
     return memory_service(stores, local_embedder, clock)

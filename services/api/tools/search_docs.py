@@ -12,8 +12,7 @@ from typing import Annotated, Final
 
 import msgspec
 
-from services.api.answers import Reply
-from services.api.structured import DocsExcerpt, DocsOutput
+from services.api.structured import DocsExcerpt, DocsOutput, Reply
 from services.api.tools.arguments import (
     MAX_LIMIT,
     MIN_LIMIT,
