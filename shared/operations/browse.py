@@ -39,13 +39,13 @@ async def browse(
 ) -> Listing:
     """list_memories with every filter (``shared.memories.listing``), resuming after the
     memory ``before``: what the memory page's list view shows."""
-    sight = await ops.sight(tenant, conversation)
+    visibility = await ops.visibility(tenant, conversation)
     forgetting = await ops.deleter.forgetting(tenant)
     listing = await listed(
         ops.objects,
         ops.vectors,
         tenant,
-        sight,
+        visibility,
         match=match,
         limit=limit,
         skip=forgetting,
@@ -58,9 +58,9 @@ async def browse(
 
 
 async def stats(ops: OperationsContext, tenant: str, conversation: str | None) -> StatsAnswer:
-    sight = await ops.sight(tenant, conversation)
+    visibility = await ops.visibility(tenant, conversation)
     forgetting = await ops.deleter.forgetting(tenant)
-    return await tally(ops.objects, tenant, sight, skip=forgetting)
+    return await tally(ops.objects, tenant, visibility, skip=forgetting)
 
 
 async def access_counts(ops: OperationsContext, tenant: str) -> Mapping[str, AccessCount]:

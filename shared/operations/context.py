@@ -59,7 +59,7 @@ class OperationsContext(msgspec.Struct, frozen=True, kw_only=True):
             abandon(embedding)  # a no-op once it is done; nothing left running on a failure
         return [hit for hit in hits if hit.memory.visible_to(conversation)]
 
-    async def sight(self, tenant: str, conversation: str | None) -> Visibility:
+    async def visibility(self, tenant: str, conversation: str | None) -> Visibility:
         """What a request in ``conversation`` may see of ``tenant`` now."""
         replacements = await self.replacements.view(tenant)
         return Visibility(conversation, now_ms=self.clock_ms(), replacements=replacements)

@@ -52,11 +52,11 @@ async def forget_matching(
 ) -> BulkForgetAnswer:
     """Every memory this request can see that ``match`` selects, current or replaced;
     counted only unless ``confirm``, then the oldest ``BULK_FORGET_BATCH`` deleted."""
-    sight = await ops.sight(tenant, conversation)
+    visibility = await ops.visibility(tenant, conversation)
     forgetting = await ops.deleter.forgetting(tenant)
     matched = [
         entry
-        for entry in await matching_entries(ops.objects, ops.vectors, tenant, sight, match)
+        for entry in await matching_entries(ops.objects, ops.vectors, tenant, visibility, match)
         if entry.memory_id not in forgetting
     ]
     if not confirm or not matched:

@@ -30,19 +30,19 @@ async def history(
 ) -> list[Version] | None:
     """Every version of the fact ``memory_id`` belongs to that this request may see,
     newest first; None when it names nothing this request can see."""
-    sight = await ops.sight(tenant, conversation)
-    ids = sight.replacements.versions(memory_id)
+    visibility = await ops.visibility(tenant, conversation)
+    ids = visibility.replacements.versions(memory_id)
     found = {m.id: m for m in await ops.vectors.get(tenant, list(ids))}
-    shown = versions_shown(sight.replacements, found, sight.conversation)
+    shown = versions_shown(visibility.replacements, found, visibility.conversation)
     if memory_id not in shown:
         return None  # answered as an id that never existed
-    linked = await _linked(ops, tenant, sight, [m for m in found.values() if m.id in shown])
+    linked = await _linked(ops, tenant, visibility, [m for m in found.values() if m.id in shown])
     return [
         Version(
             memory_id=version_id,
             memory=found.get(version_id),
-            replaced_by=sight.replacements.replaced_by(version_id),
-            expired=(m := found.get(version_id)) is not None and m.expired(sight.now_iso),
+            replaced_by=visibility.replacements.replaced_by(version_id),
+            expired=(m := found.get(version_id)) is not None and m.expired(visibility.now_iso),
             superseded_by=linked.get(version_id, ((), ()))[0],
             supersedes=linked.get(version_id, ((), ()))[1],
         )
@@ -57,18 +57,18 @@ async def get(
     """One memory whole, with what replaced it and its probable-update links; None when
     this request may not see it (another conversation's note, expired, forgotten, or no
     such id: all answered alike)."""
-    sight = await ops.sight(tenant, conversation)
+    visibility = await ops.visibility(tenant, conversation)
     memory = await named_memory(
-        ops.vectors, tenant, memory_id, conversation=conversation, now_iso=sight.now_iso
+        ops.vectors, tenant, memory_id, conversation=conversation, now_iso=visibility.now_iso
     )
     if memory is None:
         return None
-    linked = await _linked(ops, tenant, sight, [memory])
+    linked = await _linked(ops, tenant, visibility, [memory])
     newer, older = linked.get(memory_id, ((), ()))
     return Version(
         memory_id=memory_id,
         memory=memory,
-        replaced_by=sight.replacements.replaced_by(memory_id),
+        replaced_by=visibility.replacements.replaced_by(memory_id),
         expired=False,
         superseded_by=newer,
         supersedes=older,
@@ -76,18 +76,18 @@ async def get(
 
 
 async def _linked(
-    ops: OperationsContext, tenant: str, sight: Visibility, memories: Sequence[Memory]
+    ops: OperationsContext, tenant: str, visibility: Visibility, memories: Sequence[Memory]
 ) -> dict[str, tuple[tuple[Memory, ...], tuple[Memory, ...]]]:
-    """Each memory's probable-update links that ``sight`` may see: (the memories that
+    """Each memory's probable-update links that ``visibility`` may see: (the memories that
     probably update it, the memories it probably updates), newest first."""
-    replacements = sight.replacements
+    replacements = visibility.replacements
     pairs = {
         m.id: (replacements.superseded_by(m.id), replacements.supersedes(m.id)) for m in memories
     }
     wanted = sorted({i for newer, older in pairs.values() for i in (*newer, *older)})
     if not wanted:
         return {}
-    seen = {m.id: m for m in await ops.vectors.get(tenant, wanted) if sight.sees(m)}
+    seen = {m.id: m for m in await ops.vectors.get(tenant, wanted) if visibility.sees(m)}
     return {
         memory_id: (
             tuple(seen[i] for i in newer if i in seen),

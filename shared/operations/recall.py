@@ -41,7 +41,7 @@ from shared.ranking import (
     with_feedback,
 )
 
-# The store is asked for the nearest hundred; sight is applied to what comes back.
+# The store is asked for the nearest hundred; visibility is applied to what comes back.
 RECALL_CANDIDATES: Final = 100
 # The keyword leg's own best, over all of the tenant's memories, beside the vector's hundred.
 KEYWORD_CANDIDATES: Final = 100
@@ -68,15 +68,15 @@ async def recall(
     count_use: bool = True,
 ) -> RecallAnswer:
     """Both legs, fused and ranked; ``count_use``: see ``_count_uses``."""
-    hits, counts, scored, sight = await _searched(ops, tenant, conversation, query)
-    visible = [hit for hit in hits if sight.sees(hit.memory)]
+    hits, counts, scored, visibility = await _searched(ops, tenant, conversation, query)
+    visible = [hit for hit in hits if visibility.sees(hit.memory)]
     keyword = scored.result(top_k=KEYWORD_CANDIDATES, include=[hit.memory.id for hit in visible])
     first = fuse(visible, keyword, floor=ops.floor)
-    candidates = await _kept(ops, tenant, sight, first, limit=limit)
+    candidates = await _kept(ops, tenant, visibility, first, limit=limit)
     fed_back = with_feedback(candidates, scored, floor=ops.floor)
     if not fed_back:
         return RecallAnswer(mode=mode, visible=0, outcome=None)
-    found, links = await newer_versions(ops, tenant, sight, fed_back, limit=limit)
+    found, links = await newer_versions(ops, tenant, visibility, fed_back, limit=limit)
     outcome = rank(
         found,
         counts,
@@ -84,12 +84,12 @@ async def recall(
         limit=limit,
         floor=ops.floor,
         high_similarity=ops.high_similarity,
-        now_ms=sight.now_ms,
+        now_ms=visibility.now_ms,
         names_absent=scored.absent_names > 0,
         links=links,
     )
     if count_use:
-        _count_uses(ops, tenant, outcome, now_ms=sight.now_ms)
+        _count_uses(ops, tenant, outcome, now_ms=visibility.now_ms)
     # How many memories the two legs compared, before newer versions were brought in.
     return RecallAnswer(mode=mode, visible=len(fed_back), outcome=outcome)
 
@@ -119,8 +119,8 @@ async def _searched(
         raise scored
     if isinstance(retired, BaseException):
         raise retired
-    sight = Visibility(conversation, now_ms=ops.clock_ms(), replacements=retired)
-    return visible, loaded, scored, sight
+    visibility = Visibility(conversation, now_ms=ops.clock_ms(), replacements=retired)
+    return visible, loaded, scored, visibility
 
 
 def _count_uses(
@@ -137,7 +137,7 @@ def _count_uses(
 async def _kept(
     ops: OperationsContext,
     tenant: str,
-    sight: Visibility,
+    visibility: Visibility,
     fused: list[Candidate],
     *,
     limit: int,
@@ -155,13 +155,13 @@ async def _kept(
     wanted = [
         c.memory_id
         for c in passing[: limit * FETCH_WINDOW]
-        if c.memory is None and not sight.replacements.retired(c.memory_id)
+        if c.memory is None and not visibility.replacements.retired(c.memory_id)
     ]
     found = await _bodies(ops, tenant, wanted) if wanted else {}
     candidates = []
     for candidate in fused:
         memory = candidate.memory or found.get(candidate.memory_id)
-        if memory is not None and sight.sees(memory):
+        if memory is not None and visibility.sees(memory):
             candidates.append(
                 candidate
                 if candidate.memory is not None
@@ -184,7 +184,7 @@ async def _bodies(ops: OperationsContext, tenant: str, ids: Sequence[str]) -> di
 async def newer_versions(
     ops: OperationsContext,
     tenant: str,
-    sight: Visibility,
+    visibility: Visibility,
     candidates: list[Candidate],
     *,
     limit: int,
@@ -197,9 +197,9 @@ async def newer_versions(
     none of the query's words shown as matched): it is what that memory says now."""
     links: dict[str, tuple[str, ...]] = {}
     for candidate in candidates:
-        newer = sight.replacements.superseded_by(candidate.memory_id)
+        newer = visibility.replacements.superseded_by(candidate.memory_id)
         if newer:
-            current = {c for n in newer for c in sight.replacements.current(n)}
+            current = {c for n in newer for c in visibility.replacements.current(n)}
             links[candidate.memory_id] = tuple(sorted(current - {candidate.memory_id}))
     if not links:
         return candidates, {}
@@ -211,7 +211,7 @@ async def newer_versions(
     for older in best:
         for newer_id in links.get(older.memory_id, ()):
             memory = found.pop(newer_id, None)
-            if memory is not None and sight.sees(memory):
+            if memory is not None and visibility.sees(memory):
                 brought.append(_standing_for(older, memory))
     shown = held.keys() | {c.memory_id for c in brought}
     linked = {

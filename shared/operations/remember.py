@@ -65,15 +65,15 @@ async def remember(
         InvalidInputError: ``replaces`` names no memory this request may replace.
     """
     embedding = ops.start_embedding(content)
-    sight, live = await _live_neighbours(ops, tenant, conversation, embedding)
+    visibility, live = await _live_neighbours(ops, tenant, conversation, embedding)
     replaced = None
     if replaces is not None:
-        replaced = await replaceable(ops.vectors, tenant, sight, replaces, scope=scope)
+        replaced = await replaceable(ops.vectors, tenant, visibility, replaces, scope=scope)
         live = [hit for hit in live if hit.memory.id != replaced.id]
     known = already_known(content, live)
     if known is not None and (replaced is None or may_replace(known.memory, replaced)):
         return await _already_known(
-            ops, known.memory, replaced, sight=sight, link_updates=link_updates
+            ops, known.memory, replaced, visibility=visibility, link_updates=link_updates
         )
     linking = replaced is None and link_updates
     updated = probably_updated(content, live, scope=scope) if linking else None
@@ -86,7 +86,7 @@ async def remember(
         tags=tags,
         scope=scope,
         expires_in_days=expires_in_days,
-        now_ms=sight.now_ms,
+        now_ms=visibility.now_ms,
     )
     return await _stored(
         ops,
@@ -133,8 +133,8 @@ async def _live_neighbours(
         retired = (await asyncio.gather(retiring, return_exceptions=True))[0]
     if isinstance(retired, BaseException):
         raise retired
-    sight = Visibility(conversation, now_ms=ops.clock_ms(), replacements=retired)
-    return sight, [hit for hit in visible if sight.sees(hit.memory)]
+    visibility = Visibility(conversation, now_ms=ops.clock_ms(), replacements=retired)
+    return visibility, [hit for hit in visible if visibility.sees(hit.memory)]
 
 
 async def _already_known(
@@ -142,20 +142,20 @@ async def _already_known(
     known: Memory,
     replaced: Memory | None,
     *,
-    sight: Visibility,
+    visibility: Visibility,
     link_updates: bool,
 ) -> RememberAnswer:
     """remember's answer when a visible memory says the fact already: it counts as a use,
     and it becomes the replacement of what ``replaces`` named. ``link_updates`` False
     undoes the probable updates that name it as the newer memory."""
     await ensure_listed(ops.objects, known)
-    ops.counters.record(known.tenant, known.id, at_ms=sight.now_ms)
+    ops.counters.record(known.tenant, known.id, at_ms=visibility.now_ms)
     if replaced is not None:
         # The correction is stored already (remembered before, as the hint suggests).
         await ops.replacements.record(known.tenant, replaced.id, known.id)
     kept: tuple[str, ...] = ()
     if not link_updates:
-        kept = sight.replacements.supersedes(known.id)
+        kept = visibility.replacements.supersedes(known.id)
         for old_id in kept:
             await ops.replacements.record(known.tenant, old_id, known.id, "kept")
     return RememberAnswer(memory=known, already_known=True, replaced=replaced, kept=kept)

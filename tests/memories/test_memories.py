@@ -129,12 +129,12 @@ async def test_replaces_refuses_naming_the_argument_and_the_way_out(
     retired = Visibility(None, now_ms=NOW_MS + 5, replacements=Replacements([(old.id, new.id)]))
     with pytest.raises(InvalidInputError, match=f"pass replaces={new.id} to correct it"):
         await replaceable(vector_store, "acme", retired, old.id, scope="project")
-    sight = Visibility("thread-1", now_ms=NOW_MS + 5, replacements=EMPTY)
+    visibility = Visibility("thread-1", now_ms=NOW_MS + 5, replacements=EMPTY)
     with pytest.raises(InvalidInputError, match='use scope "project"'):
-        await replaceable(vector_store, "acme", sight, new.id, scope="conversation")
+        await replaceable(vector_store, "acme", visibility, new.id, scope="conversation")
     with pytest.raises(InvalidInputError, match="is visible to this request"):
-        await replaceable(vector_store, "acme", sight, new_ulid(NOW_MS), scope="project")
-    assert await replaceable(vector_store, "acme", sight, new.id, scope="project") == new
+        await replaceable(vector_store, "acme", visibility, new_ulid(NOW_MS), scope="project")
+    assert await replaceable(vector_store, "acme", visibility, new.id, scope="project") == new
 
 
 def test_history_shows_what_the_request_sees_and_what_it_provably_saw() -> None:
