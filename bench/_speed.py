@@ -116,7 +116,7 @@ async def _measured(
         "throughput_per_s": result.throughput_per_s,
         "wall_s": result.wall_s,
         "server_tool_mean_ms": tool_ms,
-        # The server's own seams (None where the histograms are not observed).
+        # The server's own timings of embedding and storage (None where not observed).
         "server_embed_mean_ms": _histogram_mean_ms(
             before, after, "mcp_memory_embedding_duration_seconds", "operation=embed"
         ),

@@ -14,7 +14,7 @@ import msgspec
 
 from services.api.metrics import PrometheusCounterEvents, scan_metrics
 from services.api.readiness import ReadinessCheck, storage_check
-from services.api.seams import GuardedObjectStore, GuardedVectorStore, TimedEmbedder
+from services.api.store_deadlines import GuardedObjectStore, GuardedVectorStore, TimedEmbedder
 from services.api.tools import build_catalogue
 from services.api.tools.definition import ToolSpec
 from shared.cli import process_id
