@@ -192,7 +192,7 @@ async def transport_floor(calls: int) -> dict[str, float]:
     """bench/bench_transport.py's measurement: the MCP round trip to a tool that does nothing
     (``echo``, no storage, no model), in this process, through the official client."""
     from bench.bench_transport import measure
-    from services.api.app import build_app
+    from services.api.http.app import build_app
     from tests.api._catalogue import catalogue_runtime
     from tests.api.conftest import test_config
 

@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from services.api.render import (
+from services.api.tools.render import (
     PREFIX,
     PREVIEW_CHARS,
     distinct_words,
@@ -28,7 +28,7 @@ from services.api.render import (
     render_remembered,
     render_stats,
 )
-from services.api.structured import Reply
+from services.api.tools.structured import Reply
 from shared.lexical import terms
 from shared.lexical.excerpt import CHARS_PER_TOKEN, LONG_MEMORY_CHARS
 from shared.memories.listing import StatsAnswer

@@ -17,7 +17,7 @@ import msgspec
 import pytest
 from aiohttp import web
 
-from services.api.app import build_app
+from services.api.http.app import build_app
 from services.api.runtime import open_runtime
 from shared.config import Config, load_config
 from shared.counters import CounterTracker

@@ -14,7 +14,7 @@ from typing import Any, cast
 
 import pytest
 
-from services.api.deferred import tool_definitions, waiting_catalogue
+from services.api.stdio.deferred import tool_definitions, waiting_catalogue
 from services.api.tools import build_catalogue
 from shared.config import load_config
 from shared.operations import OperationsContext

@@ -26,8 +26,8 @@ from typing import Any, Generic, TypeVar
 import msgspec
 import msgspec.inspect as mi
 
-from services.api.structured import Output, Reply
 from services.api.tools.arguments import ToolArguments, struct_info, unwrapped
+from services.api.tools.structured import Output, Reply
 
 Args = TypeVar("Args", bound=ToolArguments)
 Backend = TypeVar("Backend")

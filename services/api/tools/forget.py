@@ -6,8 +6,6 @@ from typing import Annotated, Final
 
 from msgspec import UNSET, Meta, UnsetType
 
-from services.api.render import render_bulk_forget, render_forget
-from services.api.structured import ForgetOutput, Reply
 from services.api.tools.arguments import (
     Maybe,
     MemoryId,
@@ -18,6 +16,8 @@ from services.api.tools.arguments import (
     given,
 )
 from services.api.tools.definition import ToolContext, ToolDefinition
+from services.api.tools.render import render_bulk_forget, render_forget
+from services.api.tools.structured import ForgetOutput, Reply
 from shared.errors import InvalidInputError
 from shared.memories.selection import BULK_FORGET_BATCH, ForgetFilter
 from shared.operations import OperationsContext

@@ -6,8 +6,6 @@ from typing import Annotated, Final
 
 from msgspec import UNSET
 
-from services.api.render import preview, render_list
-from services.api.structured import ListedMemory, ListOutput, Reply
 from services.api.tools.arguments import (
     MAX_LIMIT,
     MIN_LIMIT,
@@ -19,6 +17,8 @@ from services.api.tools.arguments import (
     given,
 )
 from services.api.tools.definition import ToolContext, ToolDefinition
+from services.api.tools.render import preview, render_list
+from services.api.tools.structured import ListedMemory, ListOutput, Reply
 from shared.operations import OperationsContext
 from shared.operations.browse import list_memories
 

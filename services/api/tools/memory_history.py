@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Final
 
-from services.api.render import render_history
-from services.api.structured import HistoryOutput, Reply
 from services.api.tools.arguments import MemoryId, ToolArguments, about
 from services.api.tools.definition import ToolContext, ToolDefinition
+from services.api.tools.render import render_history
+from services.api.tools.structured import HistoryOutput, Reply
 from shared.operations import OperationsContext
 from shared.operations.history import history
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Final
 
-from services.api.render import render_stats
-from services.api.structured import Reply, StatsOutput
 from services.api.tools.arguments import ToolArguments
 from services.api.tools.definition import ToolContext, ToolDefinition
+from services.api.tools.render import render_stats
+from services.api.tools.structured import Reply, StatsOutput
 from shared.memories.listing import STATS_SCAN_CAP
 from shared.operations import OperationsContext
 from shared.operations.browse import stats

@@ -6,8 +6,6 @@ from typing import Annotated, Final
 
 from msgspec import UNSET, Meta
 
-from services.api.render import render_recall
-from services.api.structured import RecallOutput, Reply
 from services.api.tools.arguments import (
     MAX_LIMIT,
     MIN_LIMIT,
@@ -21,6 +19,8 @@ from services.api.tools.arguments import (
     given,
 )
 from services.api.tools.definition import ToolContext, ToolDefinition
+from services.api.tools.render import render_recall
+from services.api.tools.structured import RecallOutput, Reply
 from shared.operations import OperationsContext
 from shared.operations.recall import recall
 from shared.ranking import DEFAULT_MODE, MODE_PROFILES, RECALL_MODES

@@ -7,8 +7,6 @@ from typing import Annotated, Final
 import msgspec
 from msgspec import UNSET, Meta
 
-from services.api.render import preview, render_remembered
-from services.api.structured import RememberOutput, Reply
 from services.api.tools.arguments import (
     Maybe,
     MemoryId,
@@ -20,6 +18,8 @@ from services.api.tools.arguments import (
     given,
 )
 from services.api.tools.definition import ToolContext, ToolDefinition
+from services.api.tools.render import preview, render_remembered
+from services.api.tools.structured import RememberOutput, Reply
 from shared.errors import InvalidInputError
 from shared.operations import OperationsContext
 from shared.operations.remember import remember

@@ -13,7 +13,7 @@ from urllib.parse import urlencode, urlsplit
 
 from aiohttp import web
 
-from services.api.throttle import FIRST_DELAY_S
+from services.api.http.throttle import FIRST_DELAY_S
 from services.api.ui.access import Session, is_https
 from services.api.ui.forms import read_form
 from services.api.ui.pages import ACCESS_KEY, OPERATIONS_KEY, THROTTLE_KEY, render

@@ -2,7 +2,7 @@
 endpoint refuses every browser (any ``Origin``), and this one is nothing but a browser's.
 
 Every request passes one gate, in order: the ``Host`` of a loopback listener (DNS rebinding,
-``services.api.host_header``), the session (a login page when the key is required and there is
+``services.api.http.host_header``), the session (a login page when the key is required and there is
 none), and for a POST the origin and the form token (``access``). Every response carries a
 Content-Security-Policy that lets the page load nothing but its own stylesheet and run no script
 at all (it has none), and is never cached. Each request leaves one ``ui_request`` line: method,
@@ -20,10 +20,10 @@ from typing import Final
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
-from services.api.connections import ConnectionGuard
-from services.api.host_header import host_refusal
-from services.api.protocol import secure_headers
-from services.api.throttle import KeyThrottle
+from services.api.http.connections import ConnectionGuard
+from services.api.http.host_header import host_refusal
+from services.api.http.protocol import secure_headers
+from services.api.http.throttle import KeyThrottle
 from services.api.ui import actions, views
 from services.api.ui.access import CSRF_FIELD, Access, foreign_origin, is_https
 from services.api.ui.forms import read_form

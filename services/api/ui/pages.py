@@ -9,8 +9,8 @@ from typing import Any, Final
 from aiohttp import web
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from services.api.render import PREVIEW_CHARS, flattened
-from services.api.throttle import KeyThrottle
+from services.api.http.throttle import KeyThrottle
+from services.api.tools.render import PREVIEW_CHARS, flattened
 from services.api.ui.access import CSRF_FIELD, Access
 from services.api.ui.query import PageState
 from shared.operations import OperationsContext

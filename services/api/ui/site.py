@@ -14,9 +14,9 @@ from typing import Any, Final
 
 from aiohttp import web
 
-from services.api.connections import KEEPALIVE_TIMEOUT_S, ConnectionGuard, GuardedSite
-from services.api.host_header import loopback_names
-from services.api.throttle import KeyThrottle
+from services.api.http.connections import KEEPALIVE_TIMEOUT_S, ConnectionGuard, GuardedSite
+from services.api.http.host_header import loopback_names
+from services.api.http.throttle import KeyThrottle
 from services.api.ui.access import Access
 from services.api.ui.app import UI_PATH, build_ui_app
 from services.api.ui.pages import refused_page

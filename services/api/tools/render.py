@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import Final
 
-from services.api.structured import NewerVersion, RecallOutput, RecallResult, Reply, Span
+from services.api.tools.structured import NewerVersion, RecallOutput, RecallResult, Reply, Span
 from shared.lexical.excerpt import CHARS_PER_TOKEN, Excerpt, excerpt
 from shared.lexical.tokens import shown
 from shared.memories.listing import StatsAnswer
