@@ -1,7 +1,7 @@
 """Each tool's advertised outputSchema against the structuredContent it really returns.
 
-One representative call per answer shape, through the catalogue's guarded handlers over a real
-OperationsContext and a real retriever talking to the Retrieve fake: the schema is derived from the
+One representative call per answer shape, through the catalogue's guarded handlers over real
+operations and a real retriever talking to the Retrieve fake: the schema is derived from the
 same struct the answer is built from, and this checks the two still agree on the wire.
 """
 
@@ -19,7 +19,7 @@ from shared.docs import KnowledgeBaseRetriever
 from shared.operations import OperationsContext
 from tests.docs.conftest import agent_runtime, docs_config, retriever  # noqa: F401  (fixtures)
 from tests.fakes.fixtures import aws_test_credentials  # noqa: F401  (fixture)
-from tests.tools.conftest import Clock
+from tests.operations.conftest import Clock
 
 CTX: Final = ToolContext(tenant="acme", conversation="window-1")
 OLD_PORT = "The staging API listens on port 8443."

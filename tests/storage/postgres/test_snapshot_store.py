@@ -20,8 +20,8 @@ from shared.operations.remember import remember
 from shared.storage import Stores, open_stores
 from shared.storage.postgres import PostgresVectorStore
 from shared.storage.postgres.scan import SnapshotVectorStore
+from tests.operations.conftest import memory_service
 from tests.storage.postgres.test_scan_cache import WIDTH, memory
-from tests.tools.conftest import memory_service
 
 NEEDLE = "The ZX-4471 relay sits in the red cabinet on the third floor."
 QUERY = "ZX-4471"

@@ -1,4 +1,4 @@
-"""OperationsContext against real PostgreSQL and the real local model.
+"""The memory operations against real PostgreSQL and the real local model.
 
 Fixture texts are chosen so the outcome can be explained: a question phrased differently from
 the stored fact, an unrelated question, a near-verbatim repetition (dedup) and a reworded one.
@@ -14,7 +14,7 @@ from shared.operations import remember as remembering
 from shared.operations.browse import list_memories, stats
 from shared.operations.forget import forget
 from shared.operations.recall import recall
-from tests.tools.conftest import Clock
+from tests.operations.conftest import Clock
 
 PORT_FACT = "The API server listens on port 3000 inside the Kubernetes cluster."
 DB_FACT = "Production data lives in PostgreSQL 16 with the pgvector extension."

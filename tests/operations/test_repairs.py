@@ -17,8 +17,8 @@ from shared.operations import remember as remembering
 from shared.operations.browse import list_memories, stats
 from shared.operations.forget import forget_matching
 from shared.storage import Stores
-from tests.tools.conftest import Clock
-from tests.tools.test_service import remember
+from tests.operations.conftest import Clock
+from tests.operations.test_operations import remember
 
 FACT = "The CI pipeline fails with error E1042 when the Node cache is stale."
 

@@ -1,4 +1,4 @@
-"""What the memory page reads through OperationsContext, against real PostgreSQL and the local
+"""What the memory page reads through the operations, against real PostgreSQL and the local
 model: the list with every filter and a cursor (the walk list_memories makes), the tenants, the
 export, and a search that counts no use."""
 
@@ -12,7 +12,7 @@ from shared.operations import OperationsContext
 from shared.operations.browse import access_counts, browse, export, list_memories, tenants
 from shared.operations.recall import recall
 from shared.operations.remember import remember
-from tests.tools.conftest import Clock
+from tests.operations.conftest import Clock
 
 
 async def store(
