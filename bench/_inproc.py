@@ -1,4 +1,4 @@
-"""The service's own code in the runner's process, against the same embedded database the API
+"""The memory operations in the runner's process, against the same embedded database the API
 process uses (pgserver lets several processes share one data dir).
 
 Used for what HTTP cannot do fast or cannot show: preloading thousands of memories (the stores
@@ -20,15 +20,14 @@ from typing import Final
 import msgspec
 import numpy as np
 
-from services.api.answers import RecallAnswer
-from services.api.candidates import KEYWORD_CANDIDATES, RECALL_CANDIDATES
-from services.api.render import render_recall
-from services.api.service import MemoryService
+from services.api.tools.render import render_recall
 from shared.config import Config, load_config
 from shared.counters import CounterTracker
 from shared.embedding import Embedder, open_embedder
 from shared.lexical import KeywordQuery, Lexicon
 from shared.model import Hit, Memory, MemoryType, index_key, iso_ms, new_ulid, wall_clock_ms
+from shared.operations import OperationsContext, operations_context
+from shared.operations.recall import KEYWORD_CANDIDATES, RECALL_CANDIDATES, RecallAnswer, recall
 from shared.ranking import MODE_PROFILES, Candidate, fuse, rank, with_feedback
 from shared.revisions import ReplacementLog
 from shared.storage import Stores, open_stores
@@ -43,7 +42,7 @@ class Local:
     stores: Stores
     embedder: Embedder
     tracker: CounterTracker
-    service: MemoryService
+    ops: OperationsContext
 
 
 def local_config(data_dir: Path) -> Config:
@@ -52,8 +51,8 @@ def local_config(data_dir: Path) -> Config:
 
 @contextlib.asynccontextmanager
 async def open_local(data_dir: Path) -> AsyncIterator[Local]:
-    """Stores, embedder, counters and MemoryService wired as ``services.api.runtime`` wires
-    them, minus the flush loop: accesses this process records are never written."""
+    """Stores, embedder, counters and the operations' context wired as ``services.api.runtime``
+    wires them, minus the flush loop: accesses this process records are never written."""
     config = local_config(data_dir)
     async with open_stores(config) as stores, open_embedder(config) as embedder:
         tracker = CounterTracker(
@@ -61,7 +60,7 @@ async def open_local(data_dir: Path) -> AsyncIterator[Local]:
             process_id="bench",
             compact_threshold=config.counters.compact_threshold,
         )
-        service = MemoryService(
+        ops = operations_context(
             vectors=stores.vectors,
             objects=stores.objects,
             embedder=embedder,
@@ -74,13 +73,13 @@ async def open_local(data_dir: Path) -> AsyncIterator[Local]:
             floor=config.recall.min_similarity,
             high_similarity=config.recall.high_similarity,
         )
-        yield Local(config, stores, embedder, tracker, service)
+        yield Local(config, stores, embedder, tracker, ops)
 
 
 async def _put_all(
     local: Local, memories: Sequence[Memory], vectors: Sequence[list[float]]
 ) -> None:
-    """The vector first, then the index key, as MemoryService.remember writes them."""
+    """The vector first, then the index key, as ``shared.operations.remember`` writes them."""
     gate = asyncio.Semaphore(PUT_CONCURRENCY)
 
     async def one(memory: Memory, vector: list[float]) -> None:
@@ -176,10 +175,10 @@ async def fused_order(
     the keyword leg's feedback), with none of recall's gates or tie-breaks: the order the default
     recall may not fall more than 0.01 below (issue 15)."""
     ranked = []
-    floor = local.service.floor
+    floor = local.ops.floor
     for query, embedding in zip(queries, embeddings, strict=True):
         hits = await local.stores.vectors.query(tenant, embedding, top_k=RECALL_CANDIDATES)
-        scored = await local.service.lexicon.query(tenant, query)
+        scored = await local.ops.lexicon.query(tenant, query)
         fused = fused_twice(hits, scored, floor=floor)
         fused.sort(key=lambda c: c.relevance, reverse=True)
         ranked.append([c.memory_id for c in fused[:k]])
@@ -188,7 +187,7 @@ async def fused_order(
 
 @dataclass(frozen=True)
 class StepTimes:
-    """Per-recall seconds of each step, as MemoryService.recall and the tool run them."""
+    """Per-recall seconds of each step, as ``shared.operations.recall`` and the tool run them."""
 
     embed: list[float]
     vector_query: list[float]
@@ -203,10 +202,10 @@ class StepTimes:
 async def recall_steps(local: Local, tenant: str, queries: Sequence[str]) -> StepTimes:
     """Time recall's steps one by one (balanced mode): embed, the vector query (nearest 100,
     visibility), counters (cached as in steady state, and a cold read as after the 60 s cache
-    expires), ranking, rendering; and MemoryService.recall whole, as a check on the sum."""
+    expires), ranking, rendering; and ``shared.operations.recall`` whole, as a check on the sum."""
     steps = StepTimes([], [], [], [], [], [], [], [])
     profile = MODE_PROFILES["balanced"]
-    lexicon = local.service.lexicon
+    lexicon = local.ops.lexicon
     for query in queries:
         t0 = time.perf_counter()
         embedding = await local.embedder.embed(query)
@@ -215,7 +214,7 @@ async def recall_steps(local: Local, tenant: str, queries: Sequence[str]) -> Ste
         visible = [hit for hit in hits if hit.memory.visible_to(None)]
         t2 = time.perf_counter()
         scored = await lexicon.query(tenant, query)
-        fused = fused_twice(visible, scored, floor=local.service.floor)  # with the feedback
+        fused = fused_twice(visible, scored, floor=local.ops.floor)  # with the feedback
         tk = time.perf_counter()
         counts = await local.tracker.load(tenant)
         t3 = time.perf_counter()
@@ -227,7 +226,7 @@ async def recall_steps(local: Local, tenant: str, queries: Sequence[str]) -> Ste
             counts,
             profile=profile,
             limit=profile.limit,
-            floor=local.service.floor,
+            floor=local.ops.floor,
             high_similarity=local.config.recall.high_similarity,
             now_ms=time.time_ns() // 1_000_000,
         )
@@ -238,7 +237,7 @@ async def recall_steps(local: Local, tenant: str, queries: Sequence[str]) -> Ste
             max_tokens=profile.max_tokens,
         )
         t6 = time.perf_counter()
-        await local.service.recall(tenant, None, query=query, mode="balanced", limit=profile.limit)
+        await recall(local.ops, tenant, None, query=query, mode="balanced", limit=profile.limit)
         t7 = time.perf_counter()
         steps.embed.append(t1 - t0)
         steps.vector_query.append(t2 - t1)

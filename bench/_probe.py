@@ -10,7 +10,7 @@ PostgreSQL: the distractors are preloaded in-process (vector and index key, as 0
 the API's keyword leg backfills them on its first recall), the planted memories are remembered
 over HTTP, and every query goes through the recall tool over MCP. S3 (moto's S3 server and the
 S3 Vectors fake, in this process): the same memories through the stores and the same
-``MemoryService`` the API runs.
+operations the API runs (``shared.operations``).
 """
 
 from __future__ import annotations
@@ -217,11 +217,13 @@ async def _s3(
 ) -> dict[str, Any]:
     from moto.server import ThreadedMotoServer
 
-    from services.api.service import MemoryService
     from shared.config import load_config
     from shared.counters import CounterTracker
     from shared.lexical import Lexicon
     from shared.model import wall_clock_ms
+    from shared.operations import operations_context
+    from shared.operations.recall import recall
+    from shared.operations.remember import remember
     from shared.revisions import ReplacementLog
     from shared.storage import open_stores
     from tests.fakes.aws import create_s3_backend
@@ -265,7 +267,7 @@ async def _s3(
         async with open_stores(config) as stores:
             log(f"probe/s3: preloading {len(texts)} memories over HTTP to moto and the fake")
             await _store(stores.vectors, stores.objects, PROBE_TENANT, texts, embedded)
-            service = MemoryService(
+            ops = operations_context(
                 vectors=stores.vectors,
                 objects=stores.objects,
                 embedder=local.embedder,
@@ -280,23 +282,23 @@ async def _s3(
             )
             ids: dict[str, str] = {}
             for p in planted:
-                stored = await service.remember(
+                stored = await remember(ops,
                     PROBE_TENANT, None, content=p.content, memory_type="project",
                     category=None, tags=(), scope="project",
                 )  # fmt: skip
                 ids[p.identifier] = stored.memory.id
-            log("probe/s3: asking for each planted identifier through MemoryService")
+            log("probe/s3: asking for each planted identifier through shared.operations")
             answers: list[tuple[list[str], str]] = []
             started = time.perf_counter()
             for p in planted:
-                answer = await service.recall(
-                    PROBE_TENANT, None, query=p.identifier, mode="balanced", limit=5
+                answer = await recall(
+                    ops, PROBE_TENANT, None, query=p.identifier, mode="balanced", limit=5
                 )
                 outcome = answer.outcome
                 returned = [r.memory.id for r in outcome.results] if outcome else []
                 answers.append((returned, outcome.confidence if outcome else "no_match"))
             elapsed = time.perf_counter() - started
-            await service.lexicon.close()
+            await ops.lexicon.close()
         return _score(planted, answers, ids) | {"seconds": round(elapsed, 2)}
     finally:
         await fake.close()

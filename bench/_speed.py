@@ -116,7 +116,7 @@ async def _measured(
         "throughput_per_s": result.throughput_per_s,
         "wall_s": result.wall_s,
         "server_tool_mean_ms": tool_ms,
-        # The server's own seams (None where the histograms are not observed).
+        # The server's own timings of embedding and storage (None where not observed).
         "server_embed_mean_ms": _histogram_mean_ms(
             before, after, "mcp_memory_embedding_duration_seconds", "operation=embed"
         ),
@@ -192,7 +192,7 @@ async def transport_floor(calls: int) -> dict[str, float]:
     """bench/bench_transport.py's measurement: the MCP round trip to a tool that does nothing
     (``echo``, no storage, no model), in this process, through the official client."""
     from bench.bench_transport import measure
-    from services.api.app import build_app
+    from services.api.http.app import build_app
     from tests.api._catalogue import catalogue_runtime
     from tests.api.conftest import test_config
 

@@ -39,12 +39,12 @@ import numpy.typing as npt
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._data import load_beam, load_devbench, load_locomo, load_tech_notes
-from services.api.candidates import FETCH_WINDOW, KEYWORD_CANDIDATES, RECALL_CANDIDATES
 from shared.embedding.local import LocalEmbedder
 from shared.lexical import LexicalIndex, terms
 from shared.lexical.segments import label_terms, passage_counts
 from shared.lexical.tokens import names
 from shared.model import Hit, Memory, iso_ms
+from shared.operations.recall import FETCH_WINDOW, KEYWORD_CANDIDATES, RECALL_CANDIDATES
 from shared.ranking import (
     MODE_PROFILES,
     Candidate,

@@ -26,12 +26,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from moto.server import ThreadedMotoServer
 
-from services.api.service import MemoryService
 from shared.config import load_config
 from shared.counters import CounterTracker
 from shared.embedding import open_embedder
 from shared.lexical import Lexicon
 from shared.model import Memory, iso_ms, new_ulid, wall_clock_ms
+from shared.operations import operations_context
+from shared.operations import recall as recalling
+from shared.operations import remember as remembering
 from shared.revisions import ReplacementLog
 from shared.storage import open_stores, to_metadata, vector_key
 from tests.fakes.aws import create_s3_backend
@@ -195,8 +197,8 @@ async def main(*, n: int, dim: int, preload: int) -> None:
 
 
 async def _service_rows(*, n: int, s3_url: str, s3vectors_url: str) -> list[str]:
-    """remember and recall through MemoryService on the S3 stores with the local model, beside
-    the embedding alone: the rest is the store round trips plus our own code."""
+    """remember and recall through ``shared.operations`` on the S3 stores with the local model,
+    beside the embedding alone: the rest is the store round trips plus our own code."""
     await create_s3_backend(
         s3_url=s3_url,
         s3vectors_url=s3vectors_url,
@@ -218,7 +220,7 @@ async def _service_rows(*, n: int, s3_url: str, s3vectors_url: str) -> list[str]
     questions = [f"How is service {i} deployed?" for i in range(n)]
     async with open_stores(config) as stores, open_embedder(config) as embedder:
         tracker = CounterTracker(stores.objects, process_id="bench", compact_threshold=20)
-        service = MemoryService(
+        ops = operations_context(
             vectors=stores.vectors,
             objects=stores.objects,
             embedder=embedder,
@@ -233,7 +235,8 @@ async def _service_rows(*, n: int, s3_url: str, s3vectors_url: str) -> list[str]
         )
 
         async def remember(i: int) -> None:
-            await service.remember(
+            await remembering.remember(
+                ops,
                 "bench",
                 None,
                 content=facts[i],
@@ -244,7 +247,7 @@ async def _service_rows(*, n: int, s3_url: str, s3vectors_url: str) -> list[str]
             )
 
         async def recall(i: int) -> None:
-            await service.recall("bench", None, query=questions[i], mode="balanced", limit=5)
+            await recalling.recall(ops, "bench", None, query=questions[i], mode="balanced", limit=5)
 
         return [
             _row(

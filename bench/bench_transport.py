@@ -35,12 +35,11 @@ import psutil
 from aiohttp import web
 from mcp import Client
 
-from services.api.answers import Reply
-from services.api.app import build_app
-from services.api.structured import Output
+from services.api.http.app import build_app
 from services.api.tools.arguments import ToolArguments
 from services.api.tools.catalogue import guarded
 from services.api.tools.definition import ToolContext, ToolDefinition
+from services.api.tools.structured import Output, Reply
 from shared.logs import configure_logging
 from tests.api._catalogue import ECHO, TEST_CATALOGUE, catalogue_runtime
 from tests.api.conftest import Mode, mcp_session, test_config

@@ -114,12 +114,13 @@ class ServerSettings(msgspec.Struct, frozen=True, kw_only=True):
     ui_enabled: bool = False
     ui_port: int = 3001  # UI_PORT
     # TRUSTED_PROXIES: the proxies whose X-Forwarded-For names the client a wrong key is
-    # counted against (services/api/throttle.py); none by default: the peer is the client.
+    # counted against (services/api/http/throttle.py); none by default: the peer is the client.
     trusted_proxies: tuple[str, ...] = ()
 
 
 class StdioSettings(msgspec.Struct, frozen=True, kw_only=True):
-    """Who a ``--stdio`` server's calls are from: stdio has no headers (services/api/stdio.py)."""
+    """Who a ``--stdio`` server's calls are from: stdio has no headers
+    (services/api/stdio/transport.py)."""
 
     tenant: str | None = None  # MCP_MEMORY_TENANT
     conversation: str | None = None  # MCP_MEMORY_CONVERSATION

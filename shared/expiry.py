@@ -21,7 +21,7 @@ from typing import Final
 import msgspec
 
 from shared.memories.deleting import delete_memories
-from shared.memories.upkeep import Upkeep
+from shared.memories.repair_context import RepairContext
 from shared.model import index_key
 from shared.model.keys import EXPIRY_ROOT, ExpiryEntry, link_key, parse_expiry_key, replaced_key
 from shared.revisions import Replacements, read_replacements
@@ -58,8 +58,8 @@ async def due_entries(objects: ObjectStore, *, now_ms: int) -> list[ExpiryEntry]
 class Expirer:
     """Deletes what has expired; lexicon removals go out as this process's shards."""
 
-    def __init__(self, upkeep: Upkeep) -> None:
-        self._upkeep = upkeep
+    def __init__(self, context: RepairContext) -> None:
+        self._context = context
 
     async def run(self) -> ExpiryResult:
         """One pass over everything due; a failing tenant is logged and skipped.
@@ -67,14 +67,14 @@ class Expirer:
         Raises:
             StorageError: the listing itself failed (nothing was deleted).
         """
-        due = await due_entries(self._upkeep.objects, now_ms=self._upkeep.clock_ms())
+        due = await due_entries(self._context.objects, now_ms=self._context.clock_ms())
         by_tenant: dict[str, list[ExpiryEntry]] = {}
         for entry in due:
             by_tenant.setdefault(entry.tenant, []).append(entry)
         deleted = failed = 0
         for tenant, entries in sorted(by_tenant.items()):
             try:
-                replacements = await read_replacements(self._upkeep.objects, tenant)
+                replacements = await read_replacements(self._context.objects, tenant)
                 for start in range(0, len(entries), DELETE_BATCH):
                     batch = entries[start : start + DELETE_BATCH]
                     deleted += await self._expire(tenant, batch, replacements)
@@ -91,10 +91,10 @@ class Expirer:
     ) -> int:
         """Delete one batch of a tenant's due memories; how many vectors were deleted.
         ``replacements``: the tenant's records, listed once for all its batches."""
-        upkeep = self._upkeep
-        now_ms = upkeep.clock_ms()
+        context = self._context
+        now_ms = context.clock_ms()
         ids = [entry.memory_id for entry in entries]
-        found = {m.id: m for m in await upkeep.vectors.get(tenant, ids)}
+        found = {m.id: m for m in await context.vectors.get(tenant, ids)}
         # The expiry key and the memory say the same time unless the memory was damaged: only
         # a memory that is itself expired is deleted.
         doomed = [m for m in found.values() if m.expires_at is not None and m.expired_by(now_ms)]
@@ -113,9 +113,9 @@ class Expirer:
         ]
         keys = [index_key(m) for m in doomed] + records
         await delete_memories(
-            upkeep.objects,
-            upkeep.vectors,
-            upkeep.remove_from_lexicon,
+            context.objects,
+            context.vectors,
+            context.remove_from_lexicon,
             tenant,
             doomed_ids,
             keys,
@@ -124,7 +124,7 @@ class Expirer:
         # Last: a run that died before this finds the same keys due and finishes the job. A
         # memory whose own record says it has not expired (damaged metadata) is kept, and its
         # key goes too: the memory's record is what visibility reads.
-        await upkeep.objects.delete([e.key for e in entries])
+        await context.objects.delete([e.key for e in entries])
         if doomed_ids:
             logger.info("memories_expired", extra={"tenant": tenant, "memories": len(doomed_ids)})
         return len(doomed_ids)

@@ -28,8 +28,8 @@ import msgspec
 from shared.errors import ConflictError
 from shared.lexical.segments import LexiconShard
 from shared.lexical.stored import lexicon_documents
+from shared.memories.repair_context import RepairContext
 from shared.memories.repairs import settled
-from shared.memories.upkeep import Upkeep
 from shared.model import Memory, index_key, parse_index_key
 from shared.model.keys import INDEX_ROOT
 
@@ -102,10 +102,10 @@ class ReconcileResult(msgspec.Struct, frozen=True, kw_only=True):
 class Reconciler:
     """Repairs tenants on one pair of stores; lexicon repairs go out as this process's shards."""
 
-    def __init__(self, upkeep: Upkeep) -> None:
-        self._upkeep = upkeep
-        self._vectors = upkeep.vectors
-        self._objects = upkeep.objects
+    def __init__(self, context: RepairContext) -> None:
+        self._context = context
+        self._vectors = context.vectors
+        self._objects = context.objects
 
     async def inventory(self) -> dict[str, tuple[dict[str, str], set[str]]]:
         """Every tenant with an index key or a vector: its keys by memory id, its vector ids.
@@ -133,7 +133,9 @@ class Reconciler:
         inventory = TenantInventory(
             keys=keys, vectors=vectors, lexicon=await lexicon_documents(self._objects, tenant)
         )
-        plan = plan_reconcile(inventory, now_ms=self._upkeep.clock_ms(), lag_ms=self._upkeep.lag_ms)
+        plan = plan_reconcile(
+            inventory, now_ms=self._context.clock_ms(), lag_ms=self._context.lag_ms
+        )
         if plan.empty:
             return ReconcileResult()
         restored = await self._restore_keys(tenant, plan.restore_keys)
@@ -186,5 +188,5 @@ class Reconciler:
             return 0, 0
         found = LexiconShard.of(added.values())
         shard = LexiconShard(add=found.add, labels=found.labels, remove=removed)
-        await self._upkeep.write_lexicon(tenant, shard)
+        await self._context.write_lexicon(tenant, shard)
         return len(added), len(removed)

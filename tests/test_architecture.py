@@ -81,6 +81,8 @@ def offending(folder: str, forbidden: tuple[str, ...]) -> list[str]:
             ),
         ),
         ("shared/embedding", ("shared.storage", "asyncpg")),
+        # The operations know no transport: the tools and the page word what they answer.
+        ("shared/operations", ("aiohttp", "mcp", "prometheus_client", "asyncpg", "aiobotocore")),
         ("shared/storage/postgres", ("shared.storage.s3", "aiobotocore", "botocore")),
         ("shared/storage/s3", ("shared.storage.postgres", "asyncpg", "pgvector")),
         ("services/api/tools", ("aiohttp",)),
@@ -88,6 +90,27 @@ def offending(folder: str, forbidden: tuple[str, ...]) -> list[str]:
 )
 def test_layer_does_not_import(folder: str, forbidden: tuple[str, ...]) -> None:
     assert offending(folder, forbidden) == []
+
+
+def test_the_benchmarks_call_the_operations_not_the_transport() -> None:
+    """bench/ stores and recalls through shared.operations. Only the transport's own benchmarks
+    build the HTTP application (around a stand-in tool), and the in-process runner times the
+    recall tool's prose as a step of its own."""
+    transport = {
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in modules_under("bench")
+        for name in imports_of(path)
+        if name == "services" or name.startswith("services.")
+    }
+    assert transport == {
+        "bench/_inproc.py imports services.api.tools.render",
+        "bench/_speed.py imports services.api.http.app",
+        "bench/bench_transport.py imports services.api.http.app",
+        "bench/bench_transport.py imports services.api.tools.arguments",
+        "bench/bench_transport.py imports services.api.tools.catalogue",
+        "bench/bench_transport.py imports services.api.tools.definition",
+        "bench/bench_transport.py imports services.api.tools.structured",
+    }
 
 
 def test_only_the_storage_factory_names_a_backend() -> None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 from aiohttp import web
 
-from services.api.connections import KEEPALIVE_TIMEOUT_S, ConnectionGuard, GuardedSite
+from services.api.http.connections import KEEPALIVE_TIMEOUT_S, ConnectionGuard, GuardedSite
 from shared.allocator import tune_allocator
 from shared.cli import (
     add_local_arguments,
@@ -41,7 +41,7 @@ from shared.storage.factory import watch_embedded_server
 from shared.version import installed_version
 
 if TYPE_CHECKING:
-    from services.api.app import RuntimeOpener
+    from services.api.http.app import RuntimeOpener
 
 logger = logging.getLogger(__name__)
 
@@ -80,8 +80,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _log_boot(*, runner: web.AppRunner, app: web.Application, config: Config) -> None:
-    from services.api.app import RUNTIME_KEY
-    from services.api.catalogue_server import SERVER_NAME
+    from services.api.http.app import RUNTIME_KEY
+    from services.api.tools.catalogue_server import SERVER_NAME
 
     # With --port 0 each listening socket gets its own port; report the IPv4 one (a 2-tuple).
     ipv4 = [address for address in runner.addresses if len(address) == 2]
@@ -174,9 +174,9 @@ async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) ->
         return 1
     # Imported here, not at the top: the MCP SDK takes seconds to import, and a configuration
     # refusal should not wait for it.
-    from services.api.app import RUNTIME_KEY, build_app
+    from services.api.http.app import RUNTIME_KEY, build_app
+    from services.api.http.throttle import KeyThrottle
     from services.api.runtime import open_runtime as real_runtime
-    from services.api.throttle import KeyThrottle
     from services.api.ui import start_ui
 
     stop = asyncio.Event()
@@ -202,7 +202,7 @@ async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) ->
     _log_boot(runner=runner, app=app, config=config)
     # The memory page, on its own port; its runner stops first, while the runtime still runs.
     runtime = app[RUNTIME_KEY]
-    ui = await start_ui(config, runtime.service, runtime.objects, throttle)
+    ui = await start_ui(config, runtime.operations, runtime.objects, throttle)
     embedded_died = watch_embedded_server(config, stop)
     await stop.wait()
     server_died = embedded_died()
@@ -241,7 +241,7 @@ def _with_flags(config: Config, args: argparse.Namespace) -> Config:
 def _run_stdio(config: Config, *, open_runtime: RuntimeOpener | None) -> int:
     """Raises ConfigError: MCP_MEMORY_TENANT is missing or malformed (before anything opens)."""
     from services.api.runtime import open_runtime as real_runtime
-    from services.api.stdio import serve_stdio, stdio_context
+    from services.api.stdio.transport import serve_stdio, stdio_context
 
     context = stdio_context(config.stdio)
     try:

@@ -12,10 +12,9 @@ from collections.abc import AsyncIterator, Callable
 
 import msgspec
 
+from services.api.http.readiness import ReadinessCheck, storage_check
 from services.api.metrics import PrometheusCounterEvents, scan_metrics
-from services.api.readiness import ReadinessCheck, storage_check
-from services.api.seams import GuardedObjectStore, GuardedVectorStore, TimedEmbedder
-from services.api.service import MemoryService
+from services.api.store_deadlines import GuardedObjectStore, GuardedVectorStore, TimedEmbedder
 from services.api.tools import build_catalogue
 from services.api.tools.definition import ToolSpec
 from shared.cli import process_id
@@ -25,18 +24,19 @@ from shared.docs import open_retriever
 from shared.embedding import open_embedder
 from shared.lexical import Lexicon
 from shared.model import wall_clock_ms
+from shared.operations import OperationsContext, operations_context
 from shared.revisions import ReplacementLog
 from shared.storage import ObjectStore, open_stores
 
 
 class Runtime(msgspec.Struct, frozen=True, kw_only=True):
     """The fixed tool catalogue, the lines the boot log states about it, the readiness check
-    ``GET /ready`` runs, and the service the tools call (the memory page calls it too)."""
+    ``GET /ready`` runs, and the operations the tools call (the memory page calls them too)."""
 
     catalogue: tuple[ToolSpec, ...]
     boot_lines: tuple[str, ...]
     check_ready: ReadinessCheck
-    service: MemoryService | None = None
+    operations: OperationsContext | None = None
     # The state store (guarded), for what the memory page shares between processes.
     objects: ObjectStore | None = None
 
@@ -66,7 +66,7 @@ async def open_runtime(
         docs = await stack.enter_async_context(open_retriever(config))
         lexicon = Lexicon(objects, vectors, process_id=pid, clock_ms=clock_ms)
         stack.push_async_callback(lexicon.close)
-        service = MemoryService(
+        ops = operations_context(
             vectors=vectors,
             objects=objects,
             embedder=embedder,
@@ -84,7 +84,7 @@ async def open_runtime(
             else "docs: no KNOWLEDGE_BASE_ID — memories only, search_docs not offered"
         )
         yield Runtime(
-            catalogue=build_catalogue(service, docs=docs, timeout_s=config.deadlines.tool_s),
+            catalogue=build_catalogue(ops, docs=docs, timeout_s=config.deadlines.tool_s),
             # The raw stores: the probe has its own, shorter deadline and no latency samples.
             check_ready=storage_check(
                 vectors=stores.vectors, objects=stores.objects, space=stores.space
@@ -94,7 +94,7 @@ async def open_runtime(
                 f"{config.embedding.dim}d, floor {config.recall.min_similarity})",
                 docs_line,
             ),
-            service=service,
+            operations=ops,
             objects=objects,
         )
         # Leaving the stack: final flush (FlushLoop), then embedder, then stores.

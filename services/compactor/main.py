@@ -39,7 +39,7 @@ from shared.errors import BootError, ConfigError, StorageError
 from shared.expiry import Expirer
 from shared.listen import ALL_INTERFACES
 from shared.logs import configure_logging
-from shared.memories.upkeep import Upkeep
+from shared.memories.repair_context import RepairContext
 from shared.model import wall_clock_ms
 from shared.ports import port_in_use_text, taken_on
 from shared.reconcile import Reconciler
@@ -102,7 +102,7 @@ async def _run(config: Config, *, metrics_port: int, stop: asyncio.Event) -> Non
             raise BootError(f"storage error: {error}") from error
         metrics = CompactorMetrics()
         port = await _serve_metrics(stack, metrics, port=metrics_port)
-        upkeep = Upkeep(
+        context = RepairContext(
             vectors=stores.vectors,
             objects=stores.objects,
             process_id=process_id(),
@@ -115,8 +115,8 @@ async def _run(config: Config, *, metrics_port: int, stop: asyncio.Event) -> Non
                 clock_ms=wall_clock_ms,
                 lag_ms=COMPACTION_LAG_MS,
                 housekeeping=stores.housekeeping,
-                reconciler=Reconciler(upkeep),
-                expirer=Expirer(upkeep),
+                reconciler=Reconciler(context),
+                expirer=Expirer(context),
             ),
             metrics,
         )

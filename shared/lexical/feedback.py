@@ -16,7 +16,7 @@ Measured with ``bench/ablation.py`` (``docs/benchmarks.md``), R@5 at balanced/5:
 Harbor and DevBench (1.000) as before; the first result is right less often (chats 39 -> 33 of
 179, LoCoMo 584 -> 578 of 1,535). A weight of 0.2-0.35 reads 0.335-0.343 on the chats; 0.45
 falls to 0.324. Whether anything is stored, confidence and revisions stay on the question's own
-relevance (``shared.ranking.fusion.refuse``). A term counted once among the feedback (a rare
+relevance (``shared.ranking.fusion.fuse_again``). A term counted once among the feedback (a rare
 word of one short turn) is not taken: without that LoCoMo lost 0.006, its turns' one-off words
 pulling in their neighbours. Pure arithmetic over the index, no I/O.
 """

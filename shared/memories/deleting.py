@@ -19,7 +19,7 @@ from shared.storage.interfaces import ObjectStore, VectorStore
 logger = logging.getLogger(__name__)
 
 # Removes memories from the tenant's keyword lexicon (``Lexicon.removed`` in the API, a shard
-# of this process's in the compactor: ``Upkeep.remove_from_lexicon``).
+# of this process's in the compactor: ``RepairContext.remove_from_lexicon``).
 RemoveFromLexicon = Callable[[str, Sequence[str]], Awaitable[None]]
 
 

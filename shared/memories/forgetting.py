@@ -55,7 +55,7 @@ class ForgetRecord(msgspec.Struct, frozen=True, kw_only=True):
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(ForgetRecord)
 
-# Deletes a forget's vectors, lexicon entries and keys (``MemoryService._delete_now``).
+# Deletes a forget's vectors, lexicon entries and keys (``MemoryDeleter._delete_now``).
 Deleter = Callable[[str, Sequence[str], Sequence[str]], Awaitable[None]]
 
 

@@ -78,7 +78,7 @@ class StatsAnswer(msgspec.Struct, frozen=True, kw_only=True):
 
 
 async def tally(
-    objects: ObjectStore, tenant: str, sight: Visibility, *, skip: frozenset[str]
+    objects: ObjectStore, tenant: str, visibility: Visibility, *, skip: frozenset[str]
 ) -> StatsAnswer:
     """The memories this request sees, by type, counted from their index keys alone (up to
     ``STATS_SCAN_CAP`` keys); ``skip``: ids being forgotten."""
@@ -87,7 +87,7 @@ async def tally(
     created: list[tuple[int, MemoryType]] = []
     for key in keys:
         entry = parse_index_key(key)
-        if entry is not None and sight.sees_entry(entry) and entry.memory_id not in skip:
+        if entry is not None and visibility.sees_entry(entry) and entry.memory_id not in skip:
             by_type[entry.memory_type] += 1
             created.append((ulid_time_ms(entry.memory_id) or 0, entry.memory_type))
     # The cap is judged on keys scanned, so a total thinned by other threads is flagged too.
@@ -111,7 +111,7 @@ def position_after(tenant: str, memory_id: str) -> str | None:
 async def _walk(
     objects: ObjectStore,
     tenant: str,
-    sight: Visibility,
+    visibility: Visibility,
     match: ListFilter,
     *,
     want: int,
@@ -122,14 +122,16 @@ async def _walk(
     resume after (None: the index is exhausted)."""
     # Without a filter nearly every key is kept, so pages of `want` keys are read; a type filter
     # or another thread's notes can thin a page a lot, so then pages of 1,000.
-    thinning = match.memory_type is not None or match.notes_only or sight.conversation is not None
+    thinning = (
+        match.memory_type is not None or match.notes_only or visibility.conversation is not None
+    )
     page_size = LIST_PAGE_SIZE if thinning else want
     kept: list[IndexEntry] = []
     async for entries in index_entries(
         objects, tenant, page_size=page_size, start_after=start_after
     ):
         for entry in entries:
-            if entry.memory_id in skip or not sight.sees_entry(entry):
+            if entry.memory_id in skip or not visibility.sees_entry(entry):
                 continue
             if match.keeps_entry(entry):
                 kept.append(entry)
@@ -142,7 +144,7 @@ async def listed(
     objects: ObjectStore,
     vectors: VectorStore,
     tenant: str,
-    sight: Visibility,
+    visibility: Visibility,
     *,
     match: ListFilter,
     limit: int,
@@ -159,7 +161,7 @@ async def listed(
         remaining = limit - len(memories)
         want = max(remaining, BODY_BATCH) if match.needs_bodies else remaining
         entries, position = await _walk(
-            objects, tenant, sight, match, want=want, skip=skip, start_after=position
+            objects, tenant, visibility, match, want=want, skip=skip, start_after=position
         )
         if not entries:
             break
@@ -168,7 +170,7 @@ async def listed(
             memory = found.get(entry.memory_id)
             if memory is None:
                 bodiless.append(entry)
-            elif sight.sees(memory) and match.keeps(memory):
+            elif visibility.sees(memory) and match.keeps(memory):
                 memories.append(memory)
                 if len(memories) == limit:
                     return Listing(memories=memories, bodiless=bodiless)

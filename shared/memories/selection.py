@@ -28,20 +28,22 @@ async def matching_entries(
     objects: ObjectStore,
     vectors: VectorStore,
     tenant: str,
-    sight: Visibility,
+    visibility: Visibility,
     match: ForgetFilter,
 ) -> list[IndexEntry]:
     """The index entries ``match`` selects, oldest first. Replaced versions are included
     (forgetting a subject forgets its history); expired ones are already gone."""
     cutoff_ms = (
-        sight.now_ms - match.older_than_days * DAY_MS if match.older_than_days is not None else None
+        visibility.now_ms - match.older_than_days * DAY_MS
+        if match.older_than_days is not None
+        else None
     )
     entries: list[IndexEntry] = []
     async for page in index_entries(objects, tenant, page_size=LIST_PAGE_SIZE):
         for entry in page:
-            if not entry.visible_to(sight.conversation):
+            if not entry.visible_to(visibility.conversation):
                 continue
-            if entry.expired(sight.now_ms) or not match.keeps_entry(entry):
+            if entry.expired(visibility.now_ms) or not match.keeps_entry(entry):
                 continue
             if cutoff_ms is not None:
                 created_ms = ulid_time_ms(entry.memory_id)

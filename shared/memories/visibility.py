@@ -58,7 +58,7 @@ def may_replace(replacement: Memory, replaced: Memory) -> bool:
 
 
 async def replaceable(
-    vectors: VectorStore, tenant: str, sight: Visibility, memory_id: str, *, scope: Scope
+    vectors: VectorStore, tenant: str, visibility: Visibility, memory_id: str, *, scope: Scope
 ) -> Memory:
     """The memory ``replaces`` names, if this request may replace it with a memory of ``scope``.
 
@@ -71,10 +71,10 @@ async def replaceable(
             for a version that is gone, which version to correct instead).
     """
     memory = await named_memory(
-        vectors, tenant, memory_id, conversation=sight.conversation, now_iso=sight.now_iso
+        vectors, tenant, memory_id, conversation=visibility.conversation, now_iso=visibility.now_iso
     )
     if memory is None:
-        instead = await _correctable_instead(vectors, tenant, sight, memory_id)
+        instead = await _correctable_instead(vectors, tenant, visibility, memory_id)
         hint = (
             f"; the newest version of that fact you can see is {instead}: pass "
             f"replaces={instead} to correct it"
@@ -86,10 +86,10 @@ async def replaceable(
             f"`replaces`: no memory {memory_id} is visible to this request (forgotten, "
             f"expired, or another conversation's note){hint}",
         )
-    if sight.replacements.retired(memory_id):
-        newest = _newest_seen(await _seen_newer(vectors, tenant, sight, memory_id))
+    if visibility.replacements.retired(memory_id):
+        newest = _newest_seen(await _seen_newer(vectors, tenant, visibility, memory_id))
         if newest:
-            by = ", ".join(sight.replacements.replaced_by(memory_id))
+            by = ", ".join(visibility.replacements.replaced_by(memory_id))
             raise InvalidInputError(
                 "replaces",
                 f"`replaces`: {memory_id} was already replaced by {by}; the current version is "
@@ -118,22 +118,22 @@ def _reach(replacements: Replacements, memory_id: str) -> set[str]:
     return reached
 
 
-def _live(sight: Visibility, memories: Iterable[Memory]) -> dict[str, set[str]]:
+def _live(visibility: Visibility, memories: Iterable[Memory]) -> dict[str, set[str]]:
     """Those of ``memories`` this request can name (its own or a project memory, not
     expired), each with the versions newer than it."""
     return {
-        m.id: _reach(sight.replacements, m.id)
+        m.id: _reach(visibility.replacements, m.id)
         for m in memories
-        if m.visible_to(sight.conversation) and not m.expired(sight.now_iso)
+        if m.visible_to(visibility.conversation) and not m.expired(visibility.now_iso)
     }
 
 
 async def _seen_newer(
-    vectors: VectorStore, tenant: str, sight: Visibility, memory_id: str
+    vectors: VectorStore, tenant: str, visibility: Visibility, memory_id: str
 ) -> dict[str, set[str]]:
     """The versions newer than ``memory_id`` that this request can still name."""
-    newer = _reach(sight.replacements, memory_id)
-    return _live(sight, await vectors.get(tenant, sorted(newer)) if newer else [])
+    newer = _reach(visibility.replacements, memory_id)
+    return _live(visibility, await vectors.get(tenant, sorted(newer)) if newer else [])
 
 
 def _newest_seen(live: dict[str, set[str]]) -> tuple[str, ...]:
@@ -142,18 +142,18 @@ def _newest_seen(live: dict[str, set[str]]) -> tuple[str, ...]:
 
 
 async def _correctable_instead(
-    vectors: VectorStore, tenant: str, sight: Visibility, memory_id: str
+    vectors: VectorStore, tenant: str, visibility: Visibility, memory_id: str
 ) -> str | None:
     """For a version this request cannot name: the newest version of its fact it may correct
     instead, when the request is proven to have seen the version (``versions_shown``: the id
     alone must not tell another conversation that its note existed); else None."""
-    versions = sight.replacements.versions(memory_id)
+    versions = visibility.replacements.versions(memory_id)
     if len(versions) < 2:
         return None
     bodies = {m.id: m for m in await vectors.get(tenant, list(versions))}
-    if memory_id not in versions_shown(sight.replacements, bodies, sight.conversation):
+    if memory_id not in versions_shown(visibility.replacements, bodies, visibility.conversation):
         return None
-    correctable = _newest_seen(_live(sight, bodies.values()))
+    correctable = _newest_seen(_live(visibility, bodies.values()))
     return max(correctable) if correctable else None
 
 

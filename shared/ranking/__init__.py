@@ -1,7 +1,7 @@
 """Pure ranking and dedup over model records."""
 
 from shared.ranking.dedup import already_known, word_overlap
-from shared.ranking.fusion import KEYWORD_WEIGHT, Candidate, fuse, refuse, with_feedback
+from shared.ranking.fusion import KEYWORD_WEIGHT, Candidate, fuse, fuse_again, with_feedback
 from shared.ranking.modes import DEFAULT_MODE, MODE_PROFILES, RECALL_MODES, RecallMode
 from shared.ranking.score import (
     Confidence,
@@ -29,6 +29,7 @@ __all__ = [
     "RecallOutcome",
     "already_known",
     "fuse",
+    "fuse_again",
     "gate",
     "names_first",
     "names_held",
@@ -36,7 +37,6 @@ __all__ = [
     "passes_floor",
     "probably_updated",
     "rank",
-    "refuse",
     "trust",
     "with_feedback",
     "word_overlap",

@@ -39,7 +39,7 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
     similarity: float
     keyword: KeywordHit | None
     relevance: float
-    # The relevance before the keyword leg's feedback (``refuse``): what the question's own
+    # The relevance before the keyword leg's feedback (``fuse_again``): what the question's own
     # words give, which the revision rule compares. None when there was no feedback.
     asked: float | None = None
 
@@ -88,7 +88,7 @@ def fuse(hits: Sequence[Hit], keyword: KeywordResult | None, *, floor: float) ->
     return candidates
 
 
-def refuse(
+def fuse_again(
     candidates: Sequence[Candidate], fed_back: Mapping[str, float], *, spread: float, floor: float
 ) -> list[Candidate]:
     """The ``candidates`` of ``fuse`` with the keyword leg's scores for the query and its
@@ -117,9 +117,9 @@ def with_feedback(
 ) -> list[Candidate]:
     """The ``candidates`` of ``fuse`` rescored with the keyword leg's feedback: their best
     ``FEEDBACK_MEMORIES`` by relevance are taken as relevant (``KeywordQuery.fed_back``) and the
-    candidates fused again (``refuse``); as they were when there is nothing to add."""
+    candidates fused again (``fuse_again``); as they were when there is nothing to add."""
     best = sorted(candidates, key=lambda c: c.relevance, reverse=True)[:FEEDBACK_MEMORIES]
     fed_back = scored.fed_back([c.memory_id for c in best], [c.memory_id for c in candidates])
     if not fed_back:
         return list(candidates)
-    return refuse(candidates, fed_back, spread=scored.spread, floor=floor)
+    return fuse_again(candidates, fed_back, spread=scored.spread, floor=floor)

@@ -150,7 +150,7 @@ def is_strong(
     names (no other memory of the tenant holds any of them), or a cosine at the model's HIGH
     line that stands clear of every other relevant memory (``CLEAR_RATIO`` times the next
     relevance). Never while the query names something no memory holds. Relevance here is the
-    question's own, before the keyword leg's feedback (``fusion.refuse``), which lifts the
+    question's own, before the keyword leg's feedback (``fusion.fuse_again``), which lifts the
     first memory's neighbours with it.
 
     A high cosine alone is not enough: in a chat, many turns on the same subject reach it, and

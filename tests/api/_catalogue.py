@@ -28,7 +28,7 @@ class CatalogueRuntime(msgspec.Struct, frozen=True, kw_only=True):
     catalogue: tuple[ToolSpec, ...]
     boot_lines: tuple[str, ...] = ("store: test catalogue (no storage)",)
     check_ready: Callable[[], Awaitable[None]] = _always_ready
-    service: None = None
+    operations: None = None
     objects: None = None
 
 

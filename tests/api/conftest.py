@@ -21,7 +21,7 @@ from aiohttp import web
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from services.api.app import build_app
+from services.api.http.app import build_app
 from services.api.tools.definition import ToolSpec
 from shared.config import Config, EmbeddingSettings, RecallSettings, ServerSettings
 from tests.api._catalogue import TEST_CATALOGUE, RuntimeFactory, catalogue_runtime

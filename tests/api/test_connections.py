@@ -12,9 +12,9 @@ from collections.abc import AsyncIterator
 import pytest
 from aiohttp import web
 
-from services.api.app import build_app
-from services.api.connections import ConnectionGuard, GuardedSite
-from services.api.mcp_transport import BODY_READ_TIMEOUT_S
+from services.api.http.app import build_app
+from services.api.http.connections import ConnectionGuard, GuardedSite
+from services.api.http.mcp_transport import BODY_READ_TIMEOUT_S
 from tests.api._catalogue import catalogue_runtime
 from tests.api._process import CONSOLE_SCRIPT, clean_env, start, stop
 from tests.api.conftest import test_config as make_config

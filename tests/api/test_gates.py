@@ -9,7 +9,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent
 
-from services.api.gates import bearer_matches
+from services.api.http.gates import bearer_matches
 from tests.api.conftest import McpServerFactory, Mode, mcp_session
 
 KEY = "s3cret"

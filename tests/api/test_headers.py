@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from multidict import CIMultiDict
 
-from services.api.headers import conversation_of, tenant_of, tool_context_of
+from services.api.http.headers import conversation_of, tenant_of, tool_context_of
 from shared.errors import InvalidInputError
 
 ACCEPTED_TENANTS = ["agent-studio", "opspresso.mcp_memory", "a", "Project1", "x" * 128]

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import msgspec
 import pytest
 
-from services.api.host_header import host_name, loopback_names
+from services.api.http.host_header import host_name, loopback_names
 from shared.config import ServerSettings
 from tests.api.conftest import McpServerFactory, mcp_session
 from tests.api.conftest import test_config as base_config

@@ -1,4 +1,4 @@
-"""The latency wrappers: each histogram times its own seam and nothing around it."""
+"""The latency wrappers: each histogram times its own wrapped call and nothing around it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import asyncio
 
 from prometheus_client import REGISTRY
 
-from services.api.seams import GuardedVectorStore
+from services.api.store_deadlines import GuardedVectorStore
 from shared.config import load_config
 from shared.model import Memory, new_ulid
 from shared.storage import open_stores

@@ -14,7 +14,7 @@ import aiohttp
 import msgspec
 import pytest
 
-from services.api.throttle import FIRST_DELAY_S, LOCKOUT_AFTER, LOCKOUT_S
+from services.api.http.throttle import FIRST_DELAY_S, LOCKOUT_AFTER, LOCKOUT_S
 from tests.api._process import ApiProcess, keyed_local_api
 
 KEY = "throttle-key-3c8a"

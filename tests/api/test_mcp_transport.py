@@ -14,8 +14,8 @@ import mcp_types as types
 import pytest
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from services.api.catalogue_server import SERVER_NAME
-from services.api.mcp_transport import MAX_BODY_BYTES
+from services.api.http.mcp_transport import MAX_BODY_BYTES
+from services.api.tools.catalogue_server import SERVER_NAME
 from services.api.tools.definition import ToolContext, ToolResult, ToolSpec
 from tests.api._catalogue import ECHO, TEST_CATALOGUE
 from tests.api.conftest import McpServerFactory, Mode, mcp_session

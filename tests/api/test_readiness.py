@@ -11,8 +11,8 @@ import httpx2
 import mcp_types as types
 from aiohttp import web
 
-from services.api.app import build_app
-from services.api.readiness import READY_TIMEOUT_S
+from services.api.http.app import build_app
+from services.api.http.readiness import READY_TIMEOUT_S
 from services.api.runtime import open_runtime
 from shared.config import load_config
 from tests.api.conftest import mcp_session

@@ -11,8 +11,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from services.api.answers import BulkForgetAnswer, RecallAnswer, RememberAnswer, Reply, Version
-from services.api.render import (
+from services.api.tools.render import (
     PREFIX,
     PREVIEW_CHARS,
     distinct_words,
@@ -29,11 +28,16 @@ from services.api.render import (
     render_remembered,
     render_stats,
 )
+from services.api.tools.structured import Reply
 from shared.lexical import terms
 from shared.lexical.excerpt import CHARS_PER_TOKEN, LONG_MEMORY_CHARS
 from shared.memories.listing import StatsAnswer
 from shared.memories.selection import BULK_FORGET_BATCH
 from shared.model import Memory
+from shared.operations.forget import BulkForgetAnswer
+from shared.operations.history import Version
+from shared.operations.recall import RecallAnswer
+from shared.operations.remember import RememberAnswer
 from shared.ranking import Ranked, RecallOutcome
 from shared.ranking.modes import RecallMode
 

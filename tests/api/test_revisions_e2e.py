@@ -1,6 +1,6 @@
 """Corrections, expiry and bulk forget end to end: the official MCP client over real HTTP, a
 real API server per backend (PostgreSQL, then S3 through moto and the S3 Vectors fake), the
-local model, and a settable clock. "Another process" is a second MemoryService opened on the
+local model, and a settable clock. "Another process" is a second OperationsContext opened on the
 same store with its own caches (one process can serve only one API: its metrics registry is
 global), reading the same clock."""
 
@@ -17,9 +17,8 @@ import msgspec
 import pytest
 from aiohttp import web
 
-from services.api.app import build_app
+from services.api.http.app import build_app
 from services.api.runtime import open_runtime
-from services.api.service import MemoryService
 from shared.config import Config, load_config
 from shared.counters import CounterTracker
 from shared.embedding import Embedder, open_embedder
@@ -27,6 +26,9 @@ from shared.lexical import Lexicon
 from shared.memories.selection import BULK_FORGET_BATCH
 from shared.model import Memory, index_key, iso_ms, new_ulid
 from shared.model.keys import replaced_key
+from shared.operations import OperationsContext, operations_context
+from shared.operations.browse import list_memories, stats
+from shared.operations.recall import recall
 from shared.revisions import DEFAULT_CACHE_TTL_MS, ReplacementLog
 from shared.storage import Stores, open_stores
 from tests.api.test_tools_e2e import call, ids_in, postgres_environ, s3_environ, text_of
@@ -71,14 +73,14 @@ async def same_stores(servers: Servers) -> AsyncIterator[tuple[Config, Stores]]:
 
 
 @contextlib.asynccontextmanager
-async def second_process(servers: Servers) -> AsyncIterator[MemoryService]:
+async def second_process(servers: Servers) -> AsyncIterator[OperationsContext]:
     """Another API's service on the same store: nothing shared but the store and the clock."""
     async with same_stores(servers) as (config, stores), open_embedder(config) as embedder:
         yield _service(config, stores, embedder, servers.clock)
 
 
-def _service(config: Config, stores: Stores, embedder: Embedder, clock: Clock) -> MemoryService:
-    return MemoryService(
+def _service(config: Config, stores: Stores, embedder: Embedder, clock: Clock) -> OperationsContext:
+    return operations_context(
         vectors=stores.vectors,
         objects=stores.objects,
         embedder=embedder,
@@ -463,7 +465,7 @@ async def test_another_process_sees_a_replacement_within_the_cache_window(
     old = await stored(servers.first, headers, PORT_OLD)
     async with second_process(servers) as other:
         # The other process reads (and caches) this tenant's records before the replacement.
-        listed = await other.list_memories(tenant, None, memory_type=None, limit=20)
+        listed = await list_memories(other, tenant, None, memory_type=None, limit=20)
         assert [m.id for m in listed] == [old]
         text = await tool(
             servers.first, "remember", {"content": PORT_NEW, "replaces": old}, headers
@@ -473,12 +475,12 @@ async def test_another_process_sees_a_replacement_within_the_cache_window(
         assert ids_in(await tool(servers.first, "list_memories", {}, headers)) == [new]
         # In the other once its cached view is older than the window (60 s).
         servers.clock.advance(DEFAULT_CACHE_TTL_MS + 1)
-        listed = await other.list_memories(tenant, None, memory_type=None, limit=20)
+        listed = await list_memories(other, tenant, None, memory_type=None, limit=20)
         assert [m.id for m in listed] == [new]
-        answer = await other.recall(tenant, None, query=PORT_QUERY, mode="exploratory", limit=10)
+        answer = await recall(other, tenant, None, query=PORT_QUERY, mode="exploratory", limit=10)
         assert answer.outcome is not None
         assert [r.memory.id for r in answer.outcome.results] == [new]
-        assert (await other.stats(tenant, None)).total == 1
+        assert (await stats(other, tenant, None)).total == 1
 
 
 async def test_an_expired_memory_is_invisible_from_the_moment_it_expires(

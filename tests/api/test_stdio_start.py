@@ -14,10 +14,10 @@ from typing import Any, cast
 
 import pytest
 
-from services.api.deferred import tool_definitions, waiting_catalogue
-from services.api.service import MemoryService
+from services.api.stdio.deferred import tool_definitions, waiting_catalogue
 from services.api.tools import build_catalogue
 from shared.config import load_config
+from shared.operations import OperationsContext
 from shared.storage.postgres.embedded import (
     KEEPER_MODULE,
     acquire_server,
@@ -211,9 +211,9 @@ def test_the_tools_listed_before_the_runtime_are_the_runtimes_own(
 
     listed = waiting_catalogue(tool_definitions(config), never)
     # The handlers are never called: only what tools/list shows is compared.
-    service = cast(MemoryService, None)
+    ops = cast(OperationsContext, None)
     docs = cast(Any, object()) if knowledge_base is not None else None
-    built = build_catalogue(service, docs=docs)
+    built = build_catalogue(ops, docs=docs)
 
     def shown(specs: Any) -> list[tuple[Any, ...]]:
         return [(s.name, s.description, s.input_schema, s.output_schema) for s in specs]

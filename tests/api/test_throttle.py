@@ -8,8 +8,8 @@ import asyncio
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
-from services.api import throttle as throttle_module
-from services.api.throttle import (
+from services.api.http import throttle as throttle_module
+from services.api.http.throttle import (
     FIRST_DELAY_S,
     FORGET_AFTER_S,
     LOCKOUT_AFTER,

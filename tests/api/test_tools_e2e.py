@@ -19,7 +19,7 @@ import pytest
 from aiohttp import web
 
 from services.api import tools
-from services.api.app import build_app
+from services.api.http.app import build_app
 from services.api.runtime import open_runtime
 from shared.config import load_config
 from shared.logs import JsonLineFormatter

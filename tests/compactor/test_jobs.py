@@ -23,7 +23,7 @@ from shared.lexical.segments import (
     decode_merged,
     encode,
 )
-from shared.memories.upkeep import Upkeep
+from shared.memories.repair_context import RepairContext
 from shared.model import Memory, index_key, index_prefix, iso_ms, new_ulid
 from shared.model.counters import MergedCounters
 from shared.reconcile import Reconciler
@@ -46,15 +46,15 @@ def context(objects: ObjectStore, vectors: VectorStore | None = None) -> JobCont
 
 
 def expirer(vectors: VectorStore, objects: ObjectStore) -> Expirer:
-    return Expirer(upkeep(vectors, objects))
+    return Expirer(repair_context(vectors, objects))
 
 
 def reconciler(vectors: VectorStore, objects: ObjectStore) -> Reconciler:
-    return Reconciler(upkeep(vectors, objects))
+    return Reconciler(repair_context(vectors, objects))
 
 
-def upkeep(vectors: VectorStore, objects: ObjectStore) -> Upkeep:
-    return Upkeep(
+def repair_context(vectors: VectorStore, objects: ObjectStore) -> RepairContext:
+    return RepairContext(
         vectors=vectors,
         objects=objects,
         process_id="compactor-test",

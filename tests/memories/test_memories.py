@@ -12,7 +12,7 @@ from shared.errors import InvalidInputError, StorageError
 from shared.lexical.segments import LEXICON_LAYOUT, decode_shard
 from shared.memories import entry_keys, memory_keys, write_memory
 from shared.memories.deleting import delete_memories
-from shared.memories.upkeep import Upkeep
+from shared.memories.repair_context import RepairContext
 from shared.memories.visibility import Visibility, named_memory, replaceable, versions_shown
 from shared.model import DAY_MS, Memory, index_key, iso_ms, new_ulid, parse_index_key
 from shared.model.keys import expiry_key_of
@@ -129,12 +129,12 @@ async def test_replaces_refuses_naming_the_argument_and_the_way_out(
     retired = Visibility(None, now_ms=NOW_MS + 5, replacements=Replacements([(old.id, new.id)]))
     with pytest.raises(InvalidInputError, match=f"pass replaces={new.id} to correct it"):
         await replaceable(vector_store, "acme", retired, old.id, scope="project")
-    sight = Visibility("thread-1", now_ms=NOW_MS + 5, replacements=EMPTY)
+    visibility = Visibility("thread-1", now_ms=NOW_MS + 5, replacements=EMPTY)
     with pytest.raises(InvalidInputError, match='use scope "project"'):
-        await replaceable(vector_store, "acme", sight, new.id, scope="conversation")
+        await replaceable(vector_store, "acme", visibility, new.id, scope="conversation")
     with pytest.raises(InvalidInputError, match="is visible to this request"):
-        await replaceable(vector_store, "acme", sight, new_ulid(NOW_MS), scope="project")
-    assert await replaceable(vector_store, "acme", sight, new.id, scope="project") == new
+        await replaceable(vector_store, "acme", visibility, new_ulid(NOW_MS), scope="project")
+    assert await replaceable(vector_store, "acme", visibility, new.id, scope="project") == new
 
 
 def test_history_shows_what_the_request_sees_and_what_it_provably_saw() -> None:
@@ -148,15 +148,15 @@ def test_history_shows_what_the_request_sees_and_what_it_provably_saw() -> None:
 async def test_a_repairer_removes_lexicon_entries_as_a_shard_of_its_own(
     object_store: ObjectStore, vector_store: VectorStore
 ) -> None:
-    upkeep = Upkeep(
+    context = RepairContext(
         vectors=vector_store,
         objects=object_store,
-        process_id="upkeep-test",
+        process_id="repair-test",
         clock_ms=lambda: NOW_MS,
     )
-    await upkeep.remove_from_lexicon("acme", ["01A", "01B"])
+    await context.remove_from_lexicon("acme", ["01A", "01B"])
     names = await LEXICON_LAYOUT.names(object_store, "acme", after="")
-    assert len(names) == 1 and "-upkeep-test" in names[0]
+    assert len(names) == 1 and "-repair-test" in names[0]
     bodies = await LEXICON_LAYOUT.bodies(object_store, "acme", names)
     shard = decode_shard(bodies[names[0]])
     assert shard is not None and shard.remove == ["01A", "01B"]

@@ -16,11 +16,14 @@ from typing import Any
 import msgspec
 import pytest
 
-from services.api.service import MemoryService
 from shared.config import load_config
 from shared.embedding import Embedder
 from shared.memories import write_memory
 from shared.model import Memory, index_key, iso_ms, new_ulid
+from shared.operations import OperationsContext
+from shared.operations.browse import list_memories, stats
+from shared.operations.history import get
+from shared.operations.recall import recall
 from shared.storage import Stores, open_stores
 from tests.operator.test_transfer import (  # the fixtures are registered here by name
     TENANT,
@@ -83,17 +86,17 @@ async def stores_of(store_env: dict[str, str]) -> AsyncIterator[Stores]:
 
 
 async def seen_by_every_reader(
-    env: dict[str, str], service: MemoryService, ids: dict[str, str]
+    env: dict[str, str], ops: OperationsContext, ids: dict[str, str]
 ) -> dict[str, set[str]]:
     """Which of ``ids`` (by name) each reader shows: get, recall, list, stats and export."""
-    got = {name for name, i in ids.items() if await service.get(TENANT, None, memory_id=i)}
+    got = {name for name, i in ids.items() if await get(ops, TENANT, None, memory_id=i)}
     recalled: set[str] = set()
     for content in CONTENTS.values():
-        answer = await service.recall(TENANT, None, query=content, mode="balanced", limit=10)
+        answer = await recall(ops, TENANT, None, query=content, mode="balanced", limit=10)
         found = {r.memory.id for r in answer.outcome.results} if answer.outcome else set()
         recalled |= {n for n, i in ids.items() if i in found}
-    listed = {m.id for m in await service.list_memories(TENANT, None, memory_type=None, limit=50)}
-    stats = await service.stats(TENANT, None)
+    listed = {m.id for m in await list_memories(ops, TENANT, None, memory_type=None, limit=50)}
+    counted = await stats(ops, TENANT, None)
     code, out, err = await cli("export", "--tenant", TENANT, env=env)
     assert code == 0, err
     exported = {json.loads(line)["id"] for line in out.splitlines()}
@@ -101,7 +104,7 @@ async def seen_by_every_reader(
         "get": got,
         "recall": recalled,
         "list": {n for n, i in ids.items() if i in listed},
-        "stats": {str(stats.total)},
+        "stats": {str(counted.total)},
         "export": {n for n, i in ids.items() if i in exported},
     }
 
@@ -127,8 +130,8 @@ async def test_an_import_in_any_iso_form_expires_at_the_same_instant_for_every_r
     )
     assert code == 0, err
     config = load_config({**store_env, "EMBEDDING_PROVIDER": "local"})
-    service = memory_service(stores_of, embedder, config)
-    seen = await seen_by_every_reader(store_env, service, ids)
+    ops = memory_service(stores_of, embedder, config)
+    seen = await seen_by_every_reader(store_env, ops, ids)
     assert seen == {
         "get": LIVE,
         "recall": LIVE,
@@ -169,10 +172,10 @@ async def test_memories_stored_in_another_form_are_read_through_the_same_parser(
         if expires_at is not None:
             msgspec.structs.force_setattr(memory, "expires_at", expires_at)
         await write_memory(stores_of.objects, stores_of.vectors, memory, vector)
-    service = memory_service(
+    ops = memory_service(
         stores_of, embedder, load_config({**store_env, "EMBEDDING_PROVIDER": "local"})
     )
-    seen = await seen_by_every_reader(store_env, service, ids)
+    seen = await seen_by_every_reader(store_env, ops, ids)
     assert seen["get"] == seen["list"] == seen["export"] == LIVE
     assert seen["recall"] <= LIVE and seen["stats"] == {str(len(LIVE))}
 

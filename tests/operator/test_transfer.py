@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from services.api.service import MemoryService
 from shared.config import load_config
 from shared.counters import CounterTracker
 from shared.counters._reader import read_tenant
@@ -22,6 +21,8 @@ from shared.counters.fold import total_counts
 from shared.embedding import Embedder, open_embedder
 from shared.lexical import Lexicon
 from shared.model import Memory, index_key, iso_ms, new_ulid
+from shared.operations import OperationsContext, operations_context
+from shared.operations.recall import recall
 from shared.revisions import ReplacementLog, read_replacements
 from shared.storage import Stores, open_stores
 from tests.api._process import clean_env
@@ -163,10 +164,10 @@ async def answers(env: dict[str, str], embedder: Embedder, monkeypatch: pytest.M
         monkeypatch.setenv(key, value)
     config = load_config({**env, "EMBEDDING_PROVIDER": "local"})
     async with open_stores(config) as stores:
-        service = memory_service(stores, embedder, config)
+        ops = memory_service(stores, embedder, config)
         recalled = []
         for query in QUERIES:
-            answer = await service.recall(TENANT, None, query=query, mode="balanced", limit=5)
+            answer = await recall(ops, TENANT, None, query=query, mode="balanced", limit=5)
             assert answer.outcome is not None
             recalled.append([r.memory.id for r in answer.outcome.results])
         pairs = sorted((await read_replacements(stores.objects, TENANT)).pairs())
@@ -177,9 +178,9 @@ async def answers(env: dict[str, str], embedder: Embedder, monkeypatch: pytest.M
         return recalled, pairs, counts
 
 
-def memory_service(stores: Stores, embedder: Embedder, config: Any) -> MemoryService:
+def memory_service(stores: Stores, embedder: Embedder, config: Any) -> OperationsContext:
     clock = lambda: time.time_ns() // 1_000_000  # noqa: E731
-    return MemoryService(
+    return operations_context(
         vectors=stores.vectors,
         objects=stores.objects,
         embedder=embedder,
@@ -399,8 +400,8 @@ async def test_an_imported_memory_is_found_by_its_tag_at_once(
 
     async def recalled(query: str) -> list[str]:
         async with open_stores(config) as stores:
-            service = memory_service(stores, embedder, config)
-            answer = await service.recall(TENANT, None, query=query, mode="balanced", limit=5)
+            ops = memory_service(stores, embedder, config)
+            answer = await recall(ops, TENANT, None, query=query, mode="balanced", limit=5)
         return [r.memory.id for r in answer.outcome.results] if answer.outcome else []
 
     for n, line in enumerate((first, tagged)):

@@ -7,7 +7,7 @@ import pytest
 from shared.lexical import KeywordHit, KeywordResult, LexicalIndex
 from shared.lexical.segments import passage_counts
 from shared.model import Hit, Memory
-from shared.ranking import KEYWORD_WEIGHT, fuse, refuse, with_feedback
+from shared.ranking import KEYWORD_WEIGHT, fuse, fuse_again, with_feedback
 
 
 def hit(memory_id: str, similarity: float) -> Hit:
@@ -69,7 +69,7 @@ def test_fused_again_each_candidate_keeps_its_first_relevance() -> None:
     hits = [hit("a", 0.6), hit("b", 0.4)]
     first = fuse(hits, keyword(("a", 2.0), ("c", 2.0)), floor=FLOOR)  # spread 2
     # the feedback's scores are read against the query's own spread
-    again = refuse(first, {"a": 4.0, "b": 2.0, "c": 6.0}, spread=2.0, floor=FLOOR)
+    again = fuse_again(first, {"a": 4.0, "b": 2.0, "c": 6.0}, spread=2.0, floor=FLOOR)
     by_id = {c.memory_id: c for c in again}
     assert by_id["a"].relevance == pytest.approx(0.6 + 2 * UNIT)
     assert by_id["a"].own_relevance == pytest.approx(0.6 + UNIT)
@@ -83,7 +83,7 @@ def test_fused_again_each_candidate_keeps_its_first_relevance() -> None:
 
 def test_fused_again_at_a_zero_spread_keeps_the_first_order() -> None:
     first = fuse([hit("a", 0.6), hit("b", 0.4)], None, floor=FLOOR)
-    again = refuse(first, {"b": 9.0}, spread=0.0, floor=FLOOR)
+    again = fuse_again(first, {"b": 9.0}, spread=0.0, floor=FLOOR)
     assert [c.relevance for c in again] == pytest.approx([0.6, 0.4])
 
 

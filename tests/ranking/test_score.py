@@ -8,7 +8,7 @@ from shared.lexical import KeywordHit, KeywordResult
 from shared.model import DAY_MS, Hit, Memory, MemoryType
 from shared.model.counters import ZERO_COUNT, AccessCount
 from shared.model.ids import iso_ms
-from shared.ranking import MODE_PROFILES, Candidate, RecallOutcome, fuse, rank, refuse, trust
+from shared.ranking import MODE_PROFILES, Candidate, RecallOutcome, fuse, fuse_again, rank, trust
 from shared.ranking.score import TIE_BAND
 
 NOW_MS = 1_800_000_000_000
@@ -399,7 +399,7 @@ def test_a_revision_is_judged_on_the_question_own_relevance_not_the_feedback() -
     old = hit("old", 0.80, age_days=20, content="The API listens on port 8080 in staging")
     new = hit("new", 0.76, age_days=1, content="The API listens on port 8443 in staging now")
     first = fuse([old, new], None, floor=0.1)
-    again = refuse(first, {"old": 4.0}, spread=1.0, floor=0.1)
+    again = fuse_again(first, {"old": 4.0}, spread=1.0, floor=0.1)
     outcome = _rank(again)
     assert again[0].relevance - again[1].relevance > 0.05
     assert ids(outcome) == ["new", "old"]
@@ -409,10 +409,10 @@ def test_a_revision_is_judged_on_the_question_own_relevance_not_the_feedback() -
     ]
 
 
-def _refused(old: list[Hit], lifted: dict[str, float]) -> list[Candidate]:
+def _fused_again(old: list[Hit], lifted: dict[str, float]) -> list[Candidate]:
     """The candidates of ``old`` fused again with a feedback that lifts ``lifted`` (BM25 at a
     spread of 1: UNIT per point at floor 0.1)."""
-    return refuse(fuse(old, None, floor=0.1), lifted, spread=1.0, floor=0.1)
+    return fuse_again(fuse(old, None, floor=0.1), lifted, spread=1.0, floor=0.1)
 
 
 def _rank(candidates: list[Candidate]) -> RecallOutcome:
@@ -430,7 +430,7 @@ def _rank(candidates: list[Candidate]) -> RecallOutcome:
 def test_the_feedback_alone_never_makes_an_answer_exist() -> None:
     """Under the floor on the question's own relevance, nothing is stored, however the
     feedback lifted it (0.012 per BM25 point here)."""
-    candidates = _refused([hit("a", 0.09), hit("b", 0.07)], {"a": 2.0})
+    candidates = _fused_again([hit("a", 0.09), hit("b", 0.07)], {"a": 2.0})
     assert candidates[0].relevance > 0.1 > candidates[0].own_relevance
     assert _rank(candidates).results == ()
 
@@ -438,10 +438,10 @@ def test_the_feedback_alone_never_makes_an_answer_exist() -> None:
 def test_confidence_is_read_on_the_question_own_relevance() -> None:
     """The feedback lifted the runner-up to 0.43, where 0.5 no longer stands 1.8 x clear of
     it; on the question's own relevance (0.25) it does."""
-    candidates = _refused([hit("a", 0.5), hit("b", 0.25)], {"b": 15.0})
+    candidates = _fused_again([hit("a", 0.5), hit("b", 0.25)], {"b": 15.0})
     outcome = _rank(candidates)
     assert ids(outcome) == ["a", "b"]
     assert outcome.results[0].confidence == "high"
     # and a result the feedback lifted over the floor is still LOW on the question's own words
-    low = _refused([hit("a", 0.2), hit("b", 0.09)], {"b": 2.0})
+    low = _fused_again([hit("a", 0.2), hit("b", 0.09)], {"b": 2.0})
     assert [r.confidence for r in _rank(low).results] == ["medium", "low"]

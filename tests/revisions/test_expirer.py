@@ -9,7 +9,7 @@ import msgspec
 
 from shared.expiry import Expirer, ExpiryResult, due_entries
 from shared.lexical.segments import LEXICON_LAYOUT, decode_shard
-from shared.memories.upkeep import Upkeep
+from shared.memories.repair_context import RepairContext
 from shared.model import Memory, index_key, iso_ms, new_ulid, parse_iso_ms
 from shared.model.keys import expiry_key_of, link_key, replaced_key
 from shared.storage.interfaces import ObjectStore, VectorStore
@@ -47,7 +47,7 @@ async def write(
 
 def expirer(vectors: VectorStore, objects: ObjectStore, clock: Clock) -> Expirer:
     return Expirer(
-        Upkeep(vectors=vectors, objects=objects, process_id="expiry-test", clock_ms=clock)
+        RepairContext(vectors=vectors, objects=objects, process_id="expiry-test", clock_ms=clock)
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.api.headers import MAX_CONVERSATION_CHARS
+from services.api.http.headers import MAX_CONVERSATION_CHARS
 from shared.model import Memory, iso_ms, new_ulid
 from shared.model.ids import MAX_TENANT_CHARS
 from shared.storage.codec import (

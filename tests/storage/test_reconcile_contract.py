@@ -15,7 +15,7 @@ from shared.lexical.segments import (
     passage_counts,
 )
 from shared.lexical.stored import lexicon_documents
-from shared.memories.upkeep import Upkeep
+from shared.memories.repair_context import RepairContext
 from shared.model import Hit, Memory, index_key, index_prefix, iso_ms, new_ulid
 from shared.reconcile import Reconciler, ReconcileResult, TenantInventory, plan_reconcile
 from shared.storage import MemoryRef, ObjectStore, VectorStore
@@ -43,7 +43,7 @@ def made(tenant: str, content: str, *, at_ms: int, **fields: object) -> Memory:
 
 def reconciler(vectors: VectorStore, objects: ObjectStore) -> Reconciler:
     return Reconciler(
-        Upkeep(
+        RepairContext(
             vectors=vectors,
             objects=objects,
             process_id="reconcile-test",

@@ -1,7 +1,7 @@
 """Each tool's advertised outputSchema against the structuredContent it really returns.
 
-One representative call per answer shape, through the catalogue's guarded handlers over a real
-MemoryService and a real retriever talking to the Retrieve fake: the schema is derived from the
+One representative call per answer shape, through the catalogue's guarded handlers over real
+operations and a real retriever talking to the Retrieve fake: the schema is derived from the
 same struct the answer is built from, and this checks the two still agree on the wire.
 """
 
@@ -13,13 +13,13 @@ from typing import Any, Final
 import jsonschema
 import pytest
 
-from services.api.service import MemoryService
 from services.api.tools import build_catalogue, offered_tools
 from services.api.tools.definition import ToolContext, ToolSpec
 from shared.docs import KnowledgeBaseRetriever
+from shared.operations import OperationsContext
 from tests.docs.conftest import agent_runtime, docs_config, retriever  # noqa: F401  (fixtures)
 from tests.fakes.fixtures import aws_test_credentials  # noqa: F401  (fixture)
-from tests.tools.conftest import Clock
+from tests.operations.conftest import Clock
 
 CTX: Final = ToolContext(tenant="acme", conversation="window-1")
 OLD_PORT = "The staging API listens on port 8443."
@@ -63,13 +63,13 @@ async def _stored(tools: dict[str, ToolSpec], clock: Clock) -> Ids:
 
 @pytest.mark.parametrize(("tool", "arguments"), CALLS)
 async def test_the_structured_content_is_valid_against_the_advertised_schema(
-    service: MemoryService,
+    ops: OperationsContext,
     retriever: KnowledgeBaseRetriever,  # noqa: F811
     clock: Clock,
     tool: str,
     arguments: Callable[[Ids], dict[str, Any]],
 ) -> None:
-    tools = {spec.name: spec for spec in build_catalogue(service, docs=retriever)}
+    tools = {spec.name: spec for spec in build_catalogue(ops, docs=retriever)}
     ids = await _stored(tools, clock)
     result = await tools[tool].handler(CTX, arguments(ids))
     assert not result.is_error and result.structured is not None, result.text

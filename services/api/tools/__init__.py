@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from services.api.service import MemoryService
 from services.api.tools.catalogue import guarded
 from services.api.tools.definition import ToolDefinition, ToolSpec
 from services.api.tools.forget import FORGET
@@ -15,11 +14,12 @@ from services.api.tools.memory_history import MEMORY_HISTORY
 from services.api.tools.memory_stats import MEMORY_STATS
 from services.api.tools.recall import RECALL
 from services.api.tools.remember import REMEMBER
+from shared.operations import OperationsContext
 
 if TYPE_CHECKING:
     from shared.docs import KnowledgeBaseRetriever
 
-MEMORY_TOOLS: Final[tuple[ToolDefinition[Any, MemoryService], ...]] = (
+MEMORY_TOOLS: Final[tuple[ToolDefinition[Any, OperationsContext], ...]] = (
     RECALL,
     REMEMBER,
     LIST_MEMORIES,
@@ -44,14 +44,14 @@ def offered_tools(*, with_docs: bool) -> tuple[ToolDefinition[Any, Any], ...]:
 
 
 def build_catalogue(
-    service: MemoryService,
+    ops: OperationsContext,
     *,
     docs: KnowledgeBaseRetriever | None = None,
     timeout_s: float | None = None,
 ) -> tuple[ToolSpec, ...]:
     """The seven memory tools in order, plus search_docs last when a knowledge base is set;
     ``timeout_s`` bounds each call (TOOL_TIMEOUT_S)."""
-    memory = tuple(guarded(tool, service, timeout_s=timeout_s) for tool in MEMORY_TOOLS)
+    memory = tuple(guarded(tool, ops, timeout_s=timeout_s) for tool in MEMORY_TOOLS)
     if docs is None:
         return memory
     return (*memory, guarded(docs_tool(), docs, timeout_s=timeout_s))

@@ -15,8 +15,8 @@ store it names (``StorageError.store``), and only messages written for the calle
 budget refusal, which names the field to shorten.
 
 A call runs under ``TOOL_TIMEOUT_S``; each storage call in it under ``STORAGE_TIMEOUT_S``
-(``services.api.seams``). Either running out is answered as a tool error and counted in
-``mcp_memory_tool_timeouts_total`` by tool and stage.
+(``services.api.store_deadlines``). Either running out is answered as a tool error and counted
+in ``mcp_memory_tool_timeouts_total`` by tool and stage.
 """
 
 from __future__ import annotations

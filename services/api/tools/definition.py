@@ -1,9 +1,10 @@
 """What a tool is, to the catalogue: its name and prose, the struct its arguments parse into,
 the struct its structured output is, and a handler that takes the parsed arguments.
 
-The handler's first argument is what the tool works on: the memory service for the memory
-tools, the documentation retriever for ``search_docs``. The catalogue binds it when the runtime
-opens; before that a definition is already enough to list the tool.
+The handler's first argument is what the tool works on: the operations' context
+(``shared.operations``) for the memory tools, the documentation retriever for ``search_docs``.
+The catalogue binds it when the runtime opens; before that a definition is already enough to
+list the tool.
 
 Its ``inputSchema`` and ``outputSchema`` are what msgspec derives from the two structs, with
 every ``$ref`` inlined and no ``title``: tools/list shows one self-contained object schema, as
@@ -25,9 +26,8 @@ from typing import Any, Generic, TypeVar
 import msgspec
 import msgspec.inspect as mi
 
-from services.api.answers import Reply
-from services.api.structured import Output
 from services.api.tools.arguments import ToolArguments, struct_info, unwrapped
+from services.api.tools.structured import Output, Reply
 
 Args = TypeVar("Args", bound=ToolArguments)
 Backend = TypeVar("Backend")

@@ -6,10 +6,6 @@ from typing import Annotated, Final
 
 from msgspec import UNSET, Meta, UnsetType
 
-from services.api.answers import Reply
-from services.api.render import render_bulk_forget, render_forget
-from services.api.service import MemoryService
-from services.api.structured import ForgetOutput
 from services.api.tools.arguments import (
     Maybe,
     MemoryId,
@@ -20,8 +16,12 @@ from services.api.tools.arguments import (
     given,
 )
 from services.api.tools.definition import ToolContext, ToolDefinition
+from services.api.tools.render import render_bulk_forget, render_forget
+from services.api.tools.structured import ForgetOutput, Reply
 from shared.errors import InvalidInputError
 from shared.memories.selection import BULK_FORGET_BATCH, ForgetFilter
+from shared.operations import OperationsContext
+from shared.operations.forget import forget, forget_matching
 from shared.storage.codec import MAX_CATEGORY_BYTES, MAX_TAG_BYTES
 
 MAX_OLDER_THAN_DAYS: Final = 36_500
@@ -100,13 +100,13 @@ def forget_filter(arguments: FilterArguments, ctx: ToolContext) -> ForgetFilter:
     return match
 
 
-async def handle(service: MemoryService, ctx: ToolContext, arguments: ForgetArguments) -> Reply:
+async def handle(ops: OperationsContext, ctx: ToolContext, arguments: ForgetArguments) -> Reply:
     target, chosen, confirm = arguments.id, arguments.filter, arguments.confirm
     if isinstance(chosen, UnsetType) and not isinstance(target, UnsetType):
         if not isinstance(confirm, UnsetType):
             raise InvalidInputError("confirm", "`confirm` goes with `filter`; `id` deletes at once")
         memory_id = target.strip()
-        deleted = await service.forget(ctx.tenant, ctx.conversation, memory_id=memory_id)
+        deleted = await forget(ops, ctx.tenant, ctx.conversation, memory_id=memory_id)
         found = int(deleted)
         data = ForgetOutput(deleted=found, matched=found, remaining=0, confirmed=True)
         return Reply(text=render_forget(memory_id, deleted=deleted), data=data)
@@ -115,9 +115,7 @@ async def handle(service: MemoryService, ctx: ToolContext, arguments: ForgetArgu
             "id", "give either `id` (one memory) or `filter` (many), not both and not neither"
         )
     match, deletes = forget_filter(chosen, ctx), given(confirm, default=False)
-    answer = await service.forget_matching(
-        ctx.tenant, ctx.conversation, match=match, confirm=deletes
-    )
+    answer = await forget_matching(ops, ctx.tenant, ctx.conversation, match=match, confirm=deletes)
     return Reply(
         text=render_bulk_forget(answer, confirm=deletes),
         data=ForgetOutput(

@@ -6,10 +6,6 @@ from typing import Annotated, Final
 
 from msgspec import UNSET
 
-from services.api.answers import Reply
-from services.api.render import preview, render_list
-from services.api.service import MemoryService
-from services.api.structured import ListedMemory, ListOutput
 from services.api.tools.arguments import (
     MAX_LIMIT,
     MIN_LIMIT,
@@ -21,6 +17,10 @@ from services.api.tools.arguments import (
     given,
 )
 from services.api.tools.definition import ToolContext, ToolDefinition
+from services.api.tools.render import preview, render_list
+from services.api.tools.structured import ListedMemory, ListOutput, Reply
+from shared.operations import OperationsContext
+from shared.operations.browse import list_memories
 
 DEFAULT_LIMIT: Final = 20
 
@@ -32,10 +32,10 @@ class ListArguments(ToolArguments, frozen=True):
     )
 
 
-async def handle(service: MemoryService, ctx: ToolContext, arguments: ListArguments) -> Reply:
+async def handle(ops: OperationsContext, ctx: ToolContext, arguments: ListArguments) -> Reply:
     memory_type = given(arguments.type, None)
-    memories = await service.list_memories(
-        ctx.tenant, ctx.conversation, memory_type=memory_type, limit=arguments.limit
+    memories = await list_memories(
+        ops, ctx.tenant, ctx.conversation, memory_type=memory_type, limit=arguments.limit
     )
     return Reply(
         text=render_list(memories, memory_type=memory_type),

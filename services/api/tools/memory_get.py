@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from typing import Annotated, Final
 
-from services.api.answers import Reply
-from services.api.render import render_get
-from services.api.service import MemoryService
-from services.api.structured import GetOutput
 from services.api.tools.arguments import MemoryId, ToolArguments, about
 from services.api.tools.definition import ToolContext, ToolDefinition
+from services.api.tools.render import render_get
+from services.api.tools.structured import GetOutput, Reply
+from shared.operations import OperationsContext
+from shared.operations.history import get
 
 
 class GetArguments(ToolArguments, frozen=True):
     id: Annotated[MemoryId, about("A memory id, as recall or list_memories shows it.")]
 
 
-async def handle(service: MemoryService, ctx: ToolContext, arguments: GetArguments) -> Reply:
+async def handle(ops: OperationsContext, ctx: ToolContext, arguments: GetArguments) -> Reply:
     target = arguments.id.strip()
-    version = await service.get(ctx.tenant, ctx.conversation, memory_id=target)
+    version = await get(ops, ctx.tenant, ctx.conversation, memory_id=target)
     return Reply(text=render_get(target, version), data=GetOutput.of(target, version))
 
 

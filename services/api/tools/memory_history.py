@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from typing import Annotated, Final
 
-from services.api.answers import Reply
-from services.api.render import render_history
-from services.api.service import MemoryService
-from services.api.structured import HistoryOutput
 from services.api.tools.arguments import MemoryId, ToolArguments, about
 from services.api.tools.definition import ToolContext, ToolDefinition
+from services.api.tools.render import render_history
+from services.api.tools.structured import HistoryOutput, Reply
+from shared.operations import OperationsContext
+from shared.operations.history import history
 
 
 class HistoryArguments(ToolArguments, frozen=True):
     id: Annotated[MemoryId, about("Any version's memory id.")]
 
 
-async def handle(service: MemoryService, ctx: ToolContext, arguments: HistoryArguments) -> Reply:
+async def handle(ops: OperationsContext, ctx: ToolContext, arguments: HistoryArguments) -> Reply:
     target = arguments.id.strip()
-    versions = await service.history(ctx.tenant, ctx.conversation, memory_id=target)
+    versions = await history(ops, ctx.tenant, ctx.conversation, memory_id=target)
     return Reply(text=render_history(target, versions), data=HistoryOutput.of(target, versions))
 
 

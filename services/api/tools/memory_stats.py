@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from typing import Final
 
-from services.api.answers import Reply
-from services.api.render import render_stats
-from services.api.service import MemoryService
-from services.api.structured import StatsOutput
 from services.api.tools.arguments import ToolArguments
 from services.api.tools.definition import ToolContext, ToolDefinition
+from services.api.tools.render import render_stats
+from services.api.tools.structured import Reply, StatsOutput
 from shared.memories.listing import STATS_SCAN_CAP
+from shared.operations import OperationsContext
+from shared.operations.browse import stats
 
 
 class StatsArguments(ToolArguments, frozen=True):
     """None: the counts are of what this request may see."""
 
 
-async def handle(service: MemoryService, ctx: ToolContext, arguments: StatsArguments) -> Reply:
-    answer = await service.stats(ctx.tenant, ctx.conversation)
+async def handle(ops: OperationsContext, ctx: ToolContext, arguments: StatsArguments) -> Reply:
+    answer = await stats(ops, ctx.tenant, ctx.conversation)
     data = StatsOutput(total=answer.total, by_type=dict(answer.by_type), lower_bound=answer.capped)
     return Reply(text=render_stats(answer, cap=STATS_SCAN_CAP), data=data)
 

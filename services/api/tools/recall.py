@@ -6,10 +6,6 @@ from typing import Annotated, Final
 
 from msgspec import UNSET, Meta
 
-from services.api.answers import Reply
-from services.api.render import render_recall
-from services.api.service import MemoryService
-from services.api.structured import RecallOutput
 from services.api.tools.arguments import (
     MAX_LIMIT,
     MIN_LIMIT,
@@ -23,6 +19,10 @@ from services.api.tools.arguments import (
     given,
 )
 from services.api.tools.definition import ToolContext, ToolDefinition
+from services.api.tools.render import render_recall
+from services.api.tools.structured import RecallOutput, Reply
+from shared.operations import OperationsContext
+from shared.operations.recall import recall
 from shared.ranking import DEFAULT_MODE, MODE_PROFILES, RECALL_MODES
 
 # The largest answer budget: about one 32,000-byte memory and then some.
@@ -73,12 +73,12 @@ class RecallArguments(ToolArguments, frozen=True):
     ] = DEFAULT_MODE
 
 
-async def handle(service: MemoryService, ctx: ToolContext, arguments: RecallArguments) -> Reply:
+async def handle(ops: OperationsContext, ctx: ToolContext, arguments: RecallArguments) -> Reply:
     profile = MODE_PROFILES[arguments.mode]
     query = arguments.query
     limit = given(arguments.limit, profile.limit)
-    answer = await service.recall(
-        ctx.tenant, ctx.conversation, query=query, mode=arguments.mode, limit=limit
+    answer = await recall(
+        ops, ctx.tenant, ctx.conversation, query=query, mode=arguments.mode, limit=limit
     )
     budget = min(given(arguments.max_tokens, profile.max_tokens), MAX_TOKENS_CEILING)
     return render_recall(query, answer, max_tokens=budget)

@@ -7,10 +7,6 @@ from typing import Annotated, Final
 import msgspec
 from msgspec import UNSET, Meta
 
-from services.api.answers import Reply
-from services.api.render import preview, render_remembered
-from services.api.service import MemoryService
-from services.api.structured import RememberOutput
 from services.api.tools.arguments import (
     Maybe,
     MemoryId,
@@ -22,7 +18,11 @@ from services.api.tools.arguments import (
     given,
 )
 from services.api.tools.definition import ToolContext, ToolDefinition
+from services.api.tools.render import preview, render_remembered
+from services.api.tools.structured import RememberOutput, Reply
 from shared.errors import InvalidInputError
+from shared.operations import OperationsContext
+from shared.operations.remember import remember
 from shared.storage.codec import MAX_CATEGORY_BYTES, MAX_CONTENT_BYTES, MAX_TAG_BYTES, MAX_TAGS
 
 MIN_EXPIRY_DAYS: Final = 1
@@ -108,7 +108,7 @@ class RememberArguments(ToolArguments, frozen=True):
         msgspec.structs.force_setattr(self, "tags", kept)
 
 
-async def handle(service: MemoryService, ctx: ToolContext, arguments: RememberArguments) -> Reply:
+async def handle(ops: OperationsContext, ctx: ToolContext, arguments: RememberArguments) -> Reply:
     if arguments.scope == "conversation" and ctx.conversation is None:
         raise InvalidInputError(
             "scope",
@@ -118,7 +118,8 @@ async def handle(service: MemoryService, ctx: ToolContext, arguments: RememberAr
     # What is stored is what was sent, but for a blank category, which is none.
     category = given(arguments.category, "").strip() or None
     replaces = given(arguments.replaces, "").strip() or None
-    answer = await service.remember(
+    answer = await remember(
+        ops,
         ctx.tenant,
         ctx.conversation,
         content=arguments.content,

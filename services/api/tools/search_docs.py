@@ -12,8 +12,6 @@ from typing import Annotated, Final
 
 import msgspec
 
-from services.api.answers import Reply
-from services.api.structured import DocsExcerpt, DocsOutput
 from services.api.tools.arguments import (
     MAX_LIMIT,
     MIN_LIMIT,
@@ -24,6 +22,7 @@ from services.api.tools.arguments import (
     utf16_units,
 )
 from services.api.tools.definition import ToolContext, ToolDefinition
+from services.api.tools.structured import DocsExcerpt, DocsOutput, Reply
 from shared.docs import DocExcerpt, KnowledgeBaseRetriever
 
 DEFAULT_LIMIT: Final = 5

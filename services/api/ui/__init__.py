@@ -1,6 +1,6 @@
 """The memory page: a person's view of what the agents remember, served by the API process at
 ``/ui`` on its own port (UI_PORT), as server-rendered HTML with no script and nothing loaded from
-elsewhere. It browses, searches, corrects and forgets through the memory service the tools call.
+elsewhere. It browses, searches, corrects and forgets through the memory operations the tools call.
 
 ``access`` (sessions, form tokens, the key), ``query`` (the state in the URL), ``views`` (GET),
 ``actions`` (POST), ``explain`` and ``chart`` (pure), ``pages`` (templates), ``app`` (the gate

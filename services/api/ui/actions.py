@@ -1,6 +1,6 @@
 """The page's changes, each a POST the gate has already checked (session, form token, origin):
 forget, replace with a corrected text, export, and signing in and out. Each is a call to the
-memory service the tools call, then a redirect (post/redirect/get), so reloading the page that
+memory operations the tools call, then a redirect (post/redirect/get), so reloading the page that
 follows repeats nothing. Lines logged name the tenant and the action, never a memory's text."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from urllib.parse import urlencode, urlsplit
 
 from aiohttp import web
 
-from services.api.throttle import FIRST_DELAY_S
+from services.api.http.throttle import FIRST_DELAY_S
 from services.api.ui.access import Session, is_https
 from services.api.ui.forms import read_form
-from services.api.ui.pages import ACCESS_KEY, SERVICE_KEY, THROTTLE_KEY, render
+from services.api.ui.pages import ACCESS_KEY, OPERATIONS_KEY, THROTTLE_KEY, render
 from services.api.ui.query import (
     PageState,
     conversation_of,
@@ -26,6 +26,10 @@ from services.api.ui.query import (
 )
 from services.api.ui.views import missing
 from shared.errors import InvalidInputError
+from shared.operations.browse import export as exported
+from shared.operations.forget import forget as forgotten
+from shared.operations.history import get
+from shared.operations.remember import remember
 from shared.transfer import ExportedMemory, encode_line
 
 logger = logging.getLogger(__name__)
@@ -77,8 +81,8 @@ async def forget(request: web.Request) -> web.StreamResponse:
     values = await _form(request)
     state = _memory_state(values)
     assert state.tenant is not None and state.memory_id is not None
-    service = request.app[SERVICE_KEY]
-    if not await service.forget(state.tenant, state.conversation, memory_id=state.memory_id):
+    ops = request.app[OPERATIONS_KEY]
+    if not await forgotten(ops, state.tenant, state.conversation, memory_id=state.memory_id):
         return missing(request, state)
     logger.info("ui_forget", extra={"tenant": state.tenant})
     listed = state.url(memory_id=None)
@@ -90,13 +94,14 @@ async def replace(request: web.Request) -> web.StreamResponse:
     state = _memory_state(values)
     assert state.tenant is not None and state.memory_id is not None
     content = corrected_content(values)
-    service = request.app[SERVICE_KEY]
-    version = await service.get(state.tenant, state.conversation, memory_id=state.memory_id)
+    ops = request.app[OPERATIONS_KEY]
+    version = await get(ops, state.tenant, state.conversation, memory_id=state.memory_id)
     if version is None or version.memory is None:
         return missing(request, state)
     old = version.memory
     # The correction keeps what the memory was filed under; only the text changes.
-    answer = await service.remember(
+    answer = await remember(
+        ops,
         state.tenant,
         state.conversation,
         content=content,
@@ -115,7 +120,7 @@ async def export(request: web.Request) -> web.StreamResponse:
     reads it), streamed as a download."""
     values = await _form(request)
     tenant = _required_tenant(values)
-    records = request.app[SERVICE_KEY].export(tenant)
+    records = exported(request.app[OPERATIONS_KEY], tenant)
     try:
         first = await anext(records)
     except InvalidInputError:

@@ -2,7 +2,7 @@
 endpoint refuses every browser (any ``Origin``), and this one is nothing but a browser's.
 
 Every request passes one gate, in order: the ``Host`` of a loopback listener (DNS rebinding,
-``services.api.host_header``), the session (a login page when the key is required and there is
+``services.api.http.host_header``), the session (a login page when the key is required and there is
 none), and for a POST the origin and the form token (``access``). Every response carries a
 Content-Security-Policy that lets the page load nothing but its own stylesheet and run no script
 at all (it has none), and is never cached. Each request leaves one ``ui_request`` line: method,
@@ -20,18 +20,18 @@ from typing import Final
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
-from services.api.connections import ConnectionGuard
-from services.api.host_header import host_refusal
-from services.api.protocol import secure_headers
-from services.api.service import MemoryService
-from services.api.throttle import KeyThrottle
+from services.api.http.connections import ConnectionGuard
+from services.api.http.host_header import host_refusal
+from services.api.http.protocol import secure_headers
+from services.api.http.throttle import KeyThrottle
 from services.api.ui import actions, views
 from services.api.ui.access import CSRF_FIELD, Access, foreign_origin, is_https
 from services.api.ui.forms import read_form
-from services.api.ui.pages import ACCESS_KEY, SERVICE_KEY, SESSION_KEY, THROTTLE_KEY, render
+from services.api.ui.pages import ACCESS_KEY, OPERATIONS_KEY, SESSION_KEY, THROTTLE_KEY, render
 from services.api.ui.query import PageState
 from shared.errors import InvalidInputError, ServiceError
 from shared.model.ids import is_tenant
+from shared.operations import OperationsContext
 
 logger = logging.getLogger(__name__)
 
@@ -186,21 +186,21 @@ def _static() -> dict[str, tuple[bytes, str]]:
 
 
 def build_ui_app(
-    service: MemoryService,
+    ops: OperationsContext,
     *,
     access: Access,
     host_names: frozenset[str] | None,
     guard: ConnectionGuard | None = None,
     throttle: KeyThrottle | None = None,
 ) -> web.Application:
-    """The page over ``service``, its sessions and key by ``access`` (without a key it is
+    """The page over ``ops``, its sessions and key by ``access`` (without a key it is
     served without a login: config allows that only on a loopback ``--local`` server);
     ``host_names`` as for the API's gates; ``throttle`` the process's count of wrong keys."""
     app = web.Application(
         client_max_size=MAX_FORM_BYTES,
         middlewares=[_logged(guard), _errors, _gate(access, host_names)],
     )
-    app[SERVICE_KEY] = service
+    app[OPERATIONS_KEY] = ops
     app[ACCESS_KEY] = access
     app[THROTTLE_KEY] = throttle or KeyThrottle()
     assets = _static()

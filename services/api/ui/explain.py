@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import msgspec
 
-from services.api.render import distinct_words, percent
+from services.api.tools.render import distinct_words, percent
 from shared.lexical.excerpt import excerpt
 from shared.lexical.tokens import shown, term_spans
 from shared.model import Memory

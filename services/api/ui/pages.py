@@ -9,13 +9,13 @@ from typing import Any, Final
 from aiohttp import web
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from services.api.render import PREVIEW_CHARS, flattened
-from services.api.service import MemoryService
-from services.api.throttle import KeyThrottle
+from services.api.http.throttle import KeyThrottle
+from services.api.tools.render import PREVIEW_CHARS, flattened
 from services.api.ui.access import CSRF_FIELD, Access
 from services.api.ui.query import PageState
+from shared.operations import OperationsContext
 
-SERVICE_KEY: Final = web.AppKey("ui_service", MemoryService)
+OPERATIONS_KEY: Final = web.AppKey("ui_operations", OperationsContext)
 ACCESS_KEY: Final = web.AppKey("ui_access", Access)
 # Wrong keys per address: the process's one count, shared with /mcp.
 THROTTLE_KEY: Final = web.AppKey("ui_throttle", KeyThrottle)

@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 
 import msgspec
 
-from services.api.headers import validated_conversation, validated_tenant
+from services.api.http.headers import validated_conversation, validated_tenant
 from services.api.tools.arguments import MAX_LIMIT, MIN_LIMIT, either, utf8_bytes
 from shared.errors import InvalidInputError
 from shared.memories.listing import ListFilter

@@ -14,10 +14,9 @@ from typing import Any, Final
 
 from aiohttp import web
 
-from services.api.connections import KEEPALIVE_TIMEOUT_S, ConnectionGuard, GuardedSite
-from services.api.host_header import loopback_names
-from services.api.service import MemoryService
-from services.api.throttle import KeyThrottle
+from services.api.http.connections import KEEPALIVE_TIMEOUT_S, ConnectionGuard, GuardedSite
+from services.api.http.host_header import loopback_names
+from services.api.http.throttle import KeyThrottle
 from services.api.ui.access import Access
 from services.api.ui.app import UI_PATH, build_ui_app
 from services.api.ui.pages import refused_page
@@ -25,6 +24,7 @@ from services.api.ui.revocation import Revocations, deployment_secret
 from shared.config import Config
 from shared.errors import StorageError
 from shared.listen import is_loopback_only, is_unspecified, url_host
+from shared.operations import OperationsContext
 from shared.storage import ObjectStore
 
 logger = logging.getLogger(__name__)
@@ -68,7 +68,7 @@ async def _access(config: Config, objects: ObjectStore | None) -> Access:
 
 async def start_ui(
     config: Config,
-    service: MemoryService | None,
+    ops: OperationsContext | None,
     objects: ObjectStore | None = None,
     throttle: KeyThrottle | None = None,
 ) -> web.AppRunner | None:
@@ -78,7 +78,7 @@ async def start_ui(
     if not config.server.ui_enabled:
         logger.info("ui_off", extra={"detail": _off_reason(config)})
         return None
-    if service is None:
+    if ops is None:
         logger.info("ui_off", extra={"detail": "this runtime has no memory service"})
         return None
     if config.server.mcp_api_key is None and not is_loopback_only(config.server.hosts):
@@ -95,7 +95,7 @@ async def start_ui(
         return None
     guard = ConnectionGuard()
     app = build_ui_app(
-        service,
+        ops,
         access=access,
         throttle=throttle,
         host_names=loopback_names(config.server.hosts),

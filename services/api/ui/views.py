@@ -1,4 +1,4 @@
-"""``GET /ui``: the views, each a caller of the memory service the tools call, so what the page
+"""``GET /ui``: the views, each a caller of the memory operations the tools call, so what the page
 shows is what the tools would answer (visibility, ranking, history). A GET changes nothing: a
 search here is read by a person, not used by a model, so it feeds no access count."""
 
@@ -10,12 +10,15 @@ from typing import Final
 
 from aiohttp import web
 
-from services.api.service import MemoryService
 from services.api.ui.chart import chart
 from services.api.ui.explain import explained
-from services.api.ui.pages import SERVICE_KEY, render
+from services.api.ui.pages import OPERATIONS_KEY, render
 from services.api.ui.query import PageState, memory_id_of, page_state
 from shared.model import MEMORY_TYPES, wall_clock_ms
+from shared.operations import OperationsContext
+from shared.operations.browse import access_counts, browse, stats, tenants
+from shared.operations.history import get, history
+from shared.operations.recall import recall
 from shared.ranking import RECALL_MODES
 
 PAGE_SIZE: Final = 25
@@ -25,14 +28,14 @@ TENANTS_SHOWN: Final = 200
 async def page(request: web.Request) -> web.StreamResponse:
     """The one page, its view chosen by its URL (see ``query``)."""
     state = page_state(request.query)
-    service = request.app[SERVICE_KEY]
+    ops = request.app[OPERATIONS_KEY]
     if state.tenant is None:
-        return await _tenants(request, service)
+        return await _tenants(request, ops)
     if state.memory_id is not None:
-        return await _memory(request, service, state)
+        return await _memory(request, ops, state)
     if state.query is not None:
-        return await _search(request, service, state)
-    return await _list(request, service, state)
+        return await _search(request, ops, state)
+    return await _list(request, ops, state)
 
 
 def _notice(values: Mapping[str, str]) -> str | None:
@@ -49,31 +52,32 @@ def _notice(values: Mapping[str, str]) -> str | None:
     return None
 
 
-async def _tenants(request: web.Request, service: MemoryService) -> web.StreamResponse:
-    tenants = await service.tenants(limit=TENANTS_SHOWN)
+async def _tenants(request: web.Request, ops: OperationsContext) -> web.StreamResponse:
+    names = await tenants(ops, limit=TENANTS_SHOWN)
     return render(
         request,
         "tenants.html",
         state=PageState(),
-        tenants=sorted(tenants),
-        more=len(tenants) >= TENANTS_SHOWN,
+        tenants=sorted(names),
+        more=len(names) >= TENANTS_SHOWN,
     )
 
 
 async def _list(
-    request: web.Request, service: MemoryService, state: PageState
+    request: web.Request, ops: OperationsContext, state: PageState
 ) -> web.StreamResponse:
     assert state.tenant is not None
-    stats, listing, counts = await asyncio.gather(
-        service.stats(state.tenant, state.conversation),
-        service.browse(
+    totals, listing, counts = await asyncio.gather(
+        stats(ops, state.tenant, state.conversation),
+        browse(
+            ops,
             state.tenant,
             state.conversation,
             match=state,
             limit=PAGE_SIZE + 1,
             before=state.before,
         ),
-        service.access_counts(state.tenant),
+        access_counts(ops, state.tenant),
     )
     memories = listing.memories[:PAGE_SIZE]
     older = memories[-1].id if len(listing.memories) > PAGE_SIZE else listing.resume_after
@@ -83,8 +87,8 @@ async def _list(
         state=state,
         memories=memories,
         counts=counts,
-        stats=stats,
-        picture=chart(stats.created, now_ms=wall_clock_ms()),
+        stats=totals,
+        picture=chart(totals.created, now_ms=wall_clock_ms()),
         older_url=state.url(before=older) if older else None,
         newest_url=state.url(before=None) if state.before else None,
         memory_types=MEMORY_TYPES,
@@ -93,10 +97,11 @@ async def _list(
 
 
 async def _search(
-    request: web.Request, service: MemoryService, state: PageState
+    request: web.Request, ops: OperationsContext, state: PageState
 ) -> web.StreamResponse:
     assert state.tenant is not None and state.query is not None
-    answer = await service.recall(
+    answer = await recall(
+        ops,
         state.tenant,
         state.conversation,
         query=state.query,
@@ -112,20 +117,20 @@ async def _search(
         answer=answer,
         results=explained(state.query, outcome) if outcome is not None else [],
         modes=RECALL_MODES,
-        floor=service.floor,
+        floor=ops.floor,
     )
 
 
 async def _memory(
-    request: web.Request, service: MemoryService, state: PageState
+    request: web.Request, ops: OperationsContext, state: PageState
 ) -> web.StreamResponse:
     assert state.tenant is not None and state.memory_id is not None
-    version = await service.get(state.tenant, state.conversation, memory_id=state.memory_id)
+    version = await get(ops, state.tenant, state.conversation, memory_id=state.memory_id)
     if version is None or version.memory is None:
         return missing(request, state)
     versions, counts = await asyncio.gather(
-        service.history(state.tenant, state.conversation, memory_id=state.memory_id),
-        service.access_counts(state.tenant),
+        history(ops, state.tenant, state.conversation, memory_id=state.memory_id),
+        access_counts(ops, state.tenant),
     )
     return render(
         request,

@@ -12,7 +12,7 @@ import aiohttp
 import mcp_types as types
 import pytest
 
-from services.api.protocol import CONTENT_SECURITY_POLICY
+from services.api.http.protocol import CONTENT_SECURITY_POLICY
 from tests.api.ui.conftest import TENANT, Seeded, call
 
 TOKEN = re.compile(r'name="csrf_token" value="([0-9a-f]+)"')

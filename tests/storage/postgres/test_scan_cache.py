@@ -48,7 +48,7 @@ def cache_of(store: VectorStore) -> ScanCache:
 
 def newest_held(store: VectorStore, tenant: str) -> TenantSnapshot | None:
     """The tenant's newest snapshot, whatever its generation (the cache's own view of it)."""
-    return cache_of(store)._held.get(tenant)
+    return cache_of(store)._lru.get(tenant)
 
 
 def ranked(hits: list[Hit]) -> list[tuple[str, float]]:

@@ -11,15 +11,17 @@ from collections.abc import AsyncIterator, Sequence
 import numpy as np
 import pytest
 
-from services.api.service import MemoryService
 from shared.config import load_config
 from shared.embedding import Embedder
 from shared.model import Memory
+from shared.operations import OperationsContext
+from shared.operations.recall import recall
+from shared.operations.remember import remember
 from shared.storage import Stores, open_stores
 from shared.storage.postgres import PostgresVectorStore
 from shared.storage.postgres.scan import SnapshotVectorStore
+from tests.operations.conftest import memory_service
 from tests.storage.postgres.test_scan_cache import WIDTH, memory
-from tests.tools.conftest import memory_service
 
 NEEDLE = "The ZX-4471 relay sits in the red cabinet on the third floor."
 QUERY = "ZX-4471"
@@ -46,8 +48,8 @@ class PlacedEmbedder(Embedder):
 
 
 @contextlib.asynccontextmanager
-async def service_on(pg_url: str, cache_mb: int) -> AsyncIterator[tuple[MemoryService, Stores]]:
-    """A MemoryService wired as the API wires it, on stores the factory opened."""
+async def service_on(pg_url: str, cache_mb: int) -> AsyncIterator[tuple[OperationsContext, Stores]]:
+    """An OperationsContext wired as the API wires it, on stores the factory opened."""
     config = load_config({"DATABASE_URL": pg_url, "PG_SCAN_CACHE_MB": str(cache_mb)})
     async with open_stores(config) as stores:
         yield memory_service(stores, PlacedEmbedder()), stores
@@ -69,9 +71,10 @@ def counting_gets(stores: Stores, monkeypatch: pytest.MonkeyPatch) -> list[Seque
     return calls
 
 
-async def remember_all(service: MemoryService) -> Memory:
+async def remember_all(ops: OperationsContext) -> Memory:
     for n in range(FILLERS):
-        await service.remember(
+        await remember(
+            ops,
             "acme",
             None,
             content=f"Filler note {n} about routine maintenance of building {n}.",
@@ -80,7 +83,8 @@ async def remember_all(service: MemoryService) -> Memory:
             tags=(),
             scope="project",
         )
-    stored = await service.remember(
+    stored = await remember(
+        ops,
         "acme",
         None,
         content=NEEDLE,
@@ -120,16 +124,16 @@ async def test_recall_reads_through_the_snapshots_and_answers_as_the_plain_store
 ) -> None:
     answers = {}
     for cache_mb in (0, 64):
-        async with service_on(pg_url, cache_mb) as (service, stores):
+        async with service_on(pg_url, cache_mb) as (ops, stores):
             if cache_mb == 0:
-                needle = await remember_all(service)
+                needle = await remember_all(ops)
             else:
                 assert isinstance(stores.vectors, SnapshotVectorStore)
                 assert await stores.vectors.snapshots.refresh("acme") is not None
-            await service.lexicon.query("acme", QUERY)  # loaded (a first load reads bodies)
+            await ops.lexicon.query("acme", QUERY)  # loaded (a first load reads bodies)
             gets = counting_gets(stores, monkeypatch)
-            answer = await service.recall(
-                "acme", None, query=QUERY, mode="balanced", limit=5, count_use=False
+            answer = await recall(
+                ops, "acme", None, query=QUERY, mode="balanced", limit=5, count_use=False
             )
             assert answer.outcome is not None
             answers[cache_mb] = [(r.memory, r.confidence) for r in answer.outcome.results]

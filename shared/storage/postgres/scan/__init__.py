@@ -1,7 +1,7 @@
 """The in-process exact scan of the PostgreSQL backend, one job per module: ``snapshot`` (one
 tenant's rows as a matrix, pure), ``workers`` (the threads a large scan is split across),
 ``reads`` (what a refresh reads), ``own_writes`` (this process's writes until carried in),
-``held`` (the budgeted LRU of snapshots), ``cache`` (generations, freshness and refresh) and
+``lru`` (the budgeted LRU of snapshots), ``cache`` (generations, freshness and refresh) and
 ``store`` (the vector store that answers from them, composed around the plain one)."""
 
 from shared.storage.postgres.scan.cache import ScanCache

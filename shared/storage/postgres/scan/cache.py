@@ -12,7 +12,7 @@ repeatable-read transaction (``reads``): only the rows the change log names sinc
 it replaces, or, after a gap, every id and the rows it lacks. A query a few generations behind
 (another process's writes) waits briefly for that refresh instead, and one behind this process's
 own writes waits for their carry-in (``own_writes``). Snapshots are evicted least recently used
-first to stay within the byte budget (``held``); a tenant too large for the budget is not
+first to stay within the byte budget (``lru``); a tenant too large for the budget is not
 retried until its generation moves.
 """
 
@@ -31,7 +31,7 @@ import numpy as np
 from shared.errors import StorageError
 from shared.model import Memory
 from shared.storage.postgres._datastore import PostgresDatastore
-from shared.storage.postgres.scan.held import HeldSnapshots
+from shared.storage.postgres.scan.lru import SnapshotLRU
 from shared.storage.postgres.scan.own_writes import AddedRow, OwnWrite, OwnWrites
 from shared.storage.postgres.scan.reads import (
     GENERATION_SQL,
@@ -95,7 +95,7 @@ class ScanCache:
         self._datastore = datastore
         self._budget_bytes = budget_bytes
         self._rebuild = rebuild
-        self._held = HeldSnapshots(budget_bytes)
+        self._lru = SnapshotLRU(budget_bytes)
         # tenant → the generation at which it did not fit (or could not be held): not retried
         # until the generation moves.
         self._skipped: dict[str, int] = {}
@@ -107,7 +107,7 @@ class ScanCache:
 
     @property
     def held_bytes(self) -> int:
-        return self._held.held_bytes
+        return self._lru.held_bytes
 
     async def generation(self, tenant: str) -> int:
         """The tenant's generation now; 0 for a tenant that never had a row written."""
@@ -119,9 +119,9 @@ class ScanCache:
         refresh is started in the background. Generations only grow, so a later snapshot holds
         the rows of a moment after the caller read ``generation``: answering from it is what the
         SQL scan would have answered had the query run a moment later, still within the call."""
-        snapshot = self._held.get(tenant)
+        snapshot = self._lru.get(tenant)
         if snapshot is not None and snapshot.generation >= generation:
-            self._held.touch(tenant)
+            self._lru.touch(tenant)
             self.stats.hits += 1
             return snapshot
         self.stats.misses += 1
@@ -131,7 +131,7 @@ class ScanCache:
     def memories(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
         """Those of ``ids`` the tenant's newest snapshot holds, whatever its generation: a query
         of the tenant just proved it current or refreshed it (see ``Snapshots.memories``)."""
-        snapshot = self._held.get(tenant)
+        snapshot = self._lru.get(tenant)
         found = map(snapshot.memory_of, ids) if snapshot is not None else ()
         return [memory for memory in found if memory is not None]
 
@@ -172,7 +172,7 @@ class ScanCache:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(_REFRESH_WAIT_S):
                 for _ in range(2):
-                    held = self._held.get(tenant)
+                    held = self._lru.get(tenant)
                     if held is None or not 0 < generation - held.generation <= _SMALL_GAP:
                         return
                     self._start_refresh(tenant, generation)
@@ -190,7 +190,7 @@ class ScanCache:
             yield
 
     def _behind(self, tenant: str, generation: int) -> bool:
-        snapshot = self._held.get(tenant)
+        snapshot = self._lru.get(tenant)
         return snapshot is not None and snapshot.generation < generation
 
     def _start_refresh(self, tenant: str, generation: int) -> None:
@@ -215,7 +215,7 @@ class ScanCache:
             StorageError: the database failed.
         """
         started = time.perf_counter()
-        current = self._held.get(tenant)
+        current = self._lru.get(tenant)
         async with self._datastore.session() as session:
             async with session.transaction(isolation="repeatable_read", readonly=True):
                 step: Step | None = None
@@ -254,7 +254,7 @@ class ScanCache:
         )
         # An own write that finished while the snapshot was behind may continue this one.
         await self._carry_in_waiting(tenant)
-        return self._held.get(tenant) or snapshot
+        return self._lru.get(tenant) or snapshot
 
     def _build(
         self,
@@ -302,7 +302,7 @@ class ScanCache:
         drops the waiting writes it passes and carries in those that continue it.
         ``added`` is (id, vector, metadata as stored, stored bytes).
         """
-        held = self._held.get(tenant)
+        held = self._lru.get(tenant)
         if held is None or generation <= held.generation:
             return
         self._own.wait_for(
@@ -314,7 +314,7 @@ class ScanCache:
 
     async def _carry_in_waiting(self, tenant: str) -> None:
         """Carry in, in generation order, the waiting own writes that continue the snapshot."""
-        while (held := self._held.get(tenant)) is not None:
+        while (held := self._lru.get(tenant)) is not None:
             write = self._own.take(tenant, held.generation + 1)
             if write is None or not await self._carry_in(tenant, held, write):
                 return
@@ -350,7 +350,7 @@ class ScanCache:
         self._drop(tenant)
 
     def _install(self, tenant: str, snapshot: TenantSnapshot) -> None:
-        evicted = self._held.install(tenant, snapshot)
+        evicted = self._lru.install(tenant, snapshot)
         if evicted is None:
             return  # a newer snapshot is held
         self._skipped.pop(tenant, None)
@@ -362,7 +362,7 @@ class ScanCache:
 
     def _drop(self, tenant: str) -> None:
         self._own.forget(tenant)
-        self._held.drop(tenant)
+        self._lru.drop(tenant)
 
     async def close(self) -> None:
         """Stop the refreshes in flight (before the pool they use closes) and forget all."""
@@ -373,6 +373,6 @@ class ScanCache:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, StorageError):
                 await task
-        self._held.clear()
+        self._lru.clear()
         self._own.close()
         self.workers.close()

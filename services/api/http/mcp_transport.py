@@ -39,8 +39,8 @@ from mcp.shared.transport_context import TransportContext
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from services.api.catalogue_server import CatalogueServer
-from services.api.headers import tool_context_of
+from services.api.http.headers import tool_context_of
+from services.api.tools.catalogue_server import CatalogueServer
 from services.api.tools.definition import ToolContext, ToolSpec
 
 MAX_BODY_BYTES: Final = 4 * 1024 * 1024

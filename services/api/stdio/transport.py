@@ -23,17 +23,17 @@ from typing import TYPE_CHECKING, Final
 
 from mcp.server.stdio import stdio_server
 
-from services.api.catalogue_server import SERVER_NAME, CatalogueServer
-from services.api.deferred import BackgroundRuntime, tool_definitions, waiting_catalogue
-from services.api.headers import validated_conversation, validated_tenant
-from services.api.stdio_wire import ScreenedStdin, claimed_stdin
+from services.api.http.headers import validated_conversation, validated_tenant
+from services.api.stdio.deferred import BackgroundRuntime, tool_definitions, waiting_catalogue
+from services.api.stdio.wire import ScreenedStdin, claimed_stdin
+from services.api.tools.catalogue_server import SERVER_NAME, CatalogueServer
 from services.api.tools.definition import ToolContext, ToolSpec
 from shared.errors import ConfigError, InvalidInputError
 from shared.storage.factory import watch_embedded_server
 from shared.version import installed_version
 
 if TYPE_CHECKING:
-    from services.api.app import RuntimeOpener, RuntimeView
+    from services.api.http.app import RuntimeOpener, RuntimeView
     from shared.config import Config, StdioSettings
 
 logger = logging.getLogger(__name__)
@@ -84,7 +84,7 @@ class StdioEndpoint:
     async def serve(self) -> None:
         """Until the client closes stdin."""
         with claimed_stdin() as wire:
-            # Every line the SDK would drop unanswered is answered (services.api.stdio_wire).
+            # Every line the SDK would drop unanswered is answered (services.api.stdio.wire).
             stdin = ScreenedStdin(wire)
             async with stdio_server(stdin=stdin) as (read_stream, write_stream):
                 stdin.answer_with(write_stream)
@@ -112,7 +112,7 @@ def _log_serving(runtime: RuntimeView, context: ToolContext, *, open_ms: int) ->
 async def serve_stdio(config: Config, context: ToolContext, *, open_runtime: RuntimeOpener) -> int:
     """Serve one stdio client until it closes stdin (or a signal, or the embedded PostgreSQL's
     death under ``--local``), answering the handshake and ``tools/list`` at once while the
-    runtime opens behind them (``services.api.deferred``); then leave the runtime. The exit
+    runtime opens behind them (``services.api.stdio.deferred``); then leave the runtime. The exit
     code: 1 when the database died (the client then starts the server again, which starts the
     database again) or the runtime could not open, else 0."""
     stopping = asyncio.Event()

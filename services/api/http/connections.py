@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from aiohttp import web
 
-from services.api.protocol import (
+from services.api.http.protocol import (
     SECURITY_HEADERS,
     SERVER_HEADER,
     Refusal,

@@ -15,13 +15,21 @@ from typing import Annotated, Any, Literal, Self
 import msgspec
 from msgspec import Meta
 
-from services.api.answers import Version
 from shared.model import Memory, MemoryType, Scope
+from shared.operations.history import Version
 from shared.ranking import Confidence
 
 
 class Output(msgspec.Struct, kw_only=True):
     """The base of every tool's structured output: keyword fields, each always present."""
+
+
+class Reply(msgspec.Struct, frozen=True, kw_only=True):
+    """What a tool handler answers: the text a model reads, and the same facts as the tool's
+    outputSchema declares them: an ``Output``, ``structuredContent`` once converted."""
+
+    text: str
+    data: msgspec.Struct
 
 
 class MemoryRecord(Output):

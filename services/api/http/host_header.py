@@ -16,7 +16,7 @@ from typing import Final
 from aiohttp import web
 from multidict import CIMultiDictProxy
 
-from services.api.mcp_transport import jsonrpc_error
+from services.api.http.mcp_transport import jsonrpc_error
 from shared.listen import is_loopback_only, url_host
 
 HOST_NOT_LOOPBACK_CODE: Final = -32004

@@ -23,7 +23,7 @@ from services.api.tools.definition import ToolContext, ToolResult, ToolSpec
 from shared.errors import ConfigError, InvariantError, ServiceError
 
 if TYPE_CHECKING:
-    from services.api.app import RuntimeOpener, RuntimeView
+    from services.api.http.app import RuntimeOpener, RuntimeView
     from shared.config import Config
 
 logger = logging.getLogger(__name__)

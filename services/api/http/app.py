@@ -17,19 +17,19 @@ from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 from prometheus_client.aiohttp import make_aiohttp_handler
 
-from services.api.connections import ConnectionGuard
-from services.api.gates import MCP_PATH, METRICS_PATH, gates_middleware
-from services.api.host_header import loopback_names
-from services.api.mcp_transport import MAX_BODY_BYTES, McpEndpoint
-from services.api.protocol import name_server
-from services.api.readiness import READY_PATH, ReadinessCheck, ready_response
-from services.api.throttle import KeyThrottle
+from services.api.http.connections import ConnectionGuard
+from services.api.http.gates import MCP_PATH, METRICS_PATH, gates_middleware
+from services.api.http.host_header import loopback_names
+from services.api.http.mcp_transport import MAX_BODY_BYTES, McpEndpoint
+from services.api.http.protocol import name_server
+from services.api.http.readiness import READY_PATH, ReadinessCheck, ready_response
+from services.api.http.throttle import KeyThrottle
 from services.api.tools.definition import ToolSpec
 from shared.config import Config
 from shared.version import installed_version
 
 if TYPE_CHECKING:
-    from services.api.service import MemoryService
+    from shared.operations import OperationsContext
     from shared.storage import ObjectStore
 
 
@@ -45,9 +45,9 @@ class RuntimeView(Protocol):
     @property
     def check_ready(self) -> ReadinessCheck: ...
 
-    # The memory page's way to the tools' service; None in a runtime without storage.
+    # The memory page's way to the tools' operations; None in a runtime without storage.
     @property
-    def service(self) -> MemoryService | None: ...
+    def operations(self) -> OperationsContext | None: ...
 
     # The state store the memory page keeps its shared sessions in; None without storage.
     @property

@@ -1,5 +1,5 @@
-"""The stores and the embedder as the API's path calls them: wrapped at the seams, their callers
-not edited. Each wrapper implements the interface it wraps.
+"""The stores and the embedder as the API's path calls them: each wrapped in one that bounds
+and times every call, their callers not edited. Each wrapper implements the interface it wraps.
 
 Latency: one histogram sample per call, labelled by operation only (never a tenant, never
 content).
@@ -61,7 +61,7 @@ class WhenReady:
         return value
 
 
-class _Seam:
+class _Bounded:
     """What both store wrappers share: the inner store's name, the deadline and the sample."""
 
     def __init__(self, display_name: str, *, timeout_s: float) -> None:
@@ -99,7 +99,7 @@ class _Seam:
                 )
 
 
-class GuardedVectorStore(_Seam, VectorStore):
+class GuardedVectorStore(_Bounded, VectorStore):
     """``inner`` with every call bounded by ``timeout_s`` and timed."""
 
     def __init__(self, inner: VectorStore, *, timeout_s: float) -> None:
@@ -138,7 +138,7 @@ class GuardedVectorStore(_Seam, VectorStore):
         return self._inner.scan_ids()
 
 
-class GuardedObjectStore(_Seam, ObjectStore):
+class GuardedObjectStore(_Bounded, ObjectStore):
     """``inner`` with every call bounded by ``timeout_s`` and timed."""
 
     def __init__(self, inner: ObjectStore, *, timeout_s: float) -> None:

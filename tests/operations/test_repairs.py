@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import pytest
 
-from services.api.service import MemoryService
 from shared.counters import COMPACTION_LAG_MS
 from shared.embedding import Embedder
 from shared.errors import BudgetError
 from shared.memories.forgetting import RECHECK_MS, ForgetJournal, record_prefix
 from shared.memories.selection import ForgetFilter
 from shared.model import Memory, index_key, index_prefix, iso_ms, new_ulid
+from shared.operations import OperationsContext
+from shared.operations import remember as remembering
+from shared.operations.browse import list_memories, stats
+from shared.operations.forget import forget_matching
 from shared.storage import Stores
-from tests.tools.conftest import Clock
-from tests.tools.test_service import remember
+from tests.operations.conftest import Clock
+from tests.operations.test_operations import remember
 
 FACT = "The CI pipeline fails with error E1042 when the Node cache is stale."
 
@@ -25,41 +28,41 @@ async def keys_of(stores: Stores, tenant: str = "acme") -> list[str]:
 
 
 async def test_remember_writes_key_and_vector_and_a_refused_vector_leaves_no_key(
-    service: MemoryService, stores: Stores
+    ops: OperationsContext, stores: Stores
 ) -> None:
-    stored = await remember(service, FACT)
+    stored = await remember(ops, FACT)
     assert [key.split("#")[1] for key in await keys_of(stores)] == [stored]
     # 20,001 quotes pass a length check but double in JSON: the vector store refuses them
     # before sending anything, so the key already written is taken back.
     with pytest.raises(BudgetError):
-        await remember(service, '"' * 20_001)
+        await remember(ops, '"' * 20_001)
     assert [key.split("#")[1] for key in await keys_of(stores)] == [stored]
 
 
 async def test_list_deletes_a_bodiless_key_once_older_than_the_lag(
-    service: MemoryService, stores: Stores, clock: Clock
+    ops: OperationsContext, stores: Stores, clock: Clock
 ) -> None:
-    kept = await remember(service, FACT)
+    kept = await remember(ops, FACT)
     # What a process killed between the key and the vector leaves behind.
     orphan = Memory(
         id=new_ulid(clock.now_ms), tenant="acme", content="never", created_at=iso_ms(clock.now_ms)
     )
     await stores.objects.put(index_key(orphan), "")
 
-    listed = await service.list_memories("acme", None, memory_type=None, limit=10)
+    listed = await list_memories(ops, "acme", None, memory_type=None, limit=10)
     assert [m.id for m in listed] == [kept]
     assert len(await keys_of(stores)) == 2, "younger than the lag: maybe a write in flight"
-    assert (await service.stats("acme", None)).total == 2
+    assert (await stats(ops, "acme", None)).total == 2
 
     clock.advance(COMPACTION_LAG_MS + 1)
-    listed = await service.list_memories("acme", None, memory_type=None, limit=10)
+    listed = await list_memories(ops, "acme", None, memory_type=None, limit=10)
     assert [m.id for m in listed] == [kept]
     assert [key.split("#")[1] for key in await keys_of(stores)] == [kept]
-    assert (await service.stats("acme", None)).total == 1
+    assert (await stats(ops, "acme", None)).total == 1
 
 
 async def test_already_known_restores_the_key_an_old_order_crash_left_out(
-    service: MemoryService, stores: Stores, clock: Clock, local_embedder: Embedder
+    ops: OperationsContext, stores: Stores, clock: Clock, local_embedder: Embedder
 ) -> None:
     # 0.9 and 0.10 wrote the vector first: killed before the key, the memory was recalled and
     # answered "already known" but never listed or counted.
@@ -67,9 +70,10 @@ async def test_already_known_restores_the_key_an_old_order_crash_left_out(
         id=new_ulid(clock.now_ms), tenant="acme", content=FACT, created_at=iso_ms(clock.now_ms)
     )
     await stores.vectors.put(lost, await local_embedder.embed(FACT))
-    assert await service.list_memories("acme", None, memory_type=None, limit=10) == []
+    assert await list_memories(ops, "acme", None, memory_type=None, limit=10) == []
 
-    answer = await service.remember(
+    answer = await remembering.remember(
+        ops,
         "acme",
         None,
         content=FACT,
@@ -80,11 +84,18 @@ async def test_already_known_restores_the_key_an_old_order_crash_left_out(
     )
 
     assert answer.already_known and answer.memory.id == lost.id
-    listed = await service.list_memories("acme", None, memory_type=None, limit=10)
+    listed = await list_memories(ops, "acme", None, memory_type=None, limit=10)
     assert [m.id for m in listed] == [lost.id]
-    assert (await service.stats("acme", None)).total == 1
-    again = await service.remember(
-        "acme", None, content=FACT, memory_type="project", category=None, tags=(), scope="project"
+    assert (await stats(ops, "acme", None)).total == 1
+    again = await remembering.remember(
+        ops,
+        "acme",
+        None,
+        content=FACT,
+        memory_type="project",
+        category=None,
+        tags=(),
+        scope="project",
     )
     assert again.already_known and await keys_of(stores) == [index_key(lost)]
 
@@ -95,8 +106,9 @@ SCRATCH = [
 KEPT = ["Releases are cut on Thursdays.", "The staging database is Postgres 16."]
 
 
-async def remember_in(service: MemoryService, content: str, category: str | None) -> str:
-    answer = await service.remember(
+async def remember_in(ops: OperationsContext, content: str, category: str | None) -> str:
+    answer = await remembering.remember(
+        ops,
         "acme",
         None,
         content=content,
@@ -109,14 +121,14 @@ async def remember_in(service: MemoryService, content: str, category: str | None
 
 
 async def test_a_bulk_forget_killed_after_the_vectors_is_hidden_at_once_and_finished_after_the_lag(
-    service: MemoryService, stores: Stores, clock: Clock
+    ops: OperationsContext, stores: Stores, clock: Clock
 ) -> None:
     """Issue 29: a kill -9 between a bulk forget's vectors and its keys left 1,000 keys that
     stats counted, list skipped 30 at a time, and the same forget could not reach (their
     bodies, which the category is read from, were gone)."""
-    scratch = [await remember_in(service, text, "scratch") for text in SCRATCH]
-    kept = [await remember_in(service, text, None) for text in KEPT]
-    assert (await service.stats("acme", None)).total == 7
+    scratch = [await remember_in(ops, text, "scratch") for text in SCRATCH]
+    kept = [await remember_in(ops, text, None) for text in KEPT]
+    assert (await stats(ops, "acme", None)).total == 7
 
     # What the killed process left: its record of the forget, the vectors of three memories
     # deleted, their index keys still there.
@@ -130,43 +142,43 @@ async def test_a_bulk_forget_killed_after_the_vectors_is_hidden_at_once_and_fini
     # Another process's crash is seen once this one's "no forget running" is due for a recheck
     # (a restarted API has nothing cached), and then stats, list and the forget agree.
     clock.advance(RECHECK_MS)
-    assert (await service.stats("acme", None)).total == 4
-    listed = await service.list_memories("acme", None, memory_type=None, limit=10)
+    assert (await stats(ops, "acme", None)).total == 4
+    listed = await list_memories(ops, "acme", None, memory_type=None, limit=10)
     assert {m.id for m in listed} == set(scratch[3:] + kept)
-    counted = await service.forget_matching(
-        "acme", None, match=ForgetFilter(category="scratch"), confirm=False
+    counted = await forget_matching(
+        ops, "acme", None, match=ForgetFilter(category="scratch"), confirm=False
     )
     assert counted.matched == 2
 
     # Younger than the lag the record may be a forget still running elsewhere: only read.
     assert len(await keys_of(stores)) == 7
     clock.advance(COMPACTION_LAG_MS)
-    assert (await service.stats("acme", None)).total == 4
+    assert (await stats(ops, "acme", None)).total == 4
     assert {k.split("#")[1] for k in await keys_of(stores)} == set(scratch[3:] + kept)
     assert await stores.objects.list(record_prefix("acme")) == []
 
-    done = await service.forget_matching(
-        "acme", None, match=ForgetFilter(category="scratch"), confirm=True
+    done = await forget_matching(
+        ops, "acme", None, match=ForgetFilter(category="scratch"), confirm=True
     )
     assert (done.matched, done.deleted) == (2, 2)
     assert {k.split("#")[1] for k in await keys_of(stores)} == set(kept)
-    assert (await service.stats("acme", None)).total == 2
+    assert (await stats(ops, "acme", None)).total == 2
     assert await stores.objects.list(record_prefix("acme")) == [], "a finished forget's record"
 
 
 async def test_a_forget_whose_keys_fail_to_delete_is_finished_by_a_later_reader(
-    service: MemoryService, stores: Stores, clock: Clock
+    ops: OperationsContext, stores: Stores, clock: Clock
 ) -> None:
     """The record stays when the forget cannot finish, and a reader past the lag finishes it;
     repeating the deletes of a finished part is harmless."""
-    gone = await remember_in(service, SCRATCH[0], None)
-    kept = await remember_in(service, KEPT[0], None)
+    gone = await remember_in(ops, SCRATCH[0], None)
+    kept = await remember_in(ops, KEPT[0], None)
     key = next(k for k in await keys_of(stores) if gone in k)
     stalled = ForgetJournal(stores.objects, clock_ms=clock, lag_ms=COMPACTION_LAG_MS)
     await stalled.begin("acme", [gone], [key])  # killed before anything was deleted
-    assert (await service.stats("acme", None)).total == 1
+    assert (await stats(ops, "acme", None)).total == 1
     clock.advance(COMPACTION_LAG_MS + 1)
-    listed = await service.list_memories("acme", None, memory_type=None, limit=10)
+    listed = await list_memories(ops, "acme", None, memory_type=None, limit=10)
     assert [m.id for m in listed] == [kept]
     assert await stores.vectors.get("acme", [gone]) == []
     assert [k.split("#")[1] for k in await keys_of(stores)] == [kept]

@@ -14,7 +14,7 @@ from shared.shardlog import COMPACTION_LAG_MS
 from shared.storage.interfaces import ObjectStore, VectorStore
 
 
-class Upkeep(msgspec.Struct, frozen=True, kw_only=True):
+class RepairContext(msgspec.Struct, frozen=True, kw_only=True):
     """One process's stores and identity, for the repairs that are not the API's."""
 
     vectors: VectorStore

@@ -17,10 +17,10 @@ from typing import Final
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
-from services.api.host_header import host_refusal
-from services.api.mcp_transport import jsonrpc_error
-from services.api.readiness import READY_PATH
-from services.api.throttle import KeyThrottle
+from services.api.http.host_header import host_refusal
+from services.api.http.mcp_transport import jsonrpc_error
+from services.api.http.readiness import READY_PATH
+from services.api.http.throttle import KeyThrottle
 
 MCP_PATH: Final = "/mcp"
 HEALTH_PATH: Final = "/health"

@@ -7,7 +7,7 @@ from collections import OrderedDict
 from shared.storage.postgres.scan.snapshot import TenantSnapshot
 
 
-class HeldSnapshots:
+class SnapshotLRU:
     """One snapshot per tenant; installing past the budget evicts the least recently used."""
 
     def __init__(self, budget_bytes: int) -> None:

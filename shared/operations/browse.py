@@ -1,0 +1,80 @@
+"""What is read of a tenant without a question: list_memories and memory_stats, and the memory
+page's list, tenant chooser, access counts and download."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+
+from shared.memories.listing import ListFilter, Listing, StatsAnswer, listed, tally
+from shared.memories.repairs import drop_orphan_keys
+from shared.model import Memory, MemoryType
+from shared.model.counters import AccessCount
+from shared.operations.context import OperationsContext
+from shared.storage import Stores, index_tenants
+from shared.transfer import ExportedMemory, export_tenant
+
+
+async def list_memories(
+    ops: OperationsContext,
+    tenant: str,
+    conversation: str | None,
+    *,
+    memory_type: MemoryType | None,
+    limit: int,
+) -> list[Memory]:
+    listing = await browse(
+        ops, tenant, conversation, match=ListFilter(memory_type=memory_type), limit=limit
+    )
+    return listing.memories
+
+
+async def browse(
+    ops: OperationsContext,
+    tenant: str,
+    conversation: str | None,
+    *,
+    match: ListFilter,
+    limit: int,
+    before: str | None = None,
+) -> Listing:
+    """list_memories with every filter (``shared.memories.listing``), resuming after the
+    memory ``before``: what the memory page's list view shows."""
+    visibility = await ops.visibility(tenant, conversation)
+    forgetting = await ops.deleter.forgetting(tenant)
+    listing = await listed(
+        ops.objects,
+        ops.vectors,
+        tenant,
+        visibility,
+        match=match,
+        limit=limit,
+        skip=forgetting,
+        before=before,
+    )
+    await drop_orphan_keys(
+        ops.objects, tenant, listing.bodiless, now_ms=ops.clock_ms(), lag_ms=ops.lag_ms
+    )
+    return listing
+
+
+async def stats(ops: OperationsContext, tenant: str, conversation: str | None) -> StatsAnswer:
+    visibility = await ops.visibility(tenant, conversation)
+    forgetting = await ops.deleter.forgetting(tenant)
+    return await tally(ops.objects, tenant, visibility, skip=forgetting)
+
+
+async def access_counts(ops: OperationsContext, tenant: str) -> Mapping[str, AccessCount]:
+    """How often each memory was returned by recall (approximate; see shared.counters)."""
+    return await ops.counters.load(tenant)
+
+
+async def tenants(ops: OperationsContext, *, limit: int) -> list[str]:
+    """Up to ``limit`` tenants with a memory, in key order (the memory page's chooser)."""
+    return await index_tenants(ops.objects, limit=limit)
+
+
+def export(ops: OperationsContext, tenant: str) -> AsyncIterator[ExportedMemory]:
+    """The whole tenant as ``mcp-memory export`` writes it (every conversation's notes).
+    Raises InvalidInputError (``tenant``) when it has no memories."""
+    stores = Stores(vectors=ops.vectors, objects=ops.objects, description="")
+    return export_tenant(stores, tenant, now_ms=ops.clock_ms())

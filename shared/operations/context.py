@@ -1,0 +1,97 @@
+"""What every memory operation runs over: the stores, the embedder, the counters, the lexicon,
+the replacement records, the clock and the recall floor, fixed for the life of a process."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import msgspec
+
+from shared.counters import COMPACTION_LAG_MS, CounterTracker
+from shared.embedding import Embedder
+from shared.lexical import Lexicon
+from shared.memories import MemoryDeleter
+from shared.memories.visibility import Visibility
+from shared.model import Hit
+from shared.model.ids import wall_clock_ms
+from shared.revisions import ReplacementLog
+from shared.storage import ObjectStore, VectorStore
+from shared.storage.interfaces import Snapshots
+from shared.tasks import abandon
+
+
+class OperationsContext(msgspec.Struct, frozen=True, kw_only=True):
+    """``floor``: the relevance a recall result must reach; ``high_similarity``: the cosine at
+    which a top result is HIGH confidence; ``snapshots``: the in-process copies recall reads
+    bodies from where the backend keeps them; ``deleter``: this process's forgets, with the
+    journal of the ones in progress (built by :func:`operations_context`)."""
+
+    vectors: VectorStore
+    objects: ObjectStore
+    snapshots: Snapshots | None
+    embedder: Embedder
+    counters: CounterTracker
+    lexicon: Lexicon
+    replacements: ReplacementLog
+    deleter: MemoryDeleter
+    floor: float
+    high_similarity: float
+    clock_ms: Callable[[], int]
+    lag_ms: int
+
+    def start_embedding(self, text: str) -> asyncio.Task[list[float]]:
+        """The embedding as a task started before anything else: it is the longest step, and
+        the rest of the call's work (counter and generation reads) can run beside it."""
+        return asyncio.create_task(self.embedder.embed(text))
+
+    async def visible_hits(
+        self,
+        tenant: str,
+        conversation: str | None,
+        embedding: asyncio.Task[list[float]],
+        top_k: int,
+    ) -> list[Hit]:
+        # Handed to the store still running, so it can start what does not need the vector.
+        try:
+            hits = await self.vectors.query(tenant, embedding, top_k=top_k)
+        finally:
+            abandon(embedding)  # a no-op once it is done; nothing left running on a failure
+        return [hit for hit in hits if hit.memory.visible_to(conversation)]
+
+    async def visibility(self, tenant: str, conversation: str | None) -> Visibility:
+        """What a request in ``conversation`` may see of ``tenant`` now."""
+        replacements = await self.replacements.view(tenant)
+        return Visibility(conversation, now_ms=self.clock_ms(), replacements=replacements)
+
+
+def operations_context(
+    *,
+    vectors: VectorStore,
+    objects: ObjectStore,
+    embedder: Embedder,
+    counters: CounterTracker,
+    lexicon: Lexicon,
+    replacements: ReplacementLog,
+    floor: float,
+    high_similarity: float,
+    snapshots: Snapshots | None = None,
+    clock_ms: Callable[[], int] = wall_clock_ms,
+    lag_ms: int = COMPACTION_LAG_MS,
+) -> OperationsContext:
+    """The context over these, with the deleter their forgets go through."""
+    deleter = MemoryDeleter(objects, vectors, lexicon.removed, clock_ms=clock_ms, lag_ms=lag_ms)
+    return OperationsContext(
+        vectors=vectors,
+        objects=objects,
+        snapshots=snapshots,
+        embedder=embedder,
+        counters=counters,
+        lexicon=lexicon,
+        replacements=replacements,
+        deleter=deleter,
+        floor=floor,
+        high_similarity=high_similarity,
+        clock_ms=clock_ms,
+        lag_ms=lag_ms,
+    )
