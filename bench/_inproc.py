@@ -27,8 +27,9 @@ from shared.embedding import Embedder, open_embedder
 from shared.lexical import KeywordQuery, Lexicon
 from shared.model import Hit, Memory, MemoryType, index_key, iso_ms, new_ulid, wall_clock_ms
 from shared.operations import OperationsContext, operations_context
+from shared.operations.fusion import fuse, with_feedback
 from shared.operations.recall import KEYWORD_CANDIDATES, RECALL_CANDIDATES, RecallAnswer, recall
-from shared.ranking import MODE_PROFILES, Candidate, fuse, rank, with_feedback
+from shared.ranking import MODE_PROFILES, Candidate, rank
 from shared.revisions import ReplacementLog
 from shared.storage import Stores, open_stores
 

@@ -42,21 +42,20 @@ from bench._data import load_beam, load_devbench, load_locomo, load_tech_notes
 from shared.embedding.local import LocalEmbedder
 from shared.lexical import LexicalIndex, terms
 from shared.lexical.segments import label_terms, passage_counts
-from shared.lexical.tokens import names
 from shared.model import Hit, Memory, iso_ms
+from shared.model.tokens import names
+from shared.operations.fusion import fuse, with_feedback
 from shared.operations.recall import FETCH_WINDOW, KEYWORD_CANDIDATES, RECALL_CANDIDATES
 from shared.ranking import (
     MODE_PROFILES,
     Candidate,
     RecallOutcome,
-    fuse,
     gate,
     names_first,
     names_held,
     newer_first,
     passes_floor,
     rank,
-    with_feedback,
 )
 from shared.ranking.score import CLEAR_RATIO, is_strong
 from shared.ranking.versions import REVISION_BAND

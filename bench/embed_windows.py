@@ -8,7 +8,7 @@ For the long technical notes of bench/data/, this compares plain cosine over one
 by half), on the ordinary and the hard questions: R@5. Windows would change the key layout
 (several vectors per memory), so this only measures.
 
-Each is also shown fused with the keyword leg as recall fuses it (``shared.ranking.fusion``: the
+Each is also shown fused with the keyword leg as recall fuses it (``shared.operations.fusion``: the
 cosine plus KEYWORD_WEIGHT × floor × BM25 / spread, BM25 over all notes), without recall's gates
 and tie-break: whether windows still help once the keyword leg is there.
 """
@@ -28,8 +28,8 @@ from shared.config import PROVIDER_DEFAULTS
 from shared.embedding.local import LocalEmbedder
 from shared.lexical.index import LexicalIndex
 from shared.lexical.segments import passage_counts
-from shared.lexical.tokens import terms
-from shared.ranking.fusion import KEYWORD_WEIGHT
+from shared.model.tokens import terms
+from shared.operations.fusion import KEYWORD_WEIGHT
 
 WINDOWS = ((120, 60), (180, 90))  # (words per window, step)
 BATCH = 32

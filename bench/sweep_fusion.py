@@ -29,7 +29,7 @@ from bench._data import load_devbench, load_locomo, load_tech_notes
 from shared.embedding.local import LocalEmbedder
 from shared.lexical import KeywordResult, LexicalIndex, terms
 from shared.lexical.segments import passage_counts
-from shared.ranking.fusion import KEYWORD_WEIGHT
+from shared.operations.fusion import KEYWORD_WEIGHT
 
 CANDIDATES = 100
 FLOOR = 0.3  # the local model's; z-score fusion is expressed in units of it

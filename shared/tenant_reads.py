@@ -20,11 +20,16 @@ import asyncio
 import itertools
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Generic, TypeVar
+from typing import Final, Generic, TypeVar
 
 import msgspec
 
 from shared.tasks import shared_run
+
+# How stale a read of another process's writes may be: one window for the counters and the
+# replacement records alike.
+DEFAULT_CACHE_TTL_MS: Final = 60_000
+DEFAULT_MAX_CACHED_TENANTS: Final = 4096
 
 T = TypeVar("T")
 W = TypeVar("W")

@@ -5,9 +5,9 @@ Pure arithmetic lives in :mod:`~shared.counters.fold`, wire formats in
 :mod:`~shared.counters.compaction`.
 """
 
-from shared.counters._reader import COUNTER_LAYOUT
 from shared.counters.codec import decode_shard, encode_merged, encode_shard
 from shared.counters.compaction import COUNTER_LOG
+from shared.counters.reader import COUNTER_LAYOUT
 from shared.counters.tracker import CounterEvents, CounterTracker, FlushLoop
 from shared.shardlog import COMPACTION_LAG_MS
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from shared.counters._reader import COUNTER_LAYOUT, merged_of, read_merged
 from shared.counters.codec import decode_shard, encode_merged
 from shared.counters.fold import absorb, merge
+from shared.counters.reader import COUNTER_LAYOUT, merged_of, read_merged
 from shared.errors import ConflictError
 from shared.model.counters import AccessCount, MergedCounters
 from shared.shardlog import ShardLayout, ShardLog

@@ -21,23 +21,19 @@ from typing import Final, Protocol
 
 import msgspec
 
-from shared.counters._reader import COUNTER_LAYOUT, MergedCache, read_tenant
 from shared.counters.codec import encode_shard
 from shared.counters.compaction import COUNTER_LOG
 from shared.counters.fold import SummedCounts, combine, total_counts
+from shared.counters.reader import COUNTER_LAYOUT, MergedCache, read_tenant
 from shared.errors import StorageError
 from shared.model.counters import AccessCount
 from shared.model.ids import iso_ms, new_ulid, wall_clock_ms
 from shared.shardlog import COMPACTION_LAG_MS, absorbable_names, shard_name
 from shared.storage.interfaces import ObjectStore
-from shared.tenant_reads import TenantReads
+from shared.tenant_reads import DEFAULT_CACHE_TTL_MS, DEFAULT_MAX_CACHED_TENANTS, TenantReads
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MAX_CACHED_TENANTS: Final = 4096
-# How stale a read of another process's writes may be: the counters' window, which the
-# replacement records (shared.revisions) share.
-DEFAULT_CACHE_TTL_MS: Final = 60_000
 # Decoded merged counts kept for the etag check of a cold read (~200 B each: ~40 MB at most).
 DEFAULT_MAX_MERGED_ENTRIES: Final = 200_000
 

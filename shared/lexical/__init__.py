@@ -1,9 +1,10 @@
 """The keyword leg: tokenising, a BM25 index per tenant, and the lexicon objects behind it."""
 
-from shared.lexical.index import KeywordHit, KeywordQuery, KeywordResult, LexicalIndex
+from shared.lexical.index import KeywordQuery, KeywordResult, LexicalIndex
 from shared.lexical.lexicon import Lexicon
 from shared.lexical.segments import LEXICON_LOG
-from shared.lexical.tokens import terms
+from shared.model import KeywordHit
+from shared.model.tokens import terms
 
 __all__ = [
     "LEXICON_LOG",

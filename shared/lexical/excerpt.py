@@ -13,7 +13,7 @@ from typing import Final
 
 import msgspec
 
-from shared.lexical.tokens import is_name, term_spans
+from shared.model.tokens import is_name, term_spans
 
 LONG_MEMORY_CHARS: Final = 1200
 EXCERPT_CHARS: Final = 900

@@ -16,7 +16,7 @@ Measured with ``bench/ablation.py`` (``docs/benchmarks.md``), R@5 at balanced/5:
 Harbor and DevBench (1.000) as before; the first result is right less often (chats 39 -> 33 of
 179, LoCoMo 584 -> 578 of 1,535). A weight of 0.2-0.35 reads 0.335-0.343 on the chats; 0.45
 falls to 0.324. Whether anything is stored, confidence and revisions stay on the question's own
-relevance (``shared.ranking.fusion.fuse_again``). A term counted once among the feedback (a rare
+relevance (``shared.operations.fusion.fuse_again``). A term counted once among the feedback (a rare
 word of one short turn) is not taken: without that LoCoMo lost 0.006, its turns' one-off words
 pulling in their neighbours. Pure arithmetic over the index, no I/O.
 """
@@ -24,10 +24,7 @@ pulling in their neighbours. Pure arithmetic over the index, no I/O.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Final
-
-if TYPE_CHECKING:
-    from shared.lexical.index import LexicalIndex
+from typing import Final, Protocol
 
 # How many of the first answer's best memories count as relevant (5-8 measured alike on the
 # long chats, 0.336-0.339; 4 gained nothing, 10 cost LoCoMo 0.005).
@@ -40,8 +37,16 @@ FEEDBACK_WEIGHT: Final = 0.3
 FEEDBACK_MIN_COUNT: Final = 2
 
 
+class TermCounts(Protocol):
+    """What the feedback reads of an index (``shared.lexical.index.LexicalIndex``)."""
+
+    def counts(self, memory_id: str) -> dict[str, int]: ...
+
+    def weight(self, term: str) -> float: ...
+
+
 def feedback_terms(
-    index: LexicalIndex, feedback: Sequence[str], asked: Mapping[str, float]
+    index: TermCounts, feedback: Sequence[str], asked: Mapping[str, float]
 ) -> dict[str, float]:
     """The terms to add to a query whose own terms are ``asked`` (term -> weight), from the
     memories ``feedback`` (ids, best first; only the first ``FEEDBACK_MEMORIES`` count): each

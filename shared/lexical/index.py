@@ -28,6 +28,7 @@ from typing import Final
 import msgspec
 
 from shared.lexical.feedback import feedback_terms
+from shared.model.keyword_hit import KeywordHit
 
 K1: Final = 0.9
 B: Final = 0.3
@@ -44,26 +45,6 @@ def passage_key(memory_id: str, position: int) -> str:
     """The first passage is keyed by the memory id itself: a short memory costs no more than
     it did before passages."""
     return memory_id if position == 0 else f"{memory_id}{_PASSAGE_MARK}{position}"
-
-
-class KeywordHit(msgspec.Struct, frozen=True, kw_only=True):
-    """One memory's BM25 score for a query, and which of the query's terms it holds."""
-
-    memory_id: str
-    score: float
-    matched: tuple[str, ...]
-    # Every rare term of the query (see RARE_SHARE) is in this memory, and there was one.
-    all_rare: bool
-    # The share of the query's weight (its terms' IDF, a term no memory holds weighing most)
-    # that this memory holds: 1.0 when it holds every term of the query.
-    coverage: float
-    # How many of the query's selective names (KeywordResult.names) this memory holds whole.
-    names: int = 0
-    # It holds every one of the query's names, and no other memory of the tenant holds any:
-    # the one memory an exact-name query can mean.
-    sole: bool = False
-    # Every term of the query is one of this memory's labels (its category and tags).
-    labelled: bool = False
 
 
 class KeywordResult(msgspec.Struct, frozen=True, kw_only=True):

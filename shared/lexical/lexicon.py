@@ -44,8 +44,8 @@ from shared.lexical.segments import (
 )
 from shared.lexical.stored import backfill, read_lexicon_shards, write_lexicon_shard
 from shared.lexical.tenant_index import TenantLexicon, build_tenant_lexicon
-from shared.lexical.tokens import names, terms
 from shared.model import Memory
+from shared.model.tokens import names, terms
 from shared.shardlog import COMPACTION_LAG_MS, absorbable_names
 from shared.storage.interfaces import ObjectStore, VectorStore
 from shared.tasks import abandon, shared_run

@@ -22,8 +22,8 @@ from typing import Final, Protocol, TypeVar
 
 import msgspec
 
-from shared.lexical.tokens import terms
 from shared.model import Memory
+from shared.model.tokens import terms
 from shared.shardlog import ShardLayout, ShardLog
 from shared.storage.interfaces import StoredObject
 

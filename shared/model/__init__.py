@@ -1,4 +1,5 @@
-"""Frozen records and key codecs: the bottom layer, importing nothing else of ours."""
+"""Frozen records, key codecs and how a text is split into terms (``tokens``): the bottom
+layer, importing nothing else of ours."""
 
 from shared.model.ids import (
     DAY_MS,
@@ -12,6 +13,7 @@ from shared.model.ids import (
     wall_clock_ms,
 )
 from shared.model.keys import IndexEntry, index_key, index_prefix, parse_index_key
+from shared.model.keyword_hit import KeywordHit
 from shared.model.memory import MEMORY_TYPES, SCOPES, Hit, Memory, MemoryType, Scope, new_memory
 
 __all__ = [
@@ -20,6 +22,7 @@ __all__ = [
     "SCOPES",
     "Hit",
     "IndexEntry",
+    "KeywordHit",
     "Memory",
     "MemoryType",
     "Scope",

@@ -29,16 +29,15 @@ from shared.memories.visibility import Visibility
 from shared.model import Hit, Memory
 from shared.model.counters import AccessCount
 from shared.operations.context import OperationsContext
+from shared.operations.fusion import fuse, with_feedback
 from shared.ranking import (
     MODE_PROFILES,
     Candidate,
     RecallMode,
     RecallOutcome,
-    fuse,
     names_held,
     passes_floor,
     rank,
-    with_feedback,
 )
 
 # The store is asked for the nearest hundred; visibility is applied to what comes back.

@@ -1,7 +1,7 @@
 """Pure ranking and dedup over model records."""
 
+from shared.ranking.candidate import Candidate
 from shared.ranking.dedup import already_known, word_overlap
-from shared.ranking.fusion import KEYWORD_WEIGHT, Candidate, fuse, fuse_again, with_feedback
 from shared.ranking.modes import DEFAULT_MODE, MODE_PROFILES, RECALL_MODES, RecallMode
 from shared.ranking.score import (
     Confidence,
@@ -19,7 +19,6 @@ from shared.ranking.versions import newer_first
 
 __all__ = [
     "DEFAULT_MODE",
-    "KEYWORD_WEIGHT",
     "MODE_PROFILES",
     "RECALL_MODES",
     "Candidate",
@@ -28,8 +27,6 @@ __all__ = [
     "RecallMode",
     "RecallOutcome",
     "already_known",
-    "fuse",
-    "fuse_again",
     "gate",
     "names_first",
     "names_held",
@@ -38,6 +35,5 @@ __all__ = [
     "probably_updated",
     "rank",
     "trust",
-    "with_feedback",
     "word_overlap",
 ]

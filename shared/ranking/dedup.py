@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from shared.lexical.tokens import identifiers
 from shared.model import Hit
+from shared.model.tokens import identifiers
 from shared.ranking.updates import probable_update
 from shared.ranking.wording import word_set
 

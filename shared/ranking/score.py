@@ -25,7 +25,7 @@ import numpy.typing as npt
 from shared.model import DAY_MS, Memory, MemoryType
 from shared.model.counters import ZERO_COUNT, AccessCount
 from shared.model.ids import parse_iso_ms
-from shared.ranking.fusion import Candidate
+from shared.ranking.candidate import Candidate
 from shared.ranking.modes import ModeProfile
 from shared.ranking.versions import REVISION_BAND, linked_first, newer_first, shown_links
 
@@ -150,8 +150,8 @@ def is_strong(
     names (no other memory of the tenant holds any of them), or a cosine at the model's HIGH
     line that stands clear of every other relevant memory (``CLEAR_RATIO`` times the next
     relevance). Never while the query names something no memory holds. Relevance here is the
-    question's own, before the keyword leg's feedback (``fusion.fuse_again``), which lifts the
-    first memory's neighbours with it.
+    question's own, before the keyword leg's feedback (``shared.operations.fusion.fuse_again``),
+    which lifts the first memory's neighbours with it.
 
     A high cosine alone is not enough: in a chat, many turns on the same subject reach it, and
     at 0.50 the first of them was the asked one in 37 % of LoCoMo's answers (446 of 1,202) and

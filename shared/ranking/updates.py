@@ -37,8 +37,8 @@ from typing import Final, Literal
 
 import msgspec
 
-from shared.lexical.tokens import indexed_form, is_name
 from shared.model import Hit, Scope
+from shared.model.tokens import indexed_form, is_name
 from shared.ranking.wording import (
     CHANGE_TERMS,
     NEGATIONS,

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Final
 
-from shared.lexical.tokens import STOP_WORDS
 from shared.model import Memory
+from shared.model.tokens import STOP_WORDS
 from shared.ranking.dedup import DEDUP_MIN_WORD_OVERLAP
 from shared.ranking.wording import Wording, word_set
 

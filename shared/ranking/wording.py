@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from shared.lexical.tokens import STOP_WORDS, indexed_form, terms
+from shared.model.tokens import STOP_WORDS, indexed_form, terms
 
 _NUMBER_WORDS: Final = frozenset(
     """

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from shared.counters.tracker import DEFAULT_CACHE_TTL_MS, DEFAULT_MAX_CACHED_TENANTS
 from shared.errors import ConflictError
 from shared.model.keys import RevisionKind, link_key, parse_revision_key, replaced_prefix
 from shared.revisions.chain import Replacements
 from shared.storage.interfaces import ObjectStore
-from shared.tenant_reads import TenantReads
+from shared.tenant_reads import DEFAULT_CACHE_TTL_MS, DEFAULT_MAX_CACHED_TENANTS, TenantReads
 
 
 async def read_replacements(objects: ObjectStore, tenant: str) -> Replacements:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from shared.counters._reader import read_tenant
 from shared.counters.fold import total_counts
+from shared.counters.reader import read_tenant
 from shared.errors import InvalidInputError
 from shared.model import iso_ms
 from shared.model.keys import INDEX_ROOT

@@ -13,7 +13,7 @@ from services.compactor.jobs.gc_shards import gc_shards
 from services.compactor.metrics import JOBS as METRIC_JOBS
 from services.compactor.metrics import CompactorMetrics
 from shared.counters import COUNTER_LAYOUT, COUNTER_LOG, encode_merged
-from shared.counters._reader import read_merged
+from shared.counters.reader import read_merged
 from shared.errors import StorageUnavailableError
 from shared.expiry import Expirer
 from shared.lexical.segments import (

@@ -17,7 +17,7 @@ import pytest
 
 from shared.config import load_config
 from shared.counters import COUNTER_LAYOUT
-from shared.counters._reader import read_merged
+from shared.counters.reader import read_merged
 from shared.model import Memory, index_key, index_prefix, iso_ms, new_ulid
 from shared.model.keys import EXPIRY_ROOT, expiry_key_of
 from shared.storage import ObjectStore, Stores, open_stores

@@ -16,8 +16,8 @@ from shared.counters import (
     COUNTER_LOG,
     CounterTracker,
 )
-from shared.counters._reader import read_merged
 from shared.counters.compaction import add_to_merged
+from shared.counters.reader import read_merged
 from shared.model.counters import AccessCount
 from shared.model.ids import iso_ms
 from shared.storage.interfaces import ObjectStore

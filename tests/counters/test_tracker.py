@@ -17,7 +17,7 @@ from shared.counters import (
     encode_merged,
     encode_shard,
 )
-from shared.counters._reader import MergedCache, MergedRead, read_merged
+from shared.counters.reader import MergedCache, MergedRead, read_merged
 from shared.model.counters import AccessCount, MergedCounters
 from shared.model.ids import iso_ms
 from shared.storage import interfaces

@@ -13,7 +13,7 @@ from shared.lexical.feedback import (
     feedback_terms,
 )
 from shared.lexical.segments import passage_counts
-from shared.lexical.tokens import names
+from shared.model.tokens import names
 
 CHAT = {
     "q1": "How do I stop the gunicorn workers timing out behind nginx?",

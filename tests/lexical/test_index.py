@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from shared.lexical import LexicalIndex, terms
 from shared.lexical.segments import passage_counts
-from shared.lexical.tokens import names
+from shared.model.tokens import names
 
 FILLER = "The deploy pipeline builds images, runs the suite and pushes tags to the registry. "
 

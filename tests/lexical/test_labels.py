@@ -19,8 +19,8 @@ from shared.lexical.segments import (
     passage_counts,
 )
 from shared.lexical.tenant_index import build_tenant_lexicon
-from shared.lexical.tokens import names
 from shared.model import Memory
+from shared.model.tokens import names
 
 FILLER = "The deploy pipeline builds images, runs the suite and pushes tags to the registry. "
 

@@ -6,7 +6,7 @@ import pytest
 
 from shared.lexical import terms
 from shared.lexical.segments import PASSAGE_TERMS, passage_counts
-from shared.lexical.tokens import names, shown
+from shared.model.tokens import names, shown
 
 
 @pytest.mark.parametrize(

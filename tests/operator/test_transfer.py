@@ -16,8 +16,8 @@ import pytest
 
 from shared.config import load_config
 from shared.counters import CounterTracker
-from shared.counters._reader import read_tenant
 from shared.counters.fold import total_counts
+from shared.counters.reader import read_tenant
 from shared.embedding import Embedder, open_embedder
 from shared.lexical import Lexicon
 from shared.model import Memory, index_key, iso_ms, new_ulid

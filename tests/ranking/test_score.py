@@ -8,7 +8,8 @@ from shared.lexical import KeywordHit, KeywordResult
 from shared.model import DAY_MS, Hit, Memory, MemoryType
 from shared.model.counters import ZERO_COUNT, AccessCount
 from shared.model.ids import iso_ms
-from shared.ranking import MODE_PROFILES, Candidate, RecallOutcome, fuse, fuse_again, rank, trust
+from shared.operations.fusion import fuse, fuse_again
+from shared.ranking import MODE_PROFILES, Candidate, RecallOutcome, rank, trust
 from shared.ranking.score import TIE_BAND
 
 NOW_MS = 1_800_000_000_000

@@ -8,10 +8,10 @@ from typing import Final
 
 from services.api.tools.structured import NewerVersion, RecallOutput, RecallResult, Reply, Span
 from shared.lexical.excerpt import CHARS_PER_TOKEN, Excerpt, excerpt
-from shared.lexical.tokens import shown
 from shared.memories.listing import StatsAnswer
 from shared.memories.selection import BULK_FORGET_BATCH
 from shared.model import MEMORY_TYPES, Memory
+from shared.model.tokens import shown
 from shared.operations.forget import BulkForgetAnswer
 from shared.operations.history import Version
 from shared.operations.recall import RecallAnswer

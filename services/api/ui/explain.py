@@ -15,8 +15,8 @@ import msgspec
 
 from services.api.tools.render import distinct_words, percent
 from shared.lexical.excerpt import excerpt
-from shared.lexical.tokens import shown, term_spans
 from shared.model import Memory
+from shared.model.tokens import shown, term_spans
 from shared.ranking import Ranked, RecallOutcome
 
 

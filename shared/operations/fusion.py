@@ -24,28 +24,11 @@ from typing import Final
 import msgspec
 
 from shared.lexical.feedback import FEEDBACK_MEMORIES
-from shared.lexical.index import KeywordHit, KeywordQuery, KeywordResult
-from shared.model import Hit, Memory
+from shared.lexical.index import KeywordQuery, KeywordResult
+from shared.model import Hit
+from shared.ranking.candidate import Candidate
 
 KEYWORD_WEIGHT: Final = 0.12
-
-
-class Candidate(msgspec.Struct, frozen=True, kw_only=True):
-    """One memory either leg found. ``memory`` is None for a keyword-only hit whose body has not
-    been fetched yet; ``similarity`` is then the bound described in the module docstring."""
-
-    memory_id: str
-    memory: Memory | None
-    similarity: float
-    keyword: KeywordHit | None
-    relevance: float
-    # The relevance before the keyword leg's feedback (``fuse_again``): what the question's own
-    # words give, which the revision rule compares. None when there was no feedback.
-    asked: float | None = None
-
-    @property
-    def own_relevance(self) -> float:
-        return self.relevance if self.asked is None else self.asked
 
 
 def fuse(hits: Sequence[Hit], keyword: KeywordResult | None, *, floor: float) -> list[Candidate]:

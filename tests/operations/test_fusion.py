@@ -7,7 +7,7 @@ import pytest
 from shared.lexical import KeywordHit, KeywordResult, LexicalIndex
 from shared.lexical.segments import passage_counts
 from shared.model import Hit, Memory
-from shared.ranking import KEYWORD_WEIGHT, fuse, fuse_again, with_feedback
+from shared.operations.fusion import KEYWORD_WEIGHT, fuse, fuse_again, with_feedback
 
 
 def hit(memory_id: str, similarity: float) -> Hit:
