@@ -31,7 +31,7 @@ from shared.config import load_config
 from shared.counters import CounterTracker
 from shared.embedding import open_embedder
 from shared.lexical import Lexicon
-from shared.model import Memory, iso_ms, new_ulid, wall_clock_ms
+from shared.model import Draft, Memory, iso_ms, new_ulid, wall_clock_ms
 from shared.revisions import ReplacementLog
 from shared.storage import open_stores, to_metadata, vector_key
 from tests.fakes.aws import create_s3_backend
@@ -236,11 +236,13 @@ async def _service_rows(*, n: int, s3_url: str, s3vectors_url: str) -> list[str]
             await service.remember(
                 "bench",
                 None,
-                content=facts[i],
-                memory_type="project",
-                category=None,
-                tags=(),
-                scope="project",
+                Draft(
+                    content=facts[i],
+                    memory_type="project",
+                    category=None,
+                    tags=(),
+                    scope="project",
+                ),
             )
 
         async def recall(i: int) -> None:

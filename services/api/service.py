@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Final
 
 from services.api.answers import BulkForgetAnswer, RecallAnswer, RememberAnswer, Version
@@ -24,7 +24,7 @@ from shared.memories.visibility import (
     named_memory,
     replaceable,
 )
-from shared.model import Hit, Memory, MemoryType, Scope, iso_ms, new_memory
+from shared.model import Draft, Hit, Memory, MemoryType, iso_ms, new_memory
 from shared.model.counters import AccessCount
 from shared.model.ids import wall_clock_ms
 from shared.ranking import MODE_PROFILES, RecallMode, already_known, probably_updated, rank
@@ -173,17 +173,13 @@ class MemoryService:
         self,
         tenant: str,
         conversation: str | None,
+        draft: Draft,
         *,
-        content: str,
-        memory_type: MemoryType,
-        category: str | None,
-        tags: Sequence[str],
-        scope: Scope,
         replaces: str | None = None,
         expires_in_days: int | None = None,
         link_updates: bool = True,
     ) -> RememberAnswer:
-        """Store a fact, or answer the visible memory that already says it.
+        """Store the fact ``draft`` files, or answer the visible memory that already says it.
 
         With ``replaces`` the named memory is retired by a replacement record written after
         the fact (a crash in between leaves both visible, as before the correction, never
@@ -199,29 +195,21 @@ class MemoryService:
         Raises:
             InvalidInputError: ``replaces`` names no memory this request may replace.
         """
-        embedding = self._start_embedding(content)
+        embedding = self._start_embedding(draft.content)
         sight, live = await self._live_neighbours(tenant, conversation, embedding)
         replaced = None
         if replaces is not None:
-            replaced = await replaceable(self._vectors, tenant, sight, replaces, scope=scope)
+            replaced = await replaceable(self._vectors, tenant, sight, replaces, scope=draft.scope)
             live = [hit for hit in live if hit.memory.id != replaced.id]
-        known = already_known(content, live)
+        known = already_known(draft.content, live)
         if known is not None and (replaced is None or may_replace(known.memory, replaced)):
             return await self._already_known(
                 known.memory, replaced, sight=sight, link_updates=link_updates
             )
         linking = replaced is None and link_updates
-        updated = probably_updated(content, live, scope=scope) if linking else None
+        updated = probably_updated(draft.content, live, scope=draft.scope) if linking else None
         memory = new_memory(
-            tenant,
-            conversation,
-            content=content,
-            memory_type=memory_type,
-            category=category,
-            tags=tags,
-            scope=scope,
-            expires_in_days=expires_in_days,
-            now_ms=sight.now_ms,
+            tenant, conversation, draft, expires_in_days=expires_in_days, now_ms=sight.now_ms
         )
         return await self._stored(
             memory,

@@ -1,5 +1,20 @@
 """Frozen records and key codecs: the bottom layer, importing nothing else of ours."""
 
+from shared.model.draft import (
+    DRAFT_FIELDS,
+    MAX_CATEGORY_BYTES,
+    MAX_CONTENT_BYTES,
+    MAX_TAG_BYTES,
+    MAX_TAGS,
+    MEMORY_TYPES,
+    SCOPES,
+    Draft,
+    DraftField,
+    MemoryType,
+    Scope,
+    check_limits,
+    draft_values,
+)
 from shared.model.ids import (
     DAY_MS,
     canonical_iso,
@@ -12,19 +27,28 @@ from shared.model.ids import (
     wall_clock_ms,
 )
 from shared.model.keys import IndexEntry, index_key, index_prefix, parse_index_key
-from shared.model.memory import MEMORY_TYPES, SCOPES, Hit, Memory, MemoryType, Scope, new_memory
+from shared.model.memory import Hit, Memory, new_memory
 
 __all__ = [
     "DAY_MS",
+    "DRAFT_FIELDS",
+    "MAX_CATEGORY_BYTES",
+    "MAX_CONTENT_BYTES",
+    "MAX_TAGS",
+    "MAX_TAG_BYTES",
     "MEMORY_TYPES",
     "SCOPES",
+    "Draft",
+    "DraftField",
     "Hit",
     "IndexEntry",
     "Memory",
     "MemoryType",
     "Scope",
     "canonical_iso",
+    "check_limits",
     "conversation_digest",
+    "draft_values",
     "index_key",
     "index_prefix",
     "inverted_time",

@@ -10,6 +10,7 @@ import asyncpg
 
 from services.api.service import MemoryService
 from shared.memories.listing import STATS_SCAN_CAP
+from shared.model import Draft
 from tests.tools.conftest import Clock
 
 PORT_FACT = "The API server listens on port 3000 inside the Kubernetes cluster."
@@ -42,11 +43,13 @@ async def remember(
     answer = await service.remember(
         tenant,
         conversation,
-        content=content,
-        memory_type=memory_type,  # type: ignore[arg-type]
-        category=None,
-        tags=(),
-        scope=scope,  # type: ignore[arg-type]
+        Draft(
+            content=content,
+            memory_type=memory_type,  # type: ignore[arg-type]
+            category=None,
+            tags=(),
+            scope=scope,  # type: ignore[arg-type]
+        ),
     )
     return answer.memory.id
 
@@ -86,11 +89,13 @@ async def test_near_verbatim_repeat_is_already_known_and_counted(service: Memory
     again = await service.remember(
         "acme",
         None,
-        content=PORT_FACT.replace("cluster.", "cluster"),
-        memory_type="project",
-        category=None,
-        tags=(),
-        scope="project",
+        Draft(
+            content=PORT_FACT.replace("cluster.", "cluster"),
+            memory_type="project",
+            category=None,
+            tags=(),
+            scope="project",
+        ),
     )
     assert again.already_known and again.memory.id == first
     counts = await service._counters.load("acme")
@@ -136,11 +141,13 @@ async def test_dedup_never_points_at_another_conversations_note(service: MemoryS
     answer = await service.remember(
         "acme",
         "chat:2",
-        content=PORT_FACT,
-        memory_type="project",
-        category=None,
-        tags=(),
-        scope="project",
+        Draft(
+            content=PORT_FACT,
+            memory_type="project",
+            category=None,
+            tags=(),
+            scope="project",
+        ),
     )
     assert not answer.already_known and answer.memory.id != note
 

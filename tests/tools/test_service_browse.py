@@ -9,6 +9,7 @@ import pytest
 from services.api.service import MemoryService
 from shared.memories import listing
 from shared.memories.listing import ListFilter
+from shared.model import Draft
 from tests.tools.conftest import Clock
 
 
@@ -26,11 +27,13 @@ async def store(
     answer = await service.remember(
         tenant,
         conversation,
-        content=content,
-        memory_type="project",
-        category=category,
-        tags=tags,
-        scope="conversation" if conversation else "project",
+        Draft(
+            content=content,
+            memory_type="project",
+            category=category,
+            tags=tags,
+            scope="conversation" if conversation else "project",
+        ),
     )
     assert not answer.already_known
     return answer.memory.id

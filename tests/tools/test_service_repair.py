@@ -12,7 +12,7 @@ from shared.embedding import Embedder
 from shared.errors import BudgetError
 from shared.memories.forgetting import RECHECK_MS, ForgetJournal, record_prefix
 from shared.memories.selection import ForgetFilter
-from shared.model import Memory, index_key, index_prefix, iso_ms, new_ulid
+from shared.model import Draft, Memory, index_key, index_prefix, iso_ms, new_ulid
 from shared.storage import Stores
 from tests.tools.conftest import Clock
 from tests.tools.test_service import remember
@@ -72,11 +72,7 @@ async def test_already_known_restores_the_key_an_old_order_crash_left_out(
     answer = await service.remember(
         "acme",
         None,
-        content=FACT,
-        memory_type="project",
-        category=None,
-        tags=(),
-        scope="project",
+        Draft(content=FACT, memory_type="project", category=None, tags=(), scope="project"),
     )
 
     assert answer.already_known and answer.memory.id == lost.id
@@ -84,7 +80,9 @@ async def test_already_known_restores_the_key_an_old_order_crash_left_out(
     assert [m.id for m in listed] == [lost.id]
     assert (await service.stats("acme", None)).total == 1
     again = await service.remember(
-        "acme", None, content=FACT, memory_type="project", category=None, tags=(), scope="project"
+        "acme",
+        None,
+        Draft(content=FACT, memory_type="project", category=None, tags=(), scope="project"),
     )
     assert again.already_known and await keys_of(stores) == [index_key(lost)]
 
@@ -99,11 +97,7 @@ async def remember_in(service: MemoryService, content: str, category: str | None
     answer = await service.remember(
         "acme",
         None,
-        content=content,
-        memory_type="project",
-        category=category,
-        tags=(),
-        scope="project",
+        Draft(content=content, memory_type="project", category=category, tags=(), scope="project"),
     )
     return answer.memory.id
 

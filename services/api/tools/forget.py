@@ -22,7 +22,7 @@ from services.api.tools.arguments import (
 from services.api.tools.definition import ToolContext, ToolDefinition
 from shared.errors import InvalidInputError
 from shared.memories.selection import BULK_FORGET_BATCH, ForgetFilter
-from shared.storage.codec import MAX_CATEGORY_BYTES, MAX_TAG_BYTES
+from shared.model import MAX_CATEGORY_BYTES, MAX_TAG_BYTES
 
 MAX_OLDER_THAN_DAYS: Final = 36_500
 

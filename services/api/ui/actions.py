@@ -26,6 +26,7 @@ from services.api.ui.query import (
 )
 from services.api.ui.views import missing
 from shared.errors import InvalidInputError
+from shared.model import Draft, draft_values
 from shared.transfer import ExportedMemory, encode_line
 
 logger = logging.getLogger(__name__)
@@ -96,16 +97,8 @@ async def replace(request: web.Request) -> web.StreamResponse:
         return missing(request, state)
     old = version.memory
     # The correction keeps what the memory was filed under; only the text changes.
-    answer = await service.remember(
-        state.tenant,
-        state.conversation,
-        content=content,
-        memory_type=old.memory_type,
-        category=old.category,
-        tags=old.tags,
-        scope=old.scope,
-        replaces=old.id,
-    )
+    corrected = Draft(**{**draft_values(old), "content": content})
+    answer = await service.remember(state.tenant, state.conversation, corrected, replaces=old.id)
     logger.info("ui_replace", extra={"tenant": state.tenant, "alreadyKnown": answer.already_known})
     return _see_other(_with(state.url(memory_id=answer.memory.id), replaced=old.id))
 

@@ -14,7 +14,7 @@ import pytest
 from services.api.service import MemoryService
 from shared.config import load_config
 from shared.embedding import Embedder
-from shared.model import Memory
+from shared.model import Draft, Memory
 from shared.storage import Stores, open_stores
 from shared.storage.postgres import PostgresVectorStore
 from shared.storage.postgres.scan import SnapshotVectorStore
@@ -74,20 +74,24 @@ async def remember_all(service: MemoryService) -> Memory:
         await service.remember(
             "acme",
             None,
-            content=f"Filler note {n} about routine maintenance of building {n}.",
-            memory_type="project",
-            category=None,
-            tags=(),
-            scope="project",
+            Draft(
+                content=f"Filler note {n} about routine maintenance of building {n}.",
+                memory_type="project",
+                category=None,
+                tags=(),
+                scope="project",
+            ),
         )
     stored = await service.remember(
         "acme",
         None,
-        content=NEEDLE,
-        memory_type="project",
-        category=None,
-        tags=(),
-        scope="project",
+        Draft(
+            content=NEEDLE,
+            memory_type="project",
+            category=None,
+            tags=(),
+            scope="project",
+        ),
     )
     return stored.memory
 
