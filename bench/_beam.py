@@ -28,8 +28,8 @@ from bench._data import BeamChat, BeamQuestion
 from bench._inproc import Local, copy_tenant, fused_order, plain_cosine
 from bench._quality import ASK_CONCURRENCY, STORE_CONCURRENCY, _ask, _gathered, config_name
 from bench._server import ApiServer
+from shared.model import MAX_CONTENT_BYTES
 from shared.ranking import MODE_PROFILES, RecallMode
-from shared.storage.codec import MAX_CONTENT_BYTES
 
 # (mode, limit); None is the mode's own default (balanced 5, exploratory 10, precision 3).
 BEAM_CONFIGS: Final[tuple[tuple[RecallMode, int | None], ...]] = (

@@ -27,7 +27,7 @@ from typing import Any, Final
 from bench._client import call_text, ids_in, parse_recall, session
 from bench._inproc import EMBED_BATCH, Local
 from bench._server import ApiServer
-from shared.model import Memory, index_key, iso_ms, new_ulid
+from shared.model import Draft, Memory, index_key, iso_ms, new_ulid
 
 PROBE_TENANT: Final = "probe"
 PLANTED_PER_KIND: Final = 10
@@ -283,8 +283,8 @@ async def _s3(
             ids: dict[str, str] = {}
             for p in planted:
                 stored = await remember(ops,
-                    PROBE_TENANT, None, content=p.content, memory_type="project",
-                    category=None, tags=(), scope="project",
+                    PROBE_TENANT, None, Draft(content=p.content, memory_type="project",
+                    category=None, tags=(), scope="project"),
                 )  # fmt: skip
                 ids[p.identifier] = stored.memory.id
             log("probe/s3: asking for each planted identifier through shared.operations")

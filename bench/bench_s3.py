@@ -30,7 +30,7 @@ from shared.config import load_config
 from shared.counters import CounterTracker
 from shared.embedding import open_embedder
 from shared.lexical import Lexicon
-from shared.model import Memory, iso_ms, new_ulid, wall_clock_ms
+from shared.model import Draft, Memory, iso_ms, new_ulid, wall_clock_ms
 from shared.operations import operations_context
 from shared.operations import recall as recalling
 from shared.operations import remember as remembering
@@ -239,11 +239,13 @@ async def _service_rows(*, n: int, s3_url: str, s3vectors_url: str) -> list[str]
                 ops,
                 "bench",
                 None,
-                content=facts[i],
-                memory_type="project",
-                category=None,
-                tags=(),
-                scope="project",
+                Draft(
+                    content=facts[i],
+                    memory_type="project",
+                    category=None,
+                    tags=(),
+                    scope="project",
+                ),
             )
 
         async def recall(i: int) -> None:

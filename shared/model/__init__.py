@@ -1,6 +1,21 @@
 """Frozen records, key codecs and how a text is split into terms (``tokens``): the bottom
 layer, importing nothing else of ours."""
 
+from shared.model.draft import (
+    DRAFT_FIELDS,
+    MAX_CATEGORY_BYTES,
+    MAX_CONTENT_BYTES,
+    MAX_TAG_BYTES,
+    MAX_TAGS,
+    MEMORY_TYPES,
+    SCOPES,
+    Draft,
+    DraftField,
+    MemoryType,
+    Scope,
+    check_limits,
+    draft_values,
+)
 from shared.model.ids import (
     DAY_MS,
     canonical_iso,
@@ -14,12 +29,19 @@ from shared.model.ids import (
 )
 from shared.model.keys import IndexEntry, index_key, index_prefix, parse_index_key
 from shared.model.keyword_hit import KeywordHit
-from shared.model.memory import MEMORY_TYPES, SCOPES, Hit, Memory, MemoryType, Scope, new_memory
+from shared.model.memory import Hit, Memory, new_memory
 
 __all__ = [
     "DAY_MS",
+    "DRAFT_FIELDS",
+    "MAX_CATEGORY_BYTES",
+    "MAX_CONTENT_BYTES",
+    "MAX_TAGS",
+    "MAX_TAG_BYTES",
     "MEMORY_TYPES",
     "SCOPES",
+    "Draft",
+    "DraftField",
     "Hit",
     "IndexEntry",
     "KeywordHit",
@@ -27,7 +49,9 @@ __all__ = [
     "MemoryType",
     "Scope",
     "canonical_iso",
+    "check_limits",
     "conversation_digest",
+    "draft_values",
     "index_key",
     "index_prefix",
     "inverted_time",

@@ -31,8 +31,9 @@ from typing import Final, Literal
 import msgspec
 
 from shared.errors import InvariantError
+from shared.model.draft import MEMORY_TYPES, MemoryType
 from shared.model.ids import conversation_digest, inverted_time, parse_iso_ms, ulid_time_ms
-from shared.model.memory import MEMORY_TYPES, Memory, MemoryType
+from shared.model.memory import Memory
 
 INDEX_ROOT: Final = "index/"
 STATS_ROOT: Final = "stats/"

@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Final, Literal
+from typing import Final
 
 import msgspec
 
 from shared.errors import InvariantError
+from shared.model.draft import Draft, draft_values
 from shared.model.ids import DAY_MS, canonical_iso, iso_ms, new_ulid
 
-MemoryType = Literal["project", "pattern", "reference", "conversation"]
-Scope = Literal["project", "conversation"]
-
-MEMORY_TYPES: Final[tuple[MemoryType, ...]] = ("project", "pattern", "reference", "conversation")
-SCOPES: Final[tuple[Scope, ...]] = ("project", "conversation")
 TRUST_MANUAL: Final = 1.0
 
 
-class Memory(msgspec.Struct, frozen=True, kw_only=True, gc=False):
-    """One stored fact.
+class Memory(Draft, frozen=True, kw_only=True, gc=False):
+    """One stored fact: the caller's fields (``Draft``: content, type, category, tags, scope)
+    and what the system adds to them.
 
     Not tracked by the garbage collector: its fields are strings, a tuple of strings and a float,
     so it can never be part of a reference cycle, and the scan cache holds one per memory.
@@ -27,11 +23,6 @@ class Memory(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     Attributes:
         id: a ULID; its time part is when the memory was written.
         tenant: the tenant that owns it (the isolation boundary).
-        content: the fact itself, exactly as the caller sent it.
-        memory_type: what kind of fact it is; only the trust half-life depends on it.
-        category: an optional free-form sub-label.
-        tags: optional labels, stored as given after trimming.
-        scope: "conversation" when only ``conversation`` may see it, else "project".
         conversation: the conversation it was written from: the visibility key of a
             conversation-scoped memory, provenance only for a project memory.
         created_at: ISO-8601 UTC with milliseconds (``2026-01-02T03:04:05.678Z``).
@@ -45,11 +36,6 @@ class Memory(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
     id: str
     tenant: str
-    content: str
-    memory_type: MemoryType = "project"
-    category: str | None = None
-    tags: tuple[str, ...] = ()
-    scope: Scope = "project"
     conversation: str | None = None
     created_at: str
     trust_base: float = TRUST_MANUAL
@@ -90,27 +76,19 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
 def new_memory(
     tenant: str,
     conversation: str | None,
+    draft: Draft,
     *,
-    content: str,
-    memory_type: MemoryType,
-    category: str | None,
-    tags: Sequence[str],
-    scope: Scope,
     expires_in_days: int | None,
     now_ms: int,
 ) -> Memory:
-    """A memory written now: its id and creation time from ``now_ms``, its expiry that many
-    days later. The conversation is recorded whatever the scope: the visibility key of a note,
-    provenance for a project memory."""
+    """A memory written now from ``draft``: its id and creation time from ``now_ms``, its expiry
+    that many days later. The conversation is recorded whatever the scope: the visibility key
+    of a note, provenance for a project memory."""
     expires_ms = now_ms + expires_in_days * DAY_MS if expires_in_days is not None else None
     return Memory(
+        **draft_values(draft),
         id=new_ulid(now_ms),
         tenant=tenant,
-        content=content,
-        memory_type=memory_type,
-        category=category,
-        tags=tuple(tags),
-        scope=scope,
         conversation=conversation,
         created_at=iso_ms(now_ms),
         expires_at=iso_ms(expires_ms) if expires_ms is not None else None,

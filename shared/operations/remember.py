@@ -15,7 +15,6 @@ caller says both stay current.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from typing import Final
 
 import msgspec
@@ -23,7 +22,7 @@ import msgspec
 from shared.memories import write_memory
 from shared.memories.repairs import ensure_listed
 from shared.memories.visibility import Visibility, may_replace, replaceable
-from shared.model import Hit, Memory, MemoryType, Scope, new_memory
+from shared.model import Draft, Hit, Memory, new_memory
 from shared.operations.context import OperationsContext
 from shared.ranking import already_known, probably_updated
 
@@ -49,44 +48,33 @@ async def remember(
     ops: OperationsContext,
     tenant: str,
     conversation: str | None,
+    draft: Draft,
     *,
-    content: str,
-    memory_type: MemoryType,
-    category: str | None,
-    tags: Sequence[str],
-    scope: Scope,
     replaces: str | None = None,
     expires_in_days: int | None = None,
     link_updates: bool = True,
 ) -> RememberAnswer:
-    """The fact stored, or the memory that says it already (see the module docstring).
+    """The fact ``draft`` files stored, or the memory that says it already (see the module
+    docstring).
 
     Raises:
         InvalidInputError: ``replaces`` names no memory this request may replace.
     """
-    embedding = ops.start_embedding(content)
+    embedding = ops.start_embedding(draft.content)
     visibility, live = await _live_neighbours(ops, tenant, conversation, embedding)
     replaced = None
     if replaces is not None:
-        replaced = await replaceable(ops.vectors, tenant, visibility, replaces, scope=scope)
+        replaced = await replaceable(ops.vectors, tenant, visibility, replaces, scope=draft.scope)
         live = [hit for hit in live if hit.memory.id != replaced.id]
-    known = already_known(content, live)
+    known = already_known(draft.content, live)
     if known is not None and (replaced is None or may_replace(known.memory, replaced)):
         return await _already_known(
             ops, known.memory, replaced, visibility=visibility, link_updates=link_updates
         )
     linking = replaced is None and link_updates
-    updated = probably_updated(content, live, scope=scope) if linking else None
+    updated = probably_updated(draft.content, live, scope=draft.scope) if linking else None
     memory = new_memory(
-        tenant,
-        conversation,
-        content=content,
-        memory_type=memory_type,
-        category=category,
-        tags=tags,
-        scope=scope,
-        expires_in_days=expires_in_days,
-        now_ms=visibility.now_ms,
+        tenant, conversation, draft, expires_in_days=expires_in_days, now_ms=visibility.now_ms
     )
     return await _stored(
         ops,

@@ -7,27 +7,75 @@ so the two backends stay interchangeable::
                     scope (only "conversation"), conversation (when set),
                     expiresAt (when set)
     non-filterable: content, createdAt, tags (when non-empty), trustBase
+
+The caller's fields (``shared.model.Draft``) are written and read from their declaration: each
+under its name in camelCase, left out when it holds nothing, read back tolerantly by its shape.
+A new one is filterable (the non-filterable keys are fixed when an index is made).
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
+import msgspec
+
 from shared.errors import BudgetError
-from shared.model import MEMORY_TYPES, Memory
+from shared.model import DRAFT_FIELDS, MAX_CONTENT_BYTES, DraftField, Memory
 from shared.model.ids import canonical_iso, parse_iso_ms
 
-MAX_CONTENT_BYTES: Final = 32_000
-# What one memory may carry beside its content: remember refuses more, and so does an import.
-MAX_CATEGORY_BYTES: Final = 128
-MAX_TAGS: Final = 20
-MAX_TAG_BYTES: Final = 64
 MAX_FILTERABLE_BYTES: Final = 2_000
 MAX_METADATA_BYTES: Final = 40_000
 NON_FILTERABLE_KEYS: Final = ("content", "createdAt", "tags", "trustBase")
 EPOCH_ISO: Final = "1970-01-01T00:00:00.000Z"
+# Stored even as its default: list_memories filters on it, and a filter matches stored keys only.
+_ALWAYS_STORED: Final = frozenset({"memory_type"})
+
+
+def metadata_key(field: DraftField) -> str:
+    """A draft field's key in the metadata: its attribute name in camelCase."""
+    first, *rest = field.name.split("_")
+    return first + "".join(word.capitalize() for word in rest)
+
+
+def _stored_when(field: DraftField) -> Callable[[object], bool]:
+    """Whether a value of ``field`` is written: always for a field without a default (the
+    content), else not when it holds nothing (None, "", () or the default), which reads back as
+    the default anyway."""
+    if field.name in _ALWAYS_STORED or field.default is msgspec.NODEFAULT:
+        return lambda value: True
+    nothing = (None, "", (), field.default)
+    return lambda value: value not in nothing
+
+
+def _converted(field: DraftField) -> Callable[[object], object]:
+    """How a stored value of a field of no shape the codec knows is taken back: as its type
+    says, or as its default when it cannot be."""
+
+    def read(value: object) -> object:
+        try:
+            return msgspec.convert(value, field.annotation)
+        except msgspec.ValidationError:
+            return field.default
+
+    return read
+
+
+def _writing(fields: Iterable[DraftField]) -> tuple[tuple[str, str, Callable[[object], bool]], ...]:
+    return tuple((field.name, metadata_key(field), _stored_when(field)) for field in fields)
+
+
+_FILTERABLE: Final = _writing(f for f in DRAFT_FIELDS if metadata_key(f) not in NON_FILTERABLE_KEYS)
+_NON_FILTERABLE: Final = _writing(f for f in DRAFT_FIELDS if metadata_key(f) in NON_FILTERABLE_KEYS)
+# Read back, as plain tuples (a decode is on recall's path): each field but the content, which
+# a memory cannot be without and is read by hand.
+_READ: Final = tuple(
+    (field.name, metadata_key(field), field.shape, field.choices, _converted(field))
+    for field in DRAFT_FIELDS
+    if field.name != "content"
+)
 
 
 def vector_key(tenant: str, memory_id: str) -> str:
@@ -46,23 +94,30 @@ def _compact_json_bytes(value: object) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
 
 
+def _put(
+    metadata: dict[str, Any],
+    memory: Memory,
+    fields: tuple[tuple[str, str, Callable[[object], bool]], ...],
+) -> None:
+    for name, key, stored in fields:
+        value = getattr(memory, name)
+        if stored(value):
+            # A list, as JSON has no tuple (an empty one holds nothing: S3 Vectors refuses it).
+            metadata[key] = list(value) if isinstance(value, tuple) else value
+
+
 def to_metadata(memory: Memory) -> dict[str, Any]:
     """The metadata a memory is stored with (empty optional values are omitted)."""
-    metadata: dict[str, Any] = {"tenantId": memory.tenant, "memoryType": memory.memory_type}
-    if memory.category:
-        metadata["category"] = memory.category
-    if memory.scope == "conversation":
-        metadata["scope"] = "conversation"
+    metadata: dict[str, Any] = {"tenantId": memory.tenant}
+    _put(metadata, memory, _FILTERABLE)
     if memory.conversation:
         metadata["conversation"] = memory.conversation
     if memory.expires_at is not None:
         # Filterable on purpose: an index made by 0.9 cannot declare a new non-filterable key,
         # and 24 bytes fit the 2 KB budget (see docs/s3.md).
         metadata["expiresAt"] = memory.expires_at
-    metadata["content"] = memory.content
+    _put(metadata, memory, _NON_FILTERABLE)
     metadata["createdAt"] = memory.created_at
-    if memory.tags:  # S3 Vectors rejects an empty array
-        metadata["tags"] = list(memory.tags)
     metadata["trustBase"] = memory.trust_base
     return metadata
 
@@ -100,12 +155,9 @@ def from_metadata(key_or_id: str, metadata: dict[str, Any]) -> Memory | None:
     if not isinstance(content, str) or not isinstance(tenant, str):
         return None
     memory_id = key_or_id.split("#", 1)[1] if "#" in key_or_id else key_or_id
-    memory_type = metadata.get("memoryType")
     created_at = metadata.get("createdAt")
     if not isinstance(created_at, str) or parse_iso_ms(created_at) is None:
         created_at = EPOCH_ISO
-    category = metadata.get("category")
-    tags = metadata.get("tags")
     conversation = metadata.get("conversation")
     # Read through the one parser into the one form (``canonical_iso``): an import once stored
     # the value as written (an offset, the basic format), which only a parse compares rightly.
@@ -115,16 +167,35 @@ def from_metadata(key_or_id: str, metadata: dict[str, Any]) -> Memory | None:
     trust_base = 1.0
     if isinstance(trust, int | float) and not isinstance(trust, bool) and math.isfinite(trust):
         trust_base = float(trust)
-    return Memory(
-        id=memory_id,
-        tenant=tenant,
-        content=content,
-        memory_type=memory_type if memory_type in MEMORY_TYPES else "project",
-        category=category if isinstance(category, str) and category else None,
-        tags=tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) else (),
-        scope="conversation" if metadata.get("scope") == "conversation" else "project",
-        conversation=conversation if isinstance(conversation, str) and conversation else None,
-        created_at=created_at,
-        trust_base=trust_base,
-        expires_at=expires_at,
-    )
+    fields: dict[str, Any] = {
+        "id": memory_id,
+        "tenant": tenant,
+        "content": content,
+        "conversation": conversation if isinstance(conversation, str) and conversation else None,
+        "created_at": created_at,
+        "trust_base": trust_base,
+        "expires_at": expires_at,
+    }
+    _read_draft(metadata, fields)
+    return Memory(**fields)
+
+
+def _read_draft(metadata: dict[str, Any], fields: dict[str, Any]) -> None:
+    """The caller's fields but the content, each read as its shape says; one missing, or not of
+    its shape (old or damaged metadata), is left to the field's default."""
+    for name, key, shape, choices, convert in _READ:
+        value = metadata.get(key)
+        if value is None:
+            continue
+        if shape == "choice":
+            # A tuple, not a set: damaged metadata may hold an unhashable value here.
+            if value in choices:
+                fields[name] = value
+        elif shape == "optional text" or shape == "text":
+            if isinstance(value, str) and value:
+                fields[name] = value
+        elif shape == "texts":
+            if isinstance(value, list):
+                fields[name] = tuple([entry for entry in value if isinstance(entry, str)])
+        else:
+            fields[name] = convert(value)

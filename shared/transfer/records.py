@@ -12,63 +12,54 @@ import msgspec
 
 from shared.errors import InvalidInputError
 from shared.model import (
+    Draft,
     Memory,
-    MemoryType,
-    Scope,
     canonical_iso,
+    check_limits,
     iso_ms,
     parse_iso_ms,
     ulid_time_ms,
 )
 from shared.model.counters import AccessCount
+from shared.model.draft import texts_of
 from shared.model.keys import MAX_EXPIRY_MS
-from shared.storage.codec import MAX_CATEGORY_BYTES, MAX_CONTENT_BYTES, MAX_TAG_BYTES, MAX_TAGS
 
 FORMAT: Final = "mcp-memory/1"
-# The fields a line and a Memory share, name and value alike; the rest are mapped by hand
-# (``type`` is ``memory_type``, the tags a list, the tenant the import's).
-SHARED_FIELDS: Final = (
-    "id",
-    "content",
-    "created_at",
-    "category",
-    "scope",
-    "conversation",
-    "trust_base",
-    "expires_at",
-)
 
 
-class ExportedMemory(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
-    """A memory as one line. ``replaced_by``: the memories that replaced it (its replacement
-    records); ``superseded_by``: the memories that probably update it (its links that stand);
-    ``access`` and ``last_access_at``: its counters when it was exported."""
+class ExportedMemory(
+    Draft, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True
+):
+    """A memory as one line: the caller's fields (``Draft``, under their outward names: the
+    type is ``type``), the system's, and its events. ``replaced_by``: the memories that
+    replaced it (its replacement records); ``superseded_by``: the memories that probably update
+    it (its links that stand); ``access`` and ``last_access_at``: its counters when it was
+    exported."""
 
     id: str
     tenant: str
-    content: str
     created_at: str
-    type: MemoryType = "project"
-    category: str | None = None
-    tags: list[str] = []
-    scope: Scope = "project"
     conversation: str | None = None
     trust_base: float = 1.0
     expires_at: str | None = None
-    replaced_by: list[str] = []
-    superseded_by: list[str] = []
+    replaced_by: list[str] = msgspec.field(default_factory=list)
+    superseded_by: list[str] = msgspec.field(default_factory=list)
     access: int = 0
     last_access_at: str | None = None
     format: str = FORMAT
 
     def memory(self, tenant: str) -> Memory:
-        same = {name: getattr(self, name) for name in SHARED_FIELDS}
-        return Memory(tenant=tenant, memory_type=self.type, tags=tuple(self.tags), **same)
+        return Memory(tenant=tenant, **{name: getattr(self, name) for name in SHARED_FIELDS})
 
     def counts(self) -> AccessCount | None:
         if not self.access:
             return None
         return AccessCount(access=self.access, last_at=self.last_access_at or self.created_at)
+
+
+# The fields a line and a Memory share, name and value alike: all but the tenant, which is the
+# import's.
+SHARED_FIELDS: Final = tuple(name for name in Memory.__struct_fields__ if name != "tenant")
 
 
 def exported(
@@ -80,8 +71,6 @@ def exported(
 ) -> ExportedMemory:
     return ExportedMemory(
         tenant=memory.tenant,
-        type=memory.memory_type,
-        tags=list(memory.tags),
         **{name: getattr(memory, name) for name in SHARED_FIELDS},
         replaced_by=list(replaced_by),
         superseded_by=list(superseded_by),
@@ -158,7 +147,7 @@ def _check_times(record: ExportedMemory) -> None:
         canonical = canonical_iso(value)
         if canonical is None:
             raise InvalidInputError(field, f"`{field}` must be an ISO-8601 time")
-        setattr(record, field, canonical)
+        msgspec.structs.force_setattr(record, field, canonical)
     expires_ms = parse_iso_ms(record.expires_at) if record.expires_at is not None else None
     if expires_ms is not None and not 0 <= expires_ms <= MAX_EXPIRY_MS:
         raise InvalidInputError(
@@ -168,20 +157,10 @@ def _check_times(record: ExportedMemory) -> None:
 
 
 def _check_sizes(record: ExportedMemory) -> None:
-    """The limits remember applies to its arguments."""
-    texts = [("content", record.content), ("category", record.category)]
-    texts += [("conversation", record.conversation), *(("tags", tag) for tag in record.tags)]
+    """The limits remember applies to its arguments (``Draft``'s)."""
+    texts = [*texts_of(record), ("conversation", record.conversation)]
     for field, text in texts:
         if text is not None and "\x00" in text:
             # Refused by name, as remember refuses it: PostgreSQL cannot store U+0000 in text.
             raise InvalidInputError(field, f"`{field}` contains a NUL character (U+0000)")
-    if not record.content.strip():
-        raise InvalidInputError("content", "`content` must be a non-empty string")
-    if len(record.content.encode()) > MAX_CONTENT_BYTES:
-        raise InvalidInputError("content", f"`content` may be at most {MAX_CONTENT_BYTES} bytes")
-    if record.category is not None and len(record.category.encode()) > MAX_CATEGORY_BYTES:
-        raise InvalidInputError("category", f"`category` may be at most {MAX_CATEGORY_BYTES} bytes")
-    if len(record.tags) > MAX_TAGS or any(len(t.encode()) > MAX_TAG_BYTES for t in record.tags):
-        raise InvalidInputError(
-            "tags", f"`tags` may hold at most {MAX_TAGS} entries of {MAX_TAG_BYTES} bytes"
-        )
+    check_limits(record)

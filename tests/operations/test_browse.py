@@ -8,6 +8,7 @@ import pytest
 
 from shared.memories import listing
 from shared.memories.listing import ListFilter
+from shared.model import Draft
 from shared.operations import OperationsContext
 from shared.operations.browse import access_counts, browse, export, list_memories, tenants
 from shared.operations.recall import recall
@@ -30,11 +31,13 @@ async def store(
         ops,
         tenant,
         conversation,
-        content=content,
-        memory_type="project",
-        category=category,
-        tags=tags,
-        scope="conversation" if conversation else "project",
+        Draft(
+            content=content,
+            memory_type="project",
+            category=category,
+            tags=tags,
+            scope="conversation" if conversation else "project",
+        ),
     )
     assert not answer.already_known
     return answer.memory.id

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncpg
 
 from shared.memories.listing import STATS_SCAN_CAP
+from shared.model import Draft
 from shared.operations import OperationsContext
 from shared.operations import remember as remembering
 from shared.operations.browse import list_memories, stats
@@ -47,11 +48,13 @@ async def remember(
         ops,
         tenant,
         conversation,
-        content=content,
-        memory_type=memory_type,  # type: ignore[arg-type]
-        category=None,
-        tags=(),
-        scope=scope,  # type: ignore[arg-type]
+        Draft(
+            content=content,
+            memory_type=memory_type,  # type: ignore[arg-type]
+            category=None,
+            tags=(),
+            scope=scope,  # type: ignore[arg-type]
+        ),
     )
     return answer.memory.id
 
@@ -92,11 +95,13 @@ async def test_near_verbatim_repeat_is_already_known_and_counted(ops: Operations
         ops,
         "acme",
         None,
-        content=PORT_FACT.replace("cluster.", "cluster"),
-        memory_type="project",
-        category=None,
-        tags=(),
-        scope="project",
+        Draft(
+            content=PORT_FACT.replace("cluster.", "cluster"),
+            memory_type="project",
+            category=None,
+            tags=(),
+            scope="project",
+        ),
     )
     assert again.already_known and again.memory.id == first
     counts = await ops.counters.load("acme")
@@ -143,11 +148,13 @@ async def test_dedup_never_points_at_another_conversations_note(ops: OperationsC
         ops,
         "acme",
         "chat:2",
-        content=PORT_FACT,
-        memory_type="project",
-        category=None,
-        tags=(),
-        scope="project",
+        Draft(
+            content=PORT_FACT,
+            memory_type="project",
+            category=None,
+            tags=(),
+            scope="project",
+        ),
     )
     assert not answer.already_known and answer.memory.id != note
 

@@ -11,7 +11,7 @@ from shared.embedding import Embedder
 from shared.errors import BudgetError
 from shared.memories.forgetting import RECHECK_MS, ForgetJournal, record_prefix
 from shared.memories.selection import ForgetFilter
-from shared.model import Memory, index_key, index_prefix, iso_ms, new_ulid
+from shared.model import Draft, Memory, index_key, index_prefix, iso_ms, new_ulid
 from shared.operations import OperationsContext
 from shared.operations import remember as remembering
 from shared.operations.browse import list_memories, stats
@@ -76,11 +76,7 @@ async def test_already_known_restores_the_key_an_old_order_crash_left_out(
         ops,
         "acme",
         None,
-        content=FACT,
-        memory_type="project",
-        category=None,
-        tags=(),
-        scope="project",
+        Draft(content=FACT, memory_type="project", category=None, tags=(), scope="project"),
     )
 
     assert answer.already_known and answer.memory.id == lost.id
@@ -91,11 +87,7 @@ async def test_already_known_restores_the_key_an_old_order_crash_left_out(
         ops,
         "acme",
         None,
-        content=FACT,
-        memory_type="project",
-        category=None,
-        tags=(),
-        scope="project",
+        Draft(content=FACT, memory_type="project", category=None, tags=(), scope="project"),
     )
     assert again.already_known and await keys_of(stores) == [index_key(lost)]
 
@@ -111,11 +103,7 @@ async def remember_in(ops: OperationsContext, content: str, category: str | None
         ops,
         "acme",
         None,
-        content=content,
-        memory_type="project",
-        category=category,
-        tags=(),
-        scope="project",
+        Draft(content=content, memory_type="project", category=category, tags=(), scope="project"),
     )
     return answer.memory.id
 

@@ -1,4 +1,5 @@
-"""An exported line and a Memory carry the same fields: one list says which share name and value."""
+"""An exported line and a Memory carry the same fields, by the same names: the line is the
+memory's draft (``shared.model.Draft``) with the system's fields and its events."""
 
 from __future__ import annotations
 
@@ -6,14 +7,13 @@ import msgspec
 
 from shared.model import Memory
 from shared.model.counters import AccessCount
-from shared.transfer.records import SHARED_FIELDS, ExportedMemory, exported
+from shared.transfer.records import SHARED_FIELDS, ExportedMemory, encode_line, exported
 
 
 def test_every_field_of_a_memory_travels_in_a_line() -> None:
-    # Mapped by hand: the tenant is the import's, the type and the tags change name or shape.
-    by_hand = {"tenant", "memory_type", "tags"}
+    # Only the tenant is not the line's: an import names its own.
     memory_fields = {field.name for field in msgspec.structs.fields(Memory)}
-    assert memory_fields == set(SHARED_FIELDS) | by_hand
+    assert memory_fields == set(SHARED_FIELDS) | {"tenant"}
     assert set(SHARED_FIELDS) <= {field.name for field in msgspec.structs.fields(ExportedMemory)}
 
 
@@ -36,11 +36,12 @@ def test_a_memory_comes_back_whole_from_its_line() -> None:
         replaced_by=("01JZ0000000000000000000001",),
         counts=AccessCount(access=3, last_at="2026-01-03T00:00:00.000Z"),
     )
-    assert (line.type, line.tags, line.replaced_by, line.access) == (
+    assert (line.memory_type, line.tags, line.replaced_by, line.access) == (
         "reference",
-        ["db", "staging"],
+        ("db", "staging"),
         ["01JZ0000000000000000000001"],
         3,
     )
+    assert '"type":"reference"' in encode_line(line)  # the field's outward name
     assert line.memory("acme") == memory
     assert line.memory("other").tenant == "other"

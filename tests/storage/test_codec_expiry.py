@@ -6,10 +6,9 @@ from __future__ import annotations
 import pytest
 
 from services.api.http.headers import MAX_CONVERSATION_CHARS
-from shared.model import Memory, iso_ms, new_ulid
+from shared.model import MAX_CATEGORY_BYTES, Memory, iso_ms, new_ulid
 from shared.model.ids import MAX_TENANT_CHARS
 from shared.storage.codec import (
-    MAX_CATEGORY_BYTES,
     check_budget,
     from_metadata,
     to_metadata,

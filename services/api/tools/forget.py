@@ -20,9 +20,9 @@ from services.api.tools.render import render_bulk_forget, render_forget
 from services.api.tools.structured import ForgetOutput, Reply
 from shared.errors import InvalidInputError
 from shared.memories.selection import BULK_FORGET_BATCH, ForgetFilter
+from shared.model import MAX_CATEGORY_BYTES, MAX_TAG_BYTES
 from shared.operations import OperationsContext
 from shared.operations.forget import forget, forget_matching
-from shared.storage.codec import MAX_CATEGORY_BYTES, MAX_TAG_BYTES
 
 MAX_OLDER_THAN_DAYS: Final = 36_500
 

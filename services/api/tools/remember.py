@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Final
+from typing import Annotated, Any, Final
 
 import msgspec
-from msgspec import UNSET, Meta
+from msgspec import UNSET, Meta, UnsetType
 
 from services.api.tools.arguments import (
     Maybe,
@@ -21,9 +21,16 @@ from services.api.tools.definition import ToolContext, ToolDefinition
 from services.api.tools.render import preview, render_remembered
 from services.api.tools.structured import RememberOutput, Reply
 from shared.errors import InvalidInputError
+from shared.model import (
+    DRAFT_FIELDS,
+    MAX_CATEGORY_BYTES,
+    MAX_CONTENT_BYTES,
+    MAX_TAG_BYTES,
+    MAX_TAGS,
+    Draft,
+)
 from shared.operations import OperationsContext
 from shared.operations.remember import remember
-from shared.storage.codec import MAX_CATEGORY_BYTES, MAX_CONTENT_BYTES, MAX_TAG_BYTES, MAX_TAGS
 
 MIN_EXPIRY_DAYS: Final = 1
 MAX_EXPIRY_DAYS: Final = 3650
@@ -108,6 +115,20 @@ class RememberArguments(ToolArguments, frozen=True):
         msgspec.structs.force_setattr(self, "tags", kept)
 
 
+def drafted(arguments: RememberArguments) -> Draft:
+    """The draft the arguments file: each of its fields from the argument of its outward name
+    (``type``). What is stored is what was sent, but for an optional text left blank, which is
+    none (a category of spaces is no category), and one given trimmed."""
+    given_values: dict[str, Any] = {}
+    for field in DRAFT_FIELDS:
+        value = getattr(arguments, field.outward, UNSET)
+        if field.shape == "optional text" and isinstance(value, str):
+            value = value.strip() or UNSET
+        if not isinstance(value, UnsetType):
+            given_values[field.name] = value
+    return Draft(**given_values)
+
+
 async def handle(ops: OperationsContext, ctx: ToolContext, arguments: RememberArguments) -> Reply:
     if arguments.scope == "conversation" and ctx.conversation is None:
         raise InvalidInputError(
@@ -115,18 +136,12 @@ async def handle(ops: OperationsContext, ctx: ToolContext, arguments: RememberAr
             f'`scope` "conversation" needs {ctx.conversation_via}, and this request is in no '
             'conversation; use scope "project" to keep it for the project',
         )
-    # What is stored is what was sent, but for a blank category, which is none.
-    category = given(arguments.category, "").strip() or None
     replaces = given(arguments.replaces, "").strip() or None
     answer = await remember(
         ops,
         ctx.tenant,
         ctx.conversation,
-        content=arguments.content,
-        memory_type=arguments.type,
-        category=category,
-        tags=list(arguments.tags),
-        scope=arguments.scope,
+        drafted(arguments),
         replaces=replaces,
         expires_in_days=given(arguments.expires_in_days, None),
         link_updates=arguments.supersedes is not False,

@@ -10,7 +10,7 @@ from services.api.tools.structured import NewerVersion, RecallOutput, RecallResu
 from shared.lexical.excerpt import CHARS_PER_TOKEN, Excerpt, excerpt
 from shared.memories.listing import StatsAnswer
 from shared.memories.selection import BULK_FORGET_BATCH
-from shared.model import MEMORY_TYPES, Memory
+from shared.model import DRAFT_FIELDS, MEMORY_TYPES, Memory
 from shared.model.tokens import shown
 from shared.operations.forget import BulkForgetAnswer
 from shared.operations.history import Version
@@ -25,6 +25,10 @@ PREVIEW_CHARS: Final = 200
 _LEFT_OUT_RESERVE: Final = 160
 # However small the budget, the first result shows this much of its text.
 _MIN_BODY_CHARS: Final = 120
+# The caller's fields a memory's block shows in its first line or as its body; each other one
+# is a line of its own when set, ``name: value`` (``tags: a, b``).
+_IN_HEADLINE: Final = frozenset({"content", "memory_type", "category", "scope"})
+_LABELLED: Final = tuple(field for field in DRAFT_FIELDS if field.name not in _IN_HEADLINE)
 
 
 def plural(count: int, singular: str, many: str) -> str:
@@ -66,8 +70,11 @@ def render_memory(
     if matched:
         # The query's words this memory holds: why a keyword hit was returned, in plain terms.
         lines.append(f"   matched words: {', '.join(distinct_words(matched))}")
-    if memory.tags:
-        lines.append(f"   tags: {', '.join(memory.tags)}")
+    for field in _LABELLED:
+        value = getattr(memory, field.name)
+        if value not in (None, "", ()):
+            shown = ", ".join(value) if isinstance(value, tuple) else value
+            lines.append(f"   {field.outward}: {shown}")
     lines.extend(f"   {line}" for line in links)
     return "\n".join(lines)
 

@@ -10,18 +10,48 @@ absent are nullable rather than optional, so a record always has the same keys.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal, Self
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, Self
 
 import msgspec
 from msgspec import Meta
 
-from shared.model import Memory, MemoryType, Scope
+from shared.model import DRAFT_FIELDS, Memory
 from shared.operations.history import Version
 from shared.ranking import Confidence
 
 
 class Output(msgspec.Struct, kw_only=True):
     """The base of every tool's structured output: keyword fields, each always present."""
+
+
+# The caller's fields but the text, each under its outward name (``type``), always present.
+_FILED: Final = tuple(field for field in DRAFT_FIELDS if field.name != "content")
+
+
+def _listed(value: Any) -> Any:
+    """JSON has no tuple: a record holds what it says (``msgspec.to_builtins`` keeps tuples)."""
+    return list(value) if isinstance(value, tuple) else value
+
+
+if TYPE_CHECKING:
+    _Facts = Output
+else:
+    # The record's fields in the order a reader looks for them: the id, what the memory is
+    # filed under (from its declaration, ``shared.model.Draft``), its times.
+    _Facts = msgspec.defstruct(
+        "_Facts",
+        [
+            ("id", str),
+            *(
+                (field.outward, list[str] if field.shape == "texts" else field.annotation)
+                for field in _FILED
+            ),
+            ("created_at", str),
+            ("expires_at", str | None),
+        ],
+        bases=(Output,),
+        module=__name__,
+    )
 
 
 class Reply(msgspec.Struct, frozen=True, kw_only=True):
@@ -32,32 +62,18 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
     data: msgspec.Struct
 
 
-class MemoryRecord(Output):
+class MemoryRecord(_Facts):
     """A memory's facts without its text (the text, or part of it, travels beside)."""
 
-    id: str
-    type: MemoryType
-    category: str | None
-    tags: list[str]
-    scope: Scope
-    created_at: str
-    expires_at: str | None
     length: Annotated[int, Meta(ge=0, description="characters of the text")]
 
     @classmethod
     def of(cls, memory: Memory, **more: Any) -> Self:
         """``memory``'s record, with the fields a subclass adds given in ``more``."""
-        return cls(
-            id=memory.id,
-            type=memory.memory_type,
-            category=memory.category,
-            tags=list(memory.tags),
-            scope=memory.scope,
-            created_at=memory.created_at,
-            expires_at=memory.expires_at,
-            length=len(memory.content),
-            **more,
-        )
+        facts: dict[str, Any] = {"id": memory.id}
+        facts |= {field.outward: _listed(getattr(memory, field.name)) for field in _FILED}
+        facts |= {"created_at": memory.created_at, "expires_at": memory.expires_at}
+        return cls(**facts, length=len(memory.content), **more)
 
 
 class Span(Output):

@@ -26,6 +26,7 @@ from services.api.ui.query import (
 )
 from services.api.ui.views import missing
 from shared.errors import InvalidInputError
+from shared.model import Draft, draft_values
 from shared.operations.browse import export as exported
 from shared.operations.forget import forget as forgotten
 from shared.operations.history import get
@@ -100,17 +101,8 @@ async def replace(request: web.Request) -> web.StreamResponse:
         return missing(request, state)
     old = version.memory
     # The correction keeps what the memory was filed under; only the text changes.
-    answer = await remember(
-        ops,
-        state.tenant,
-        state.conversation,
-        content=content,
-        memory_type=old.memory_type,
-        category=old.category,
-        tags=old.tags,
-        scope=old.scope,
-        replaces=old.id,
-    )
+    corrected = Draft(**{**draft_values(old), "content": content})
+    answer = await remember(ops, state.tenant, state.conversation, corrected, replaces=old.id)
     logger.info("ui_replace", extra={"tenant": state.tenant, "alreadyKnown": answer.already_known})
     return _see_other(_with(state.url(memory_id=answer.memory.id), replaced=old.id))
 

@@ -21,9 +21,14 @@ from services.api.http.headers import validated_conversation, validated_tenant
 from services.api.tools.arguments import MAX_LIMIT, MIN_LIMIT, either, utf8_bytes
 from shared.errors import InvalidInputError
 from shared.memories.listing import ListFilter
-from shared.model import MEMORY_TYPES, ulid_time_ms
+from shared.model import (
+    MAX_CATEGORY_BYTES,
+    MAX_CONTENT_BYTES,
+    MAX_TAG_BYTES,
+    MEMORY_TYPES,
+    ulid_time_ms,
+)
 from shared.ranking import DEFAULT_MODE, MODE_PROFILES, RECALL_MODES, RecallMode
-from shared.storage.codec import MAX_CATEGORY_BYTES, MAX_CONTENT_BYTES, MAX_TAG_BYTES
 
 # A search is typed into a box: far more than any question, far less than a URL's limit.
 MAX_QUERY_CHARS: Final = 1000

@@ -13,7 +13,7 @@ import pytest
 
 from shared.config import load_config
 from shared.embedding import Embedder
-from shared.model import Memory
+from shared.model import Draft, Memory
 from shared.operations import OperationsContext
 from shared.operations.recall import recall
 from shared.operations.remember import remember
@@ -77,21 +77,25 @@ async def remember_all(ops: OperationsContext) -> Memory:
             ops,
             "acme",
             None,
-            content=f"Filler note {n} about routine maintenance of building {n}.",
-            memory_type="project",
-            category=None,
-            tags=(),
-            scope="project",
+            Draft(
+                content=f"Filler note {n} about routine maintenance of building {n}.",
+                memory_type="project",
+                category=None,
+                tags=(),
+                scope="project",
+            ),
         )
     stored = await remember(
         ops,
         "acme",
         None,
-        content=NEEDLE,
-        memory_type="project",
-        category=None,
-        tags=(),
-        scope="project",
+        Draft(
+            content=NEEDLE,
+            memory_type="project",
+            category=None,
+            tags=(),
+            scope="project",
+        ),
     )
     return stored.memory
 
