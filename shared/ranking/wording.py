@@ -120,7 +120,11 @@ class Wording:
 def _term_of(piece: str) -> str | None:
     """The content term a piece of text stands for, or None for a stop word or punctuation
     (cached: a project's vocabulary repeats itself from one text to the next)."""
-    piece = piece.strip(".:/#@+~-")
+    piece = piece.rstrip(".:/#@+~-")
+    flag = piece.lstrip("-")
+    if piece != flag and flag[:1].isalpha():
+        return piece.lower()  # a command-line flag names one thing ("--drain-cache"), as written
+    piece = flag.lstrip(".:/#@+~")
     if not piece or piece.lower() in STOP_WORDS:
         return None
     return indexed_form(piece)

@@ -115,6 +115,11 @@ def test_an_update_is_found_with_its_evidence(older: str, newer: str, evidence: 
         ),
         # The same value said of something else: the change stands before it.
         ("We deploy the billing service on Friday.", "We deploy the search service on Friday."),
+        # A flag for another flag names another thing, whatever stands before it.
+        (
+            "Checkout failed during the evening deploy because of --drain-cache.",
+            "Checkout failed during the evening deploy because of --drain-queue.",
+        ),
         # The same subject, another attribute.
         ("The API listens on port 8080.", "The API times out after 30 seconds."),
         ("The admin dashboard listens on port 8443.", "The admin dashboard is deployed with Helm."),
