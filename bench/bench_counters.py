@@ -19,8 +19,8 @@ from shared.config import load_config
 from shared.counters import COUNTER_LAYOUT, COUNTER_LOG, CounterTracker, encode_shard
 from shared.model.counters import AccessCount
 from shared.model.ids import iso_ms, new_ulid
-from shared.shardlog import shard_name
 from shared.storage import ObjectStore, open_stores
+from shared.storage.shardlog import shard_name
 
 LAG_MS = 60_000
 MEMORIES_PER_SHARD = 10

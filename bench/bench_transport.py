@@ -40,7 +40,7 @@ from services.api.tools.arguments import ToolArguments
 from services.api.tools.catalogue import guarded
 from services.api.tools.definition import ToolContext, ToolDefinition
 from services.api.tools.structured import Output, Reply
-from shared.logs import configure_logging
+from shared.process.logs import configure_logging
 from tests.api._catalogue import ECHO, TEST_CATALOGUE, catalogue_runtime
 from tests.api.conftest import Mode, mcp_session, test_config
 

@@ -16,8 +16,8 @@ from typing import Final, Literal, TypeVar
 import msgspec
 
 from shared.errors import ConfigError
-from shared.listen import ALL_INTERFACES, LOOPBACK, is_loopback_only
-from shared.setting_kinds import (
+from shared.process.listen import ALL_INTERFACES, LOOPBACK, is_loopback_only
+from shared.process.setting_kinds import (
     DEADLINE,
     FLAG,
     HOSTS,
@@ -107,7 +107,8 @@ class ServerSettings(msgspec.Struct, frozen=True, kw_only=True):
     """The API's listening sockets and the key they ask for."""
 
     port: int = 3000  # PORT
-    # HOST: the listening addresses (shared/listen.py): loopback under --local, else every one.
+    # HOST: the listening addresses (shared/process/listen.py): loopback under --local, else
+    # every one.
     hosts: tuple[str, ...] = ALL_INTERFACES
     mcp_api_key: str | None = None  # MCP_API_KEY
     # UI_ENABLED: the memory page (services/api/ui), on by default only where it needs no key.

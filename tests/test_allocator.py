@@ -1,4 +1,4 @@
-"""The allocator settings both processes apply at start (shared.allocator), each in a fresh
+"""The allocator settings both processes apply at start (shared.process.allocator), each in a fresh
 interpreter: mallopt changes the whole process, and the test run's own must stay as it is."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from shared.allocator import SETTINGS
+from shared.process.allocator import SETTINGS
 
 pytestmark = pytest.mark.skipif(
     platform.libc_ver()[0] != "glibc", reason="the settings are glibc's"
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(
 
 def applied_in_fresh_process(environ: dict[str, str]) -> dict[str, int]:
     code = (
-        "import json, sys; from shared.allocator import tune_allocator; "
+        "import json, sys; from shared.process.allocator import tune_allocator; "
         "print(json.dumps(tune_allocator(json.loads(sys.argv[1]))))"
     )
     done = subprocess.run(

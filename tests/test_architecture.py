@@ -169,7 +169,7 @@ def test_only_config_reads_the_environment_for_settings() -> None:
         "services/api/main.py",
         "services/compactor/main.py",
         "services/operator/main.py",
-        "shared/cli.py",
+        "shared/process/cli.py",
     }
     assert set(readers) <= allowed, sorted(set(readers) - allowed)
 

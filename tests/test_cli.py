@@ -4,8 +4,8 @@ import argparse
 
 import pytest
 
-from shared.cli import add_local_arguments, add_version_argument, port_type
-from shared.version import installed_version
+from shared.process.cli import add_local_arguments, add_version_argument, port_type
+from shared.process.version import installed_version
 
 
 @pytest.mark.parametrize("raw", ["-1", "65536", "http", ""])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.cpus import quota_cpus, usable_cpus
+from shared.process.cpus import quota_cpus, usable_cpus
 
 
 @pytest.mark.parametrize(

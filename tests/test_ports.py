@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.ports import taken_on
+from shared.process.ports import taken_on
 from tests.api._process import clean_env
 
 SCRIPTS = Path(sys.executable).parent

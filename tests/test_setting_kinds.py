@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from shared.setting_kinds import (
+from shared.process.setting_kinds import (
     DEADLINE,
     FLAG,
     HOSTS,

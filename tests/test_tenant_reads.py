@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from shared.tenant_reads import TenantReads
+from shared.storage.tenant_reads import TenantReads
 
 
 class Store:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.version import installed_version
+from shared.process.version import installed_version
 from tests.api._process import clean_env
 
 ROOT = Path(__file__).resolve().parents[1]

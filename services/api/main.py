@@ -24,21 +24,21 @@ import msgspec
 from aiohttp import web
 
 from services.api.http.connections import KEEPALIVE_TIMEOUT_S, ConnectionGuard, GuardedSite
-from shared.allocator import tune_allocator
-from shared.cli import (
+from shared.config import Config, load_config
+from shared.errors import BootError, ConfigError, ServiceError, StorageError
+from shared.process.allocator import tune_allocator
+from shared.process.cli import (
     add_local_arguments,
     add_port_argument,
     add_version_argument,
     host_type,
     stop_on_signals,
 )
-from shared.config import Config, load_config
-from shared.errors import BootError, ConfigError, ServiceError, StorageError
-from shared.listen import is_unspecified, url_host
-from shared.logs import configure_logging
-from shared.ports import port_in_use_text, taken_on
+from shared.process.listen import is_unspecified, url_host
+from shared.process.logs import configure_logging
+from shared.process.ports import port_in_use_text, taken_on
+from shared.process.version import installed_version
 from shared.storage.factory import watch_embedded_server
-from shared.version import installed_version
 
 if TYPE_CHECKING:
     from services.api.http.app import RuntimeOpener

@@ -17,7 +17,6 @@ from services.api.metrics import PrometheusCounterEvents, scan_metrics
 from services.api.store_deadlines import GuardedObjectStore, GuardedVectorStore, TimedEmbedder
 from services.api.tools import build_catalogue
 from services.api.tools.definition import ToolSpec
-from shared.cli import process_id
 from shared.config import Config
 from shared.counters import CounterTracker, FlushLoop
 from shared.docs import open_retriever
@@ -25,6 +24,7 @@ from shared.embedding import open_embedder
 from shared.lexical import Lexicon
 from shared.model import wall_clock_ms
 from shared.operations import OperationsContext, operations_context
+from shared.process.cli import process_id
 from shared.revisions import ReplacementLog
 from shared.storage import ObjectStore, open_stores
 

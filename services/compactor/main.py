@@ -25,24 +25,24 @@ from prometheus_client.aiohttp import make_aiohttp_handler
 from services.compactor.jobs import JOBS, JobContext, JobRunner
 from services.compactor.metrics import CompactorMetrics
 from services.compactor.schedule import build_scheduler
-from shared.allocator import tune_allocator
-from shared.cli import (
+from shared.config import Config, load_config
+from shared.counters import COMPACTION_LAG_MS
+from shared.errors import BootError, ConfigError, StorageError
+from shared.memories.expiry import Expirer
+from shared.memories.reconcile import Reconciler
+from shared.memories.repair_context import RepairContext
+from shared.model import wall_clock_ms
+from shared.process.allocator import tune_allocator
+from shared.process.cli import (
     add_local_arguments,
     add_port_argument,
     add_version_argument,
     process_id,
     stop_on_signals,
 )
-from shared.config import Config, load_config
-from shared.counters import COMPACTION_LAG_MS
-from shared.errors import BootError, ConfigError, StorageError
-from shared.expiry import Expirer
-from shared.listen import ALL_INTERFACES
-from shared.logs import configure_logging
-from shared.memories.repair_context import RepairContext
-from shared.model import wall_clock_ms
-from shared.ports import port_in_use_text, taken_on
-from shared.reconcile import Reconciler
+from shared.process.listen import ALL_INTERFACES
+from shared.process.logs import configure_logging
+from shared.process.ports import port_in_use_text, taken_on
 from shared.storage import open_stores
 from shared.storage.factory import watch_embedded_server
 

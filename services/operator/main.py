@@ -27,12 +27,12 @@ from typing import Final, TextIO
 
 from services.operator.paths import PathRefusedError, check_paths
 from services.operator.progress import Progress
-from shared.cli import add_version_argument, process_id
 from shared.config import Config, load_config
 from shared.embedding import Embedder, open_embedder
 from shared.errors import ConfigError, InvalidInputError, RefusedError, ServiceError, StorageError
-from shared.logs import configure_logging
 from shared.model.ids import is_tenant, wall_clock_ms
+from shared.process.cli import add_version_argument, process_id
+from shared.process.logs import configure_logging
 from shared.storage import Stores, open_stores
 from shared.transfer import (
     ExportedMemory,

@@ -1,4 +1,4 @@
-"""The counters as a shard log (``shared.shardlog``): what their merged.json and shards mean
+"""The counters as a shard log (``shared.storage.shardlog``): what their merged.json and shards mean
 to a fold, and adding counts that come from outside the store (an import).
 
 Folds run in the API (on demand, off the request path) and in the compactor. Any number may run
@@ -16,8 +16,8 @@ from shared.counters.fold import absorb, merge
 from shared.counters.reader import COUNTER_LAYOUT, merged_of, read_merged
 from shared.errors import ConflictError
 from shared.model.counters import AccessCount, MergedCounters
-from shared.shardlog import ShardLayout, ShardLog
 from shared.storage.interfaces import ObjectStore, StoredObject
+from shared.storage.shardlog import ShardLayout, ShardLog
 
 
 class CounterFolding:

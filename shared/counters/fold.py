@@ -2,7 +2,7 @@
 
 Nothing here awaits, reads a clock or touches storage. Callers in
 :mod:`shared.counters.compaction` and :mod:`shared.counters.tracker` do the I/O, and
-:mod:`shared.shardlog` chooses which shards a fold absorbs.
+:mod:`shared.storage.shardlog` chooses which shards a fold absorbs.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 
 from shared.model.counters import AccessCount, MergedCounters
-from shared.shardlog import fresh_names
+from shared.storage.shardlog import fresh_names
 
 Counts = Mapping[str, AccessCount]
 

@@ -12,8 +12,8 @@ import msgspec
 from shared.counters.codec import decode_merged, decode_shard
 from shared.model.counters import AccessCount, MergedCounters
 from shared.model.keys import STATS_ROOT
-from shared.shardlog import ShardLayout
 from shared.storage.interfaces import ObjectStore, StoredObject
+from shared.storage.shardlog import ShardLayout
 
 logger = logging.getLogger(__name__)
 

@@ -28,9 +28,13 @@ from shared.counters.reader import COUNTER_LAYOUT, MergedCache, read_tenant
 from shared.errors import StorageError
 from shared.model.counters import AccessCount
 from shared.model.ids import iso_ms, new_ulid, wall_clock_ms
-from shared.shardlog import COMPACTION_LAG_MS, absorbable_names, shard_name
 from shared.storage.interfaces import ObjectStore
-from shared.tenant_reads import DEFAULT_CACHE_TTL_MS, DEFAULT_MAX_CACHED_TENANTS, TenantReads
+from shared.storage.shardlog import COMPACTION_LAG_MS, absorbable_names, shard_name
+from shared.storage.tenant_reads import (
+    DEFAULT_CACHE_TTL_MS,
+    DEFAULT_MAX_CACHED_TENANTS,
+    TenantReads,
+)
 
 logger = logging.getLogger(__name__)
 

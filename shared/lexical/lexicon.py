@@ -46,9 +46,9 @@ from shared.lexical.stored import backfill, read_lexicon_shards, write_lexicon_s
 from shared.lexical.tenant_index import TenantLexicon, build_tenant_lexicon
 from shared.model import Memory
 from shared.model.tokens import names, terms
-from shared.shardlog import COMPACTION_LAG_MS, absorbable_names
+from shared.process.tasks import abandon, shared_run
 from shared.storage.interfaces import ObjectStore, VectorStore
-from shared.tasks import abandon, shared_run
+from shared.storage.shardlog import COMPACTION_LAG_MS, absorbable_names
 
 logger = logging.getLogger(__name__)
 

@@ -5,8 +5,8 @@
     lexicon/<tenant>/shard/<ulid>-<processId>.json   one write: memories added and removed
     lexicon/<tenant>/merged.json                     folded documents + watermark
 
-A use of the shard log (``shared.shardlog``), beside the counters': nothing is modified in place,
-a process writes keys only it will ever write, and a fold moves the watermark by
+A use of the shard log (``shared.storage.shardlog``), beside the counters': nothing is modified in
+place, a process writes keys only it will ever write, and a fold moves the watermark by
 compare-and-swap, absorbing only shards older than the lag. Folding is simpler here: a document is
 a memory id with its passages' term counts, and the terms of its labels (category and tags) when
 it has any, and memories are immutable, so adding the same document twice is the same as adding
@@ -24,8 +24,8 @@ import msgspec
 
 from shared.model import Memory
 from shared.model.tokens import terms
-from shared.shardlog import ShardLayout, ShardLog
 from shared.storage.interfaces import StoredObject
+from shared.storage.shardlog import ShardLayout, ShardLog
 
 LEXICON_ROOT: Final = "lexicon/"
 # Bumped whenever what a memory is indexed as changes (``tokens``, passages): a merged.json of
@@ -106,7 +106,8 @@ _FOLDING_DECODER: Final = msgspec.json.Decoder(FoldingLexicon)
 _ENCODER: Final = msgspec.json.Encoder()
 
 
-# The lexicon's shard log (shared.shardlog): the same layout as the counters' under lexicon/.
+# The lexicon's shard log (shared.storage.shardlog): the same layout as the counters', under
+# lexicon/.
 LEXICON_LAYOUT: Final = ShardLayout(LEXICON_ROOT)
 
 

@@ -1,5 +1,5 @@
 """Deleting memories in ``DELETE_ORDER``: a forget behind a record of itself (``forgetting``),
-and expiry (``shared.expiry``) through the same steps.
+and expiry (``shared.memories.expiry``) through the same steps.
 
 The vectors go first, so a failure part-way never leaves a memory that recall finds; then the
 lexicon entries and the keys. A forget only logs their failures (a keyword hit without a body is

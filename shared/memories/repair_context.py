@@ -10,8 +10,8 @@ import msgspec
 
 from shared.lexical.segments import LexiconShard
 from shared.lexical.stored import write_lexicon_shard
-from shared.shardlog import COMPACTION_LAG_MS
 from shared.storage.interfaces import ObjectStore, VectorStore
+from shared.storage.shardlog import COMPACTION_LAG_MS
 
 
 class RepairContext(msgspec.Struct, frozen=True, kw_only=True):

@@ -1,5 +1,5 @@
 """The two repairs of a half-written memory the API makes on its own paths, without waiting for
-the compactor's reconcile job (``shared.reconcile``, which repairs every case).
+the compactor's reconcile job (``shared.memories.reconcile``, which repairs every case).
 
 A process killed between a memory's writes (``lifecycle.WRITE_ORDER``) or a forget's deletes
 leaves an index key without a vector, or (written by 0.9 and 0.10, vector first) a vector

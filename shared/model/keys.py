@@ -10,7 +10,7 @@
     replaced/<tenant>/<oldUlid>#<newUlid>#kept                            empty; that link undone
     stats/<tenant>/shard/<ulid>-<processId>.json                          one flush of deltas
     stats/<tenant>/merged.json                                            folded counts + watermark
-    lexicon/<tenant>/shard/…, lexicon/<tenant>/merged.json                the same (shared.shardlog)
+    lexicon/<tenant>/shard/…, lexicon/<tenant>/merged.json                the same (shard log)
     forgetting/<tenant>/<ulid>.json                                       a forget in progress
 
 Expiry and replacement are events recorded beside the memory, never in it: the expiry time is

@@ -15,10 +15,10 @@ from shared.memories import MemoryDeleter
 from shared.memories.visibility import Visibility
 from shared.model import Hit
 from shared.model.ids import wall_clock_ms
+from shared.process.tasks import abandon
 from shared.revisions import ReplacementLog
 from shared.storage import ObjectStore, VectorStore
 from shared.storage.interfaces import Snapshots
-from shared.tasks import abandon
 
 
 class OperationsContext(msgspec.Struct, frozen=True, kw_only=True):

@@ -3,7 +3,7 @@
 from shared.revisions.chain import EMPTY, Replacements
 from shared.revisions.forgotten import provably_seen
 from shared.revisions.log import ReplacementLog, read_replacements
-from shared.tenant_reads import DEFAULT_CACHE_TTL_MS
+from shared.storage.tenant_reads import DEFAULT_CACHE_TTL_MS
 
 __all__ = [
     "DEFAULT_CACHE_TTL_MS",

@@ -6,7 +6,7 @@ like every other event here. Reads list the tenant's ``replaced/`` prefix (key
 names only: 1,000 records per request) and cache the result for ``cache_ttl_ms``, the counters'
 window: a replacement written by another process retires its memory here within that window,
 one written by this process at once. Concurrent callers that find the cache stale share one
-listing. The caching and the own-write rule are the counters' (``shared.tenant_reads``).
+listing. The caching and the own-write rule are the counters' (``shared.storage.tenant_reads``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,11 @@ from shared.errors import ConflictError
 from shared.model.keys import RevisionKind, link_key, parse_revision_key, replaced_prefix
 from shared.revisions.chain import Replacements
 from shared.storage.interfaces import ObjectStore
-from shared.tenant_reads import DEFAULT_CACHE_TTL_MS, DEFAULT_MAX_CACHED_TENANTS, TenantReads
+from shared.storage.tenant_reads import (
+    DEFAULT_CACHE_TTL_MS,
+    DEFAULT_MAX_CACHED_TENANTS,
+    TenantReads,
+)
 
 
 async def read_replacements(objects: ObjectStore, tenant: str) -> Replacements:

@@ -135,8 +135,8 @@ class VectorStore(abc.ABC):
     def scan_ids(self) -> AsyncIterator[list[MemoryRef]]:
         """Every memory in the store, all tenants, as pages of (tenant, id); order not promised.
 
-        For the reconciler (shared.reconcile), which compares them with the index keys: on S3
-        Vectors there is no per-tenant listing, so one pass over the whole index serves every
+        For the reconciler (shared.memories.reconcile), which compares them with the index keys:
+        on S3 Vectors there is no per-tenant listing, so one pass over the whole index serves every
         tenant. Pages are read one at a time, so a memory written or deleted meanwhile may or
         may not be in them.
         """

@@ -23,7 +23,7 @@ import psutil
 import pytest
 
 from services.api.main import SHUTDOWN_GRACE_S
-from shared.listen import url_host
+from shared.process.listen import url_host
 from tests.api._process import BOOT_TIMEOUT_S, CONSOLE_SCRIPT, ApiProcess, clean_env, start, stop
 from tests.api.conftest import mcp_session
 

@@ -30,7 +30,7 @@ from services.api.http.app import build_app
 from services.api.http.readiness import READY_TIMEOUT_S
 from services.api.runtime import open_runtime
 from shared.config import load_config
-from shared.logs import JsonLineFormatter
+from shared.process.logs import JsonLineFormatter
 from tests.api.conftest import mcp_session
 from tests.fakes.aws import create_s3_backend, point_aws_at
 from tests.fakes.tcp_faults import Mode, TcpFaultProxy

@@ -22,7 +22,7 @@ from services.api import tools
 from services.api.http.app import build_app
 from services.api.runtime import open_runtime
 from shared.config import load_config
-from shared.logs import JsonLineFormatter
+from shared.process.logs import JsonLineFormatter
 from tests.api.conftest import McpServerFactory, Mode, mcp_session
 from tests.conftest import run_admin, with_database
 from tests.fakes.aws import create_s3_backend, point_aws_at, seed_s3_objects

@@ -15,7 +15,6 @@ from services.compactor.metrics import CompactorMetrics
 from shared.counters import COUNTER_LAYOUT, COUNTER_LOG, encode_merged
 from shared.counters.reader import read_merged
 from shared.errors import StorageUnavailableError
-from shared.expiry import Expirer
 from shared.lexical.segments import (
     LEXICON_LAYOUT,
     LexiconShard,
@@ -23,13 +22,14 @@ from shared.lexical.segments import (
     decode_merged,
     encode,
 )
+from shared.memories.expiry import Expirer
+from shared.memories.reconcile import Reconciler
 from shared.memories.repair_context import RepairContext
 from shared.model import Memory, index_key, index_prefix, iso_ms, new_ulid
 from shared.model.counters import MergedCounters
-from shared.reconcile import Reconciler
-from shared.shardlog import TenantBacklog
 from shared.storage import interfaces
 from shared.storage.interfaces import ObjectStore, StoredObject, VectorStore
+from shared.storage.shardlog import TenantBacklog
 from tests.counters._faults import FaultyStore, SimulatedCrashError
 from tests.counters._names import name_at
 from tests.counters.test_tracker import LAG_MS, START_MS, write_old_shards

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ulid import ULID
 
-from shared.shardlog import shard_name
+from shared.storage.shardlog import shard_name
 
 
 def name_at(ms: int, process: str = "p1", *, suffix: int = 0) -> str:

@@ -8,7 +8,7 @@ import pytest
 
 from shared.counters.fold import SummedCounts, absorb, combine, merge, total_counts
 from shared.model.counters import AccessCount, MergedCounters
-from shared.shardlog import absorbable_names, fresh_names
+from shared.storage.shardlog import absorbable_names, fresh_names
 from tests.counters._names import name_at
 
 Counts = dict[str, AccessCount]
@@ -27,8 +27,8 @@ def count(access: int, last_at: str = T0) -> AccessCount:
 def fold(
     merged: MergedCounters, shards: dict[str, Counts], *, now_ms: int, lag_ms: int
 ) -> tuple[MergedCounters, tuple[str, ...]]:
-    """The pure step of ``COUNTER_LOG.fold`` (shared.shardlog): the absorbable shards added to
-    ``merged``, and their names; ``merged`` itself when none is absorbable."""
+    """The pure step of ``COUNTER_LOG.fold`` (shared.storage.shardlog): the absorbable shards added
+    to ``merged``, and their names; ``merged`` itself when none is absorbable."""
     absorbed = absorbable_names(shards, watermark=merged.watermark, now_ms=now_ms, lag_ms=lag_ms)
     if not absorbed:
         return merged, ()

@@ -1,5 +1,5 @@
-"""The API's own share of self-healing (see shared.reconcile): remember writes the index key
-first and takes it back when the vector is refused; list deletes keys it finds without a vector
+"""The API's own share of self-healing (see shared.memories.reconcile): remember writes the index
+key first and takes it back when the vector is refused; list deletes keys it finds without a vector
 once they are older than the lag; an "already known" answer restores a missing key."""
 
 from __future__ import annotations

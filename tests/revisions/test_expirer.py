@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import msgspec
 
-from shared.expiry import Expirer, ExpiryResult, due_entries
 from shared.lexical.segments import LEXICON_LAYOUT, decode_shard
+from shared.memories.expiry import Expirer, ExpiryResult, due_entries
 from shared.memories.repair_context import RepairContext
 from shared.model import Memory, index_key, iso_ms, new_ulid, parse_iso_ms
 from shared.model.keys import expiry_key_of, link_key, replaced_key

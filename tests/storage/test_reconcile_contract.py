@@ -15,9 +15,9 @@ from shared.lexical.segments import (
     passage_counts,
 )
 from shared.lexical.stored import lexicon_documents
+from shared.memories.reconcile import Reconciler, ReconcileResult, TenantInventory, plan_reconcile
 from shared.memories.repair_context import RepairContext
 from shared.model import Hit, Memory, index_key, index_prefix, iso_ms, new_ulid
-from shared.reconcile import Reconciler, ReconcileResult, TenantInventory, plan_reconcile
 from shared.storage import MemoryRef, ObjectStore, VectorStore
 from shared.storage.interfaces import Embedding
 

@@ -26,7 +26,7 @@ from services.api.http.readiness import READY_PATH, ReadinessCheck, ready_respon
 from services.api.http.throttle import KeyThrottle
 from services.api.tools.definition import ToolSpec
 from shared.config import Config
-from shared.version import installed_version
+from shared.process.version import installed_version
 
 if TYPE_CHECKING:
     from shared.operations import OperationsContext

@@ -17,7 +17,7 @@ from aiohttp import web
 from multidict import CIMultiDictProxy
 
 from services.api.http.mcp_transport import jsonrpc_error
-from shared.listen import is_loopback_only, url_host
+from shared.process.listen import is_loopback_only, url_host
 
 HOST_NOT_LOOPBACK_CODE: Final = -32004
 LOOPBACK_NAMES: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})

@@ -29,8 +29,8 @@ from services.api.stdio.wire import ScreenedStdin, claimed_stdin
 from services.api.tools.catalogue_server import SERVER_NAME, CatalogueServer
 from services.api.tools.definition import ToolContext, ToolSpec
 from shared.errors import ConfigError, InvalidInputError
+from shared.process.version import installed_version
 from shared.storage.factory import watch_embedded_server
-from shared.version import installed_version
 
 if TYPE_CHECKING:
     from services.api.http.app import RuntimeOpener, RuntimeView

@@ -23,8 +23,8 @@ from services.api.ui.pages import refused_page
 from services.api.ui.revocation import Revocations, deployment_secret
 from shared.config import Config
 from shared.errors import StorageError
-from shared.listen import is_loopback_only, is_unspecified, url_host
 from shared.operations import OperationsContext
+from shared.process.listen import is_loopback_only, is_unspecified, url_host
 from shared.storage import ObjectStore
 
 logger = logging.getLogger(__name__)

@@ -8,8 +8,8 @@ import msgspec
 
 from services.compactor.metrics import CompactorMetrics
 from shared.counters import COMPACTION_LAG_MS
-from shared.expiry import Expirer
-from shared.reconcile import Reconciler
+from shared.memories.expiry import Expirer
+from shared.memories.reconcile import Reconciler
 from shared.storage import ObjectStore
 
 

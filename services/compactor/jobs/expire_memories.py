@@ -1,4 +1,4 @@
-"""The expiry job: delete memories whose expiry has passed (shared.expiry).
+"""The expiry job: delete memories whose expiry has passed (shared.memories.expiry).
 
 Expired memories are invisible already, so this only frees storage; one listing of ``expiry/``
 that stops at the first future key, then one read and a few deletes per tenant with something

@@ -17,7 +17,7 @@ from services.compactor.jobs.context import JobContext, JobRun
 from services.compactor.metrics import CompactorMetrics
 from shared.counters import COUNTER_LOG
 from shared.lexical import LEXICON_LOG
-from shared.shardlog import ShardLog
+from shared.storage.shardlog import ShardLog
 
 logger = logging.getLogger(__name__)
 

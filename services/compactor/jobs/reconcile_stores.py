@@ -1,4 +1,5 @@
-"""The reconcile job: repair memories a killed process left half-written (shared.reconcile).
+"""The reconcile job: repair memories a killed process left half-written
+(shared.memories.reconcile).
 
 One listing of every index key and one pass over the vector store per run, then one lexicon read
 per tenant found; a tenant with nothing to repair costs nothing more. It runs far less often than
@@ -14,7 +15,7 @@ import time
 from services.compactor.jobs.context import JobContext, JobRun
 from services.compactor.metrics import CompactorMetrics
 from shared.errors import InvariantError
-from shared.reconcile import ReconcileResult
+from shared.memories.reconcile import ReconcileResult
 
 logger = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 from shared.errors import StorageUnavailableError
-from shared.logs import configure_logging
+from shared.process.logs import configure_logging
 from shared.storage.postgres.embedded import acquire_server, release_server
 
 

@@ -14,7 +14,7 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 BOOT_SCRIPT = """
 import asyncio, os, sys
 from shared.config import load_config
-from shared.logs import configure_logging
+from shared.process.logs import configure_logging
 from shared.storage import open_stores
 
 async def main():

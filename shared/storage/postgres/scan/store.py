@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from shared.model import Hit, Memory
+from shared.process.tasks import abandon
 from shared.storage.interfaces import Embedding, MemoryRef, VectorStore
 from shared.storage.postgres._datastore import STORE_NAME
 from shared.storage.postgres.scan.cache import ScanCache
@@ -28,7 +29,6 @@ from shared.storage.postgres.vector_store import (
     checked_top_k,
     row_of,
 )
-from shared.tasks import abandon
 
 
 class SnapshotVectorStore(VectorStore):

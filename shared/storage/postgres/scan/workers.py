@@ -6,8 +6,8 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Final
 
-from shared.cpus import usable_cpus
 from shared.errors import InvariantError
+from shared.process.cpus import usable_cpus
 
 # Rows per matrix-vector product. OpenBLAS runs a product this size on the calling thread;
 # from ~4,000 rows it splits one over its own workers, which spin while they wait: under load

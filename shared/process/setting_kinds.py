@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 from typing import Final, Generic, TypeVar
 
-from shared.listen import HOST_RULE, parse_hosts
+from shared.process.listen import HOST_RULE, parse_hosts
 
 T = TypeVar("T")
 

@@ -24,7 +24,7 @@ from typing import Final, Generic, TypeVar
 
 import msgspec
 
-from shared.tasks import shared_run
+from shared.process.tasks import shared_run
 
 # How stale a read of another process's writes may be: one window for the counters and the
 # replacement records alike.

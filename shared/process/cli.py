@@ -14,8 +14,8 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from shared.listen import HOST_RULE, parse_hosts
-from shared.version import installed_version
+from shared.process.listen import HOST_RULE, parse_hosts
+from shared.process.version import installed_version
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ def add_port_argument(
 
 
 def host_type(flag: str) -> Callable[[str], tuple[str, ...]]:
-    """An argparse type for a listening-address flag, with HOST's syntax (shared/listen.py)."""
+    """An argparse type for a listening-address flag, with HOST's syntax (``listen``)."""
 
     def parse(raw: str) -> tuple[str, ...]:
         try:
