@@ -1,0 +1,110 @@
+"""A basic-memory folder: Markdown notes with front matter (``title``, ``type``, ``tags``).
+
+- Each observation line ``- [category] text #tag (context)`` becomes a memory "<title>: text
+  (context)", category the bracketed category, tags its ``#tags`` and the note's tags.
+- Each relation line ``- relation_type [[Target]]`` becomes a memory "<title> <relation type>
+  <Target>", category ``relation``, the note's title and the target as tags (as the reference
+  server's relations: recall finds them by their words).
+- The rest of the note's text (headings aside) becomes one ``reference`` memory "<title>:
+  text", category the note's ``type``, when there is any.
+- A note's date is its front matter ``created`` (or ``date``), else the file's modification
+  time. Files other than ``*.md`` and hidden folders are left out; a note with nothing to take
+  is skipped. Ids are made from the note's path and the line's text: a second run writes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Final
+
+from shared.transfer.sources import frontmatter
+from shared.transfer.sources.common import (
+    Conversion,
+    SourceError,
+    date_of,
+    file_date,
+    name_tag,
+)
+
+OBSERVATION: Final = re.compile(r"^\s*[-*]\s+\[([^\]]+)\]\s+(.+?)\s*$")
+RELATION: Final = re.compile(r"^\s*[-*]\s+([\w ./-]+?)\s+\[\[([^\]]+)\]\]\s*(?:\((.*)\))?\s*$")
+HASHTAG: Final = re.compile(r"(?:^|\s)#([\w/-]+)")
+HEADING: Final = re.compile(r"^\s*#{1,6}\s")
+
+
+def convert(folder: Path, tenant: str) -> Conversion:
+    """Raises SourceError for a note that is not UTF-8 or has a bad date."""
+    conversion = Conversion()
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder)
+        if any(part.startswith(".") for part in relative.parts) or not path.is_file():
+            continue
+        if path.suffix.lower() != ".md":
+            conversion.skip(str(relative), "not a Markdown (.md) file")
+            continue
+        _note(conversion, path, relative.as_posix(), tenant)
+    return conversion
+
+
+def _note(conversion: Conversion, path: Path, origin: str, tenant: str) -> None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise SourceError(origin, "file", f"not valid UTF-8 ({error.reason})") from error
+    keys, body = frontmatter.split(text)
+    title = _string(keys.get("title")) or path.stem
+    created = date_of(keys.get("created") or keys.get("date"), origin, "created") or file_date(path)
+    raw_tags = keys.get("tags", [])
+    note_tags = [t.lstrip("#") for t in (raw_tags if isinstance(raw_tags, list) else [raw_tags])]
+    before = len(conversion.taken)
+    prose: list[str] = []
+    for number, line in enumerate(body.splitlines(), start=1):
+        place = f"{origin} body line {number}"
+        if match := OBSERVATION.match(line):
+            category, rest = match.group(1).strip(), match.group(2)
+            tags = HASHTAG.findall(rest) + note_tags
+            content = HASHTAG.sub("", rest).strip() or rest
+            key = f"basic-memory\x00{origin}\x00{category}\x00{rest}"
+            conversion.take(
+                place,
+                tenant=tenant,
+                created_at=created,
+                key=key,
+                content=f"{title}: {content}",
+                category=category,
+                tags=tags,
+            )
+        elif match := RELATION.match(line):
+            relation, target = match.group(1).strip(), match.group(2).strip()
+            key = f"basic-memory\x00{origin}\x00{relation}\x00{target}"
+            content = f"{title} {relation.replace('_', ' ')} {target}"
+            tags = name_tag(title) + name_tag(target)
+            conversion.take(
+                place,
+                tenant=tenant,
+                created_at=created,
+                key=key,
+                content=content,
+                category="relation",
+                tags=tags,
+            )
+        elif line.strip() and not HEADING.match(line):
+            prose.append(line.rstrip())
+    if prose:
+        conversion.take(
+            f"{origin} text",
+            tenant=tenant,
+            created_at=created,
+            key=f"basic-memory\x00{origin}\x00text",
+            content=f"{title}: " + "\n".join(prose),
+            memory_type="reference",
+            category=_string(keys.get("type")),
+            tags=note_tags,
+        )
+    if len(conversion.taken) == before:
+        conversion.skip(origin, "no observations, relations or text")
+
+
+def _string(value: str | list[str] | None) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
