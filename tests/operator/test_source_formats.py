@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 from pathlib import Path
 
 import pytest
 
+from services.operator.main import _parser as operator_parser
 from shared.transfer.sources import FORMATS, Conversion, SourceError
 from shared.transfer.sources.frontmatter import split
 from shared.transfer.sources.running import check, summary
@@ -200,3 +203,22 @@ def test_front_matter_reads_scalars_and_both_list_forms() -> None:
     assert keys == {"title": "A: B", "tags": ["x", "y"], "more": ["#z"]}
     assert body == "body"
     assert split("no front matter") == ({}, "no front matter")
+
+
+def test_every_import_from_command_in_the_docs_parses_and_names_a_format() -> None:
+    """The README's and docs/importing.md's commands, as written, against the CLI's parser."""
+    root = Path(__file__).resolve().parents[2]
+    commands = [
+        line.split("#", 1)[0].split(">", 1)[0]
+        for doc in (root / "README.md", root / "docs" / "importing.md")
+        for block in re.findall(r"```sh\n(.*?)```", doc.read_text(), flags=re.DOTALL)
+        for line in block.splitlines()
+        if "--from " in line and line.startswith("mcp-memory import")
+    ]
+    assert len(commands) >= 10
+    named = set()
+    for command in commands:
+        args = operator_parser().parse_args(shlex.split(command)[1:])
+        assert args.source in FORMATS and args.tenant and args.input, command
+        named.add(args.source)
+    assert named == set(FORMATS)
