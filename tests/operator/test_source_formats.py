@@ -198,6 +198,12 @@ def test_basic_memory_refuses_a_note_that_is_not_utf8_or_misdated(tmp_path: Path
         convert("basic-memory", tmp_path)
 
 
+def test_basic_memory_reads_tags_written_as_one_string(tmp_path: Path) -> None:
+    (tmp_path / "n.md").write_text("---\ntitle: N\ntags: ops, #db\n---\n- [fact] x #y\n")
+    (taken,) = convert("basic-memory", tmp_path).taken
+    assert (taken.record.content, taken.record.tags) == ("N: x", ["y", "ops", "db"])
+
+
 def test_front_matter_reads_scalars_and_both_list_forms() -> None:
     keys, body = split("---\ntitle: 'A: B'\ntags: [x, \"y\"]\nmore:\n- '#z'\n---\nbody\n")
     assert keys == {"title": "A: B", "tags": ["x", "y"], "more": ["#z"]}

@@ -56,7 +56,8 @@ def _note(conversion: Conversion, path: Path, origin: str, tenant: str) -> None:
     title = _string(keys.get("title")) or path.stem
     created = date_of(keys.get("created") or keys.get("date"), origin, "created") or file_date(path)
     raw_tags = keys.get("tags", [])
-    note_tags = [t.lstrip("#") for t in (raw_tags if isinstance(raw_tags, list) else [raw_tags])]
+    listed = raw_tags if isinstance(raw_tags, list) else raw_tags.split(",")
+    note_tags = [t.strip().lstrip("#") for t in listed]
     before = len(conversion.taken)
     prose: list[str] = []
     for number, line in enumerate(body.splitlines(), start=1):
