@@ -1,21 +1,24 @@
 """Exports of other memory servers for the ``import --from`` tests.
 
 The reference server's ``memory.jsonl`` is made by the real server (``@modelcontextprotocol/
-server-memory``, installed by tests/thirdparty), driven through its own MCP tools over stdio
-with the official client. The others are small files in the formats their projects document:
-mcp-memory-service's ``MemoryExporter.export_to_json`` (its sqlite-vec backend needs a Python
-built with loadable SQLite extensions, which this one is not), mem0's ``get_all`` answer,
-OpenMemory's backup zip, and a basic-memory folder (basic-memory is not on this index).
+server-memory``, installed by tests/thirdparty), and mcp-memory-service's export by the real
+package (in its own venv, tests/thirdparty/mcp-memory-service, which .ci/run makes), each driven
+through its own MCP tools over stdio with the official client. The others are small files in the
+formats their projects document: mcp-memory-service's ``MemoryExporter.export_to_json`` (for
+what a live run cannot easily make: a duplicate, another store), mem0's ``get_all`` answer,
+OpenMemory's backup zip, and a basic-memory folder (mem0 needs an LLM to store anything, and
+basic-memory is not on the package index this runs against).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 from mcp import Client
@@ -24,10 +27,22 @@ from mcp.client.stdio import StdioServerParameters
 THIRDPARTY = Path(__file__).resolve().parents[1] / "thirdparty" / "node_modules"
 SERVER_MEMORY = THIRDPARTY / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
 INSTALL = "npm install --prefix tests/thirdparty --no-audit --no-fund --no-save"
+MMS_VENV = THIRDPARTY.parent / "mcp-memory-service"
+MMS_EXPORT = THIRDPARTY.parent / "mcp_memory_service_export.py"
+MMS_INSTALL = (
+    "/usr/bin/python3 -m venv tests/thirdparty/mcp-memory-service && "
+    "tests/thirdparty/mcp-memory-service/bin/pip install mcp-memory-service==12.4.0"
+)
 
 # Unix times in seconds, as mcp-memory-service and mem0 write them.
 JAN_2024 = 1_704_067_200.0
 MAR_2024 = 1_709_251_200.5
+
+
+def _missing(reason: str) -> NoReturn:
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} (CI=true: this test must run in CI)")
+    pytest.skip(reason)
 
 
 def node() -> str:
@@ -37,10 +52,7 @@ def node() -> str:
     found = str(bundled) if bundled.exists() else shutil.which("node")
     if found is not None and SERVER_MEMORY.exists():
         return found
-    reason = f"@modelcontextprotocol/server-memory or node is not installed; run: {INSTALL}"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{reason} (CI=true: this test must run in CI)")
-    pytest.skip(reason)
+    _missing(f"@modelcontextprotocol/server-memory or node is not installed; run: {INSTALL}")
 
 
 async def reference_graph(path: Path) -> Path:
@@ -82,6 +94,49 @@ async def reference_graph(path: Path) -> Path:
         ):
             result = await client.call_tool(tool, arguments)
             assert not result.is_error, result
+    return path
+
+
+async def mcp_memory_service_export(path: Path) -> Path:
+    """An export made by mcp-memory-service itself: memories stored through its memory_store
+    tool, on its sqlite-vec backend with its hash embeddings (no model download), exported by
+    its MemoryExporter."""
+    if not (MMS_VENV / "bin" / "memory").exists():
+        _missing(f"mcp-memory-service is not installed; run: {MMS_INSTALL}")
+    env = {
+        "HOME": str(path.parent),
+        "MCP_MEMORY_STORAGE_BACKEND": "sqlite_vec",
+        "MCP_MEMORY_SQLITE_PATH": str(path.parent / "mcp-memory-service.db"),
+        "MCP_MEMORY_USE_ONNX": "0",
+        "MCP_MEMORY_ALLOW_HASH_EMBEDDINGS": "1",
+        "HF_HUB_OFFLINE": "1",
+    }
+    params = StdioServerParameters(
+        command=str(MMS_VENV / "bin" / "memory"), args=["server"], env=env
+    )
+    stored = [
+        (
+            "Nightly backups are copied to the cold-storage bucket at 02:00.",
+            "ops,backups",
+            "observation",
+        ),
+        ("Always run the migration linter before merging schema changes.", "process", "pattern"),
+    ]
+    async with Client(params, read_timeout_seconds=120) as client:
+        for content, tags, kind in stored:
+            arguments = {"content": content, "metadata": {"tags": tags, "type": kind}}
+            result = await client.call_tool("memory_store", arguments)
+            assert not result.is_error, result
+    process = await asyncio.create_subprocess_exec(
+        str(MMS_VENV / "bin" / "python"),
+        str(MMS_EXPORT),
+        env["MCP_MEMORY_SQLITE_PATH"],
+        str(path),
+        env={**os.environ, **env},
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, err.decode()
     return path
 
 

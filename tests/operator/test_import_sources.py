@@ -20,6 +20,7 @@ from shared.storage import open_stores
 from tests.operator.source_files import (
     basic_memory_folder,
     doobidoo_export,
+    mcp_memory_service_export,
     mem0_export,
     openmemory_zip,
     reference_graph,
@@ -48,6 +49,12 @@ SOURCES: dict[str, tuple[str, Callable[[Path], Awaitable[Path]], str, str]] = {
         "Billing API: Listens on port 8443",
     ),
     "mcp-memory-service": (
+        "mcp-memory-service",
+        lambda p: mcp_memory_service_export(p / "export.json"),
+        "where are the nightly backups copied",
+        "Nightly backups are copied to the cold-storage bucket at 02:00.",
+    ),
+    "mcp-memory-service-fixture": (
         "mcp-memory-service",
         lambda p: _sync(doobidoo_export, "export.json", p),
         "where are the nightly backups copied",
