@@ -228,3 +228,22 @@ def test_every_import_from_command_in_the_docs_parses_and_names_a_format() -> No
         assert args.source in FORMATS and args.tenant and args.input, command
         named.add(args.source)
     assert named == set(FORMATS)
+
+
+def test_basic_memory_relations_are_read_as_basic_memory_reads_them(tmp_path: Path) -> None:
+    """A type of one word or quoted, an optional (context); prose around a link is text."""
+    (tmp_path / "n.md").write_text(
+        "---\ntitle: Api\n---\n"
+        '- "depends on" [[Postgres]] (for sessions)\n'
+        "- owned_by [[Team Core]]\n"
+        "- see the [[Runbook]] before deploys\n"
+        "- [decision] Use #postgres for sessions (since May)\n"
+    )
+    records = [t.record for t in convert("basic-memory", tmp_path).taken]
+    assert [r.content for r in records] == [
+        "Api depends on Postgres (for sessions)",
+        "Api owned by Team Core",
+        "Api: Use for sessions (since May)",
+        "Api: - see the [[Runbook]] before deploys",
+    ]
+    assert records[2].tags == ["postgres"]

@@ -28,7 +28,11 @@ from shared.transfer.sources.common import (
 )
 
 OBSERVATION: Final = re.compile(r"^\s*[-*]\s+\[([^\]]+)\]\s+(.+?)\s*$")
-RELATION: Final = re.compile(r"^\s*[-*]\s+([\w ./-]+?)\s+\[\[([^\]]+)\]\]\s*(?:\((.*)\))?\s*$")
+# As basic-memory reads one: a type of one word, or quoted when it has spaces; then the target
+# and an optional (context), nothing more (a line with prose around a [[link]] is text).
+RELATION: Final = re.compile(
+    r"""^\s*[-*]\s+(?:"([^"]+)"|'([^']+)'|([^\s\["']\S*))\s+\[\[([^\]]+)\]\]\s*(\([^()]*\))?\s*$"""
+)
 HASHTAG: Final = re.compile(r"(?:^|\s)#([\w/-]+)")
 HEADING: Final = re.compile(r"^\s*#{1,6}\s")
 
@@ -65,7 +69,7 @@ def _note(conversion: Conversion, path: Path, origin: str, tenant: str) -> None:
         if match := OBSERVATION.match(line):
             category, rest = match.group(1).strip(), match.group(2)
             tags = HASHTAG.findall(rest) + note_tags
-            content = HASHTAG.sub("", rest).strip() or rest
+            content = " ".join(HASHTAG.sub(" ", rest).split()) or rest
             key = f"basic-memory\x00{origin}\x00{category}\x00{rest}"
             conversion.take(
                 place,
@@ -77,9 +81,11 @@ def _note(conversion: Conversion, path: Path, origin: str, tenant: str) -> None:
                 tags=tags,
             )
         elif match := RELATION.match(line):
-            relation, target = match.group(1).strip(), match.group(2).strip()
+            relation = next(g for g in match.group(1, 2, 3) if g is not None).strip()
+            target, context = match.group(4).strip(), match.group(5)
             key = f"basic-memory\x00{origin}\x00{relation}\x00{target}"
             content = f"{title} {relation.replace('_', ' ')} {target}"
+            content += f" {context}" if context else ""
             tags = name_tag(title) + name_tag(target)
             conversion.take(
                 place,
