@@ -198,6 +198,26 @@ def test_basic_memory_refuses_a_note_that_is_not_utf8_or_misdated(tmp_path: Path
         convert("basic-memory", tmp_path)
 
 
+def test_basic_memory_skips_a_broken_link_and_refuses_a_note_it_cannot_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "sub.md").mkdir()  # a folder named like a note is walked, not read
+    (tmp_path / "sub.md" / "inner.md").write_text("- [fact] x\n")
+    (tmp_path / "broken.md").symlink_to(tmp_path / "missing.md")
+    conversion = convert("basic-memory", tmp_path)
+    assert [t.origin for t in conversion.taken] == ["sub.md/inner.md body line 1"]
+    assert [(s.origin, s.reason) for s in conversion.skipped] == [
+        ("broken.md", "not a regular file (a broken link?)")
+    ]
+
+    def denied(self: Path, *args: object, **kwargs: object) -> str:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "read_text", denied)
+    with pytest.raises(SourceError, match=r"sub\.md/inner\.md: cannot be read: Permission denied"):
+        convert("basic-memory", tmp_path)
+
+
 def test_basic_memory_reads_tags_written_as_one_string(tmp_path: Path) -> None:
     (tmp_path / "n.md").write_text("---\ntitle: N\ntags: ops, #db\n---\n- [fact] x #y\n")
     (taken,) = convert("basic-memory", tmp_path).taken

@@ -42,7 +42,10 @@ def convert(folder: Path, tenant: str) -> Conversion:
     conversion = Conversion()
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder)
-        if any(part.startswith(".") for part in relative.parts) or not path.is_file():
+        if any(part.startswith(".") for part in relative.parts) or path.is_dir():
+            continue
+        if not path.is_file():
+            conversion.skip(str(relative), "not a regular file (a broken link?)")
             continue
         if path.suffix.lower() != ".md":
             conversion.skip(str(relative), "not a Markdown (.md) file")
@@ -56,6 +59,8 @@ def _note(conversion: Conversion, path: Path, origin: str, tenant: str) -> None:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
         raise SourceError(origin, "file", f"not valid UTF-8 ({error.reason})") from error
+    except OSError as error:
+        raise SourceError(origin, "file", f"cannot be read: {error.strerror}") from error
     keys, body = frontmatter.split(text)
     title = _string(keys.get("title")) or path.stem
     created = date_of(keys.get("created") or keys.get("date"), origin, "created") or file_date(path)
