@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -54,6 +55,17 @@ def convert(folder: Path, tenant: str) -> Conversion:
     return conversion
 
 
+@dataclass(frozen=True)
+class _Note:
+    """What every memory of one note shares."""
+
+    origin: str
+    tenant: str
+    title: str
+    created: str
+    tags: list[str]
+
+
 def _note(conversion: Conversion, path: Path, origin: str, tenant: str) -> None:
     try:
         text = path.read_text(encoding="utf-8")
@@ -62,60 +74,63 @@ def _note(conversion: Conversion, path: Path, origin: str, tenant: str) -> None:
     except OSError as error:
         raise SourceError(origin, "file", f"cannot be read: {error.strerror}") from error
     keys, body = frontmatter.split(text)
-    title = _string(keys.get("title")) or path.stem
-    created = date_of(keys.get("created") or keys.get("date"), origin, "created") or file_date(path)
     raw_tags = keys.get("tags", [])
     listed = raw_tags if isinstance(raw_tags, list) else raw_tags.split(",")
-    note_tags = [t.strip().lstrip("#") for t in listed]
+    note = _Note(
+        origin=origin,
+        tenant=tenant,
+        title=_string(keys.get("title")) or path.stem,
+        created=date_of(keys.get("created") or keys.get("date"), origin, "created")
+        or file_date(path),
+        tags=[t.strip().lstrip("#") for t in listed],
+    )
     before = len(conversion.taken)
     prose: list[str] = []
     for number, line in enumerate(body.splitlines(), start=1):
-        place = f"{origin} body line {number}"
-        if match := OBSERVATION.match(line):
-            category, rest = match.group(1).strip(), match.group(2)
-            tags = HASHTAG.findall(rest) + note_tags
-            content = " ".join(HASHTAG.sub(" ", rest).split()) or rest
-            key = f"basic-memory\x00{origin}\x00{category}\x00{rest}"
-            conversion.take(
-                place,
-                tenant=tenant,
-                created_at=created,
-                key=key,
-                content=f"{title}: {content}",
-                category=category,
-                tags=tags,
-            )
-        elif match := RELATION.match(line):
-            relation = next(g for g in match.group(1, 2, 3) if g is not None).strip()
-            target, context = match.group(4).strip(), match.group(5)
-            key = f"basic-memory\x00{origin}\x00{relation}\x00{target}"
-            content = f"{title} {relation.replace('_', ' ')} {target}"
-            content += f" {context}" if context else ""
-            tags = name_tag(title) + name_tag(target)
-            conversion.take(
-                place,
-                tenant=tenant,
-                created_at=created,
-                key=key,
-                content=content,
-                category="relation",
-                tags=tags,
-            )
-        elif line.strip() and not HEADING.match(line):
+        taken = _structured(conversion, note, f"{origin} body line {number}", line)
+        if not taken and line.strip() and not HEADING.match(line):
             prose.append(line.rstrip())
     if prose:
         conversion.take(
             f"{origin} text",
             tenant=tenant,
-            created_at=created,
+            created_at=note.created,
             key=f"basic-memory\x00{origin}\x00text",
-            content=f"{title}: " + "\n".join(prose),
+            content=f"{note.title}: " + "\n".join(prose),
             memory_type="reference",
             category=_string(keys.get("type")),
-            tags=note_tags,
+            tags=note.tags,
         )
     if len(conversion.taken) == before:
         conversion.skip(origin, "no observations, relations or text")
+
+
+def _structured(conversion: Conversion, note: _Note, place: str, line: str) -> bool:
+    """An observation or a relation line taken as a memory; False for any other line."""
+    if match := OBSERVATION.match(line):
+        category, rest = match.group(1).strip(), match.group(2)
+        key = f"basic-memory\x00{note.origin}\x00{category}\x00{rest}"
+        content = f"{note.title}: " + (" ".join(HASHTAG.sub(" ", rest).split()) or rest)
+        tags = HASHTAG.findall(rest) + note.tags
+    elif match := RELATION.match(line):
+        relation = next(g for g in match.group(1, 2, 3) if g is not None).strip()
+        target, context = match.group(4).strip(), match.group(5)
+        key = f"basic-memory\x00{note.origin}\x00{relation}\x00{target}"
+        content = f"{note.title} {relation.replace('_', ' ')} {target}"
+        content += f" {context}" if context else ""
+        category, tags = "relation", name_tag(note.title) + name_tag(target)
+    else:
+        return False
+    conversion.take(
+        place,
+        tenant=note.tenant,
+        created_at=note.created,
+        key=key,
+        content=content,
+        category=category,
+        tags=tags,
+    )
+    return True
 
 
 def _string(value: str | list[str] | None) -> str | None:
