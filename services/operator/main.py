@@ -8,6 +8,8 @@ target's model. Data goes to stdout only when it is the output; every log, progr
 summary line goes to stderr. The exit code is 0 on success and 1 on a refusal, which names the
 line, the field or the setting. ``import`` reads its input three times, checking every line and
 every ``replaced_by`` link before writing anything (stdin is spooled to a temporary file for that).
+``import --from FORMAT`` converts another memory server's export first (``services.operator.
+sources``; the formats in ``shared.transfer.sources``), with ``--dry-run`` to check only.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Final, TextIO
 
 from services.operator.paths import PathRefusedError, check_paths
 from services.operator.progress import Progress
+from services.operator.sources import SourceArgumentsError, import_source
 from shared.config import Config, load_config
 from shared.embedding import Embedder, open_embedder
 from shared.errors import ConfigError, InvalidInputError, RefusedError, ServiceError, StorageError
@@ -45,6 +48,7 @@ from shared.transfer import (
     export_tenant,
     tenants,
 )
+from shared.transfer.sources import FORMATS, SourceError
 
 PROG: Final = "mcp-memory"
 
@@ -87,6 +91,18 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="link each imported memory to the one it probably updates, as remember does "
         "(for another tool's data; an export of this server's carries its links)",
+    )
+    imported.add_argument(
+        "--from",
+        dest="source",
+        choices=sorted(FORMATS),
+        help="another memory server's export (--input FILE, or the folder for basic-memory), "
+        "converted; needs --tenant",
+    )
+    imported.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="with --from: check and convert only, the records to stdout; nothing written",
     )
 
     migrate = commands.add_parser("migrate", help="copy between stores (S3 <-> PostgreSQL)")
@@ -228,7 +244,11 @@ async def _run(args: argparse.Namespace, environ: Mapping[str, str]) -> str:
             ) as sink:
                 written = await _export(stores, names, sink, named=args.tenant is not None)
         return f"exported {written} memories of {len(names)} tenant(s)"
+    if args.command == "import" and args.source is not None:
+        return await import_source(args, environ)
     if args.command == "import":
+        if args.dry_run:
+            raise CommandRefusedError("--dry-run goes with --from FORMAT")
         config = load_config(environ, local=args.local, data_dir=args.data_dir)
         if args.tenant is not None and not is_tenant(args.tenant):
             raise CommandRefusedError(f"--tenant {args.tenant!r} is not a valid tenant name")
@@ -265,11 +285,12 @@ def run(argv: Sequence[str] | None = None) -> int:
     try:
         check_paths(args)  # before anything opens: a typo is not worth a database start
         summary = asyncio.run(_run(args, os.environ))
-    except (ImportLineError, ImportLinkError) as error:
+    except (ImportLineError, ImportLinkError, SourceError) as error:
         print(f"import refused: {error}; nothing was written", file=sys.stderr)
         return 1
     except (
         CommandRefusedError,
+        SourceArgumentsError,
         PathRefusedError,
         ImportTargetError,
         ConfigError,

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from shared.errors import RefusedError
+from shared.transfer.sources import FOLDER_FORMATS
 
 
 class PathRefusedError(RefusedError):
@@ -23,6 +24,13 @@ def _readable_file(flag: str, path: Path) -> None:
     if path.is_dir():
         raise PathRefusedError(f"{flag} {path}: is a directory, not a file")
     if not os.access(path, os.R_OK):
+        raise PathRefusedError(f"{flag} {path}: not readable by this user")
+
+
+def _readable_folder(flag: str, path: Path) -> None:
+    if not path.is_dir():
+        raise PathRefusedError(f"{flag} {path}: not a folder (basic-memory's notes are one)")
+    if not os.access(path, os.R_OK | os.X_OK):
         raise PathRefusedError(f"{flag} {path}: not readable by this user")
 
 
@@ -42,7 +50,8 @@ def check_paths(args: argparse.Namespace) -> None:
     if args.command == "export" and args.output is not None:
         _writable_file("--output", args.output)
     if args.command == "import" and args.input is not None:
-        _readable_file("--input", args.input)
+        folder = getattr(args, "source", None) in FOLDER_FORMATS
+        (_readable_folder if folder else _readable_file)("--input", args.input)
     if args.command in {"migrate", "reembed"}:
         for side in ("from", "to"):
             env_file: Path | None = getattr(args, f"{side}_env")

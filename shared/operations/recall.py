@@ -4,7 +4,7 @@
 1. Search: the question is embedded and the vector leg asks the store for its nearest hundred;
    beside the embedding run the reads that do not need the vector (the access counts, the
    keyword leg's scores, the replacement records). What the request may not see is dropped.
-2. Fuse (``shared.ranking.fusion``): both legs into one relevance per candidate, and the bodies
+2. Fuse (``shared.operations.fusion``): both legs into one relevance per candidate, and the bodies
    of the keyword-only hits that could be returned fetched (``_kept``); a keyword hit may be a
    memory the vector leg never returned (another conversation's, expired or retired).
 3. Feedback (``shared.lexical.feedback``): the first fusion's best memories are taken as

@@ -278,6 +278,15 @@ def _screen(numbered: Iterable[tuple[int, str]], *, tenant: str | None) -> None:
             )
 
 
+def screen(numbered: Iterable[tuple[int, str]], *, tenant: str | None) -> None:
+    """The screening pass alone, writing nothing: what a dry run of a conversion checks.
+
+    Raises:
+        ImportLineError: as ``lines`` does, for the first line refused.
+    """
+    _screen(numbered, tenant=tenant)
+
+
 def _parsed(number: int, line: str, tenant: str | None) -> tuple[str, ExportedMemory]:
     try:
         record = decode_line(line)
