@@ -35,8 +35,8 @@ from shared.ranking import (
     Candidate,
     RecallMode,
     RecallOutcome,
-    names_held,
     passes_floor,
+    query_names_held,
     rank,
 )
 
@@ -148,7 +148,7 @@ async def _kept(
     # In the order rank puts them: the query's names held first, then relevance.
     passing = sorted(
         (c for c in fused if passes_floor(c, floor=ops.floor)),
-        key=lambda c: (names_held(c), c.relevance),
+        key=lambda c: (query_names_held(c), c.relevance),
         reverse=True,
     )
     wanted = [

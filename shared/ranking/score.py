@@ -187,14 +187,14 @@ def confidence_of(results: Sequence[Ranked]) -> Confidence:
 def passes_floor(candidate: Candidate, *, floor: float, own: bool = False) -> bool:
     """The floor gates relevance (``own``: the question's own, before the feedback); the keyword
     leg's own gate is holding every rare query term or being named by the query
-    (``names_held``), so a strong keyword match is returned whatever its cosine."""
+    (``query_names_held``), so a strong keyword match is returned whatever its cosine."""
     keyword = candidate.keyword
     return (candidate.own_relevance if own else candidate.relevance) >= floor or (
-        keyword is not None and (keyword.all_rare or names_held(candidate) > 0)
+        keyword is not None and (keyword.all_rare or query_names_held(candidate) > 0)
     )
 
 
-def names_held(candidate: Candidate) -> int:
+def query_names_held(candidate: Candidate) -> int:
     """How many of the query's selective names (``KeywordResult.names``) it holds whole, plus
     one when the query is made of its labels (``KeywordHit.labelled``): a category or tag names
     its memory as its author filed it, rare or not. Never HIGH on its own (``is_strong``)."""
@@ -222,16 +222,16 @@ def gate(candidates: Sequence[Candidate], *, floor: float, keep_ratio: float) ->
         c
         for c in present
         if c.relevance >= companion
-        or (passes_floor(c, floor=floor) and (c.relevance >= cut or names_held(c) > 0))
+        or (passes_floor(c, floor=floor) and (c.relevance >= cut or query_names_held(c) > 0))
     ]
 
 
-def names_first(scores: Sequence[float], held: Sequence[int]) -> list[int]:
+def names_first(scores: Sequence[float], names_held: Sequence[int]) -> list[int]:
     """Positions by the number of the query's names held whole, then by score: a memory holding
     the query's whole identifier ranks above every memory holding only a part of it, or none,
     whatever the tenant's size and however long the memory. Equal keys keep their order (the
     legs', nearest first)."""
-    return sorted(range(len(scores)), key=lambda i: (-held[i], -scores[i]))
+    return sorted(range(len(scores)), key=lambda i: (-names_held[i], -scores[i]))
 
 
 def _matched(candidate: Candidate) -> tuple[str, ...]:
@@ -275,10 +275,10 @@ def rank(
     ties = TIE_BAND * floor * tie_breaks(memories, counted, profile=profile, now_ms=now_ms)
     scores = np.fromiter((c.relevance for c in keeping), np.float64, len(keeping)) + ties
     own = [c.own_relevance + tie for c, tie in zip(keeping, ties.tolist(), strict=True)]
-    held = [names_held(c) for c in keeping]
+    names_held = [query_names_held(c) for c in keeping]
     values = scores.tolist()
-    ranked = names_first(values, held)
-    order = newer_first(ranked[:limit], memories, own, held, band=REVISION_BAND * floor)
+    ranked = names_first(values, names_held)
+    order = newer_first(ranked[:limit], memories, own, names_held, band=REVISION_BAND * floor)
     if links:
         rest = [i for i in ranked if i not in set(order)]
         order = linked_first([*order, *rest], [m.id for m in memories], links, limit=limit)
