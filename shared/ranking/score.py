@@ -38,8 +38,6 @@ TRUST_HALFLIFE_DAYS: Final[dict[MemoryType, float]] = {
     "conversation": 30.0,
 }
 USAGE_CAP: Final = 1.5
-# The design's rule for HIGH, kept where the model reaches it (Titan): three times the floor.
-HIGH_CONFIDENCE_MULTIPLE: Final = 3.0
 # The most the composite can add to a relevance, in units of the floor (0.03 on MiniLM's 0.30).
 TIE_BAND: Final = 0.1
 # A result at the HIGH line is HIGH when its relevance is this many times the next relevant
