@@ -50,7 +50,7 @@ def already_known(content: str, visible: Sequence[Hit]) -> Hit | None:
     """The visible memory that already says ``content``, or None.
 
     The same text sent again is always known, whatever its words: "😀😀😀" or "!!! ???" have
-    none for the overlap rule to compare, and used to be stored once per send."""
+    none for the overlap rule to compare, which alone would store them once per send."""
     nearest = max(visible, key=lambda hit: hit.similarity, default=None)
     if nearest is None or nearest.similarity <= DEDUP_THRESHOLD:
         return None
