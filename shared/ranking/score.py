@@ -3,7 +3,7 @@
 Relevance (the fused cosine and keyword score, see ``fusion``) decides. The design's composite —
 recency, access counts, trust — stays, but only as a tie-break worth at most ``TIE_BAND`` × floor
 of relevance, so it reorders results of comparable relevance and never buries a clearly better
-one (on LoCoMo the composite used to lower R@5 from 0.374 to 0.336). Before relevance comes the
+one (as a full score it lowered recall on LoCoMo: docs/calibration.md). Before relevance comes the
 query's names: a memory holding more of them whole ranks first. Among the results, of two on the
 same subject the newer is put first when nearly as relevant: a revision outranks what it revises.
 Confidence is per result (HIGH, MEDIUM, LOW); the answer states its best. It, whether anything is
@@ -44,8 +44,8 @@ TIE_BAND: Final = 0.1
 # memory's: the first result stands alone (docs/calibration.md has the table behind it).
 CLEAR_RATIO: Final = 1.8
 # How far below the floor a result may stand beside one that reaches it (see gate), as a
-# fraction of the floor: 0.8 kept Harbor's answers at 0.28-0.29 and changed no other set's R@5;
-# 0.9 lost one hard technical note.
+# fraction of the floor: low enough to keep right answers just under the floor beside a weak
+# top, high enough to keep the hard technical notes (docs/benchmarks.md, "Gates").
 COMPANION_FLOOR: Final = 0.8
 # An unparseable timestamp sinks its memory instead of producing NaN.
 _UNKNOWN_AGE_DAYS: Final = float(2**53 - 1)
@@ -152,9 +152,9 @@ def is_strong(
     which lifts the first memory's neighbours with it.
 
     A high cosine alone is not enough: in a chat, many turns on the same subject reach it, and
-    at 0.50 the first of them was the asked one in 37 % of LoCoMo's answers (446 of 1,202) and
-    28 % of the long chats' (33 of 119; docs/calibration.md). Nor is holding the query's words:
-    a long message holds most words of any question about its chat."""
+    the first of them is the asked one in well under half of the answers (docs/calibration.md,
+    "Confidence"). Nor is holding the query's words: a long message holds most words of any
+    question about its chat."""
     if names_absent:
         return False
     keyword = candidate.keyword
@@ -204,13 +204,14 @@ def gate(candidates: Sequence[Candidate], *, floor: float, keep_ratio: float) ->
     """The floor decides whether anything relevant is stored; the mode's fraction of the top
     decides what comes with it. Nothing is returned unless some memory reaches the floor. Beside
     it, a memory within the fraction of the top is kept down to ``COMPANION_FLOOR`` × floor and
-    labelled LOW: a cut at the floor itself dropped right answers at cosine 0.28-0.29 under a
-    weak top (Harbor 1.000 -> 0.929 R@5, below plain cosine; docs/benchmarks.md), while a strong
-    top's fraction lies above the floor anyway. A memory holding one of the query's names is
+    labelled LOW: a cut at the floor itself dropped right answers just under it beside a weak
+    top, below what plain cosine returns (docs/benchmarks.md, "Gates"), while a strong top's
+    fraction lies above the floor anyway. A memory holding one of the query's names is
     never cut: it is what an exact-name query asks for, however its cosine reads."""
     present = [c for c in candidates if c.memory is not None]
     relevant = [c for c in present if passes_floor(c, floor=floor)]
-    # Whether anything is stored is the question's own say (DevBench negatives 3 -> 5 without).
+    # Whether anything is stored is the question's own say: the feedback lifts a question about
+    # nothing stored over the floor with its neighbours (docs/benchmarks.md).
     if not relevant or not any(passes_floor(c, floor=floor, own=True) for c in present):
         return []
     top_relevance = max(c.relevance for c in relevant)

@@ -23,16 +23,15 @@ from shared.ranking.dedup import DEDUP_MIN_WORD_OVERLAP
 from shared.ranking.wording import Wording, word_set
 
 # Content words (stop words left out) a revision with a changed value shares with what it
-# revises: 42 of 50 held-out corrections, 4 of DevBench's 435 pairs of unrelated facts.
+# revises: most corrections reach it, few unrelated facts do (docs/calibration.md).
 REVISION_CONTENT_OVERLAP: Final = 0.25
 # How far below an older memory's score, in units of the floor, a newer one on the same subject
 # may stand and still be put first (see newer_first).
 REVISION_BAND: Final = 0.5
 # How many places a newer memory may move up past what it revises (see newer_first). Unbounded,
-# a newer message from ranks 6-10 of a wider list jumped into the first five over memories more
-# relevant than itself: long chats R@5 at exploratory/10 0.320 -> 0.298. Two places keep it at
-# 0.314 with the knowledge updates still first (17 of 19), bench/ablation.py; one place loses
-# two of those.
+# a newer message from ranks 6-10 of a wider list jumps into the first five over memories more
+# relevant than itself; two places keep the knowledge updates first at little cost, one loses
+# some of them (docs/benchmarks.md, "Newer-first").
 REVISION_REACH: Final = 2
 
 
@@ -109,14 +108,14 @@ def newer_first(
     names (``names_held``: how many each result holds whole): a revision outranks what it
     revises, but a merely newer memory never outranks a clearly better one. It reorders what
     the other rules returned and never brings in another memory: pulling newer memories in from
-    below the cut cost the long chats 0.02 R@5 and 0.05 R@10, on pairs of messages that share
-    words without one revising the other. Nor does it move a memory up more than ``reach``
-    places: each memory it would pass is more relevant than it. Same subject is dedup's word
-    overlap or, for a revision whose values differ (numbers, dates, versions, identifiers,
-    names: ``Wording.values``; "Priya took over the security review" after "… go to Grace"), a
-    looser overlap of content words (a correction rewords more than a resend: "we raised the
-    retry count to 7" against "retries 3 times"; stop words are left out, or any two English
-    sentences would qualify)."""
+    below the cut lowered recall on the long chats (docs/benchmarks.md), on pairs of messages
+    that share words without one revising the other. Nor does it move a memory up more than
+    ``reach`` places: each memory it would pass is more relevant than it. Same subject is
+    dedup's word overlap or, for a revision whose values differ (numbers, dates, versions,
+    identifiers, names: ``Wording.values``; "Priya took over the security review" after "… go
+    to Grace"), a looser overlap of content words (a correction rewords more than a resend: "we
+    raised the retry count to 7" against "retries 3 times"; stop words are left out, or any two
+    English sentences would qualify)."""
     words = {i: word_set(memories[i].content) for i in order}
     facts = {i: Wording(memories[i].content).values for i in order}
     placed: list[int] = []
