@@ -20,7 +20,7 @@ from typing import Final
 import msgspec
 import numpy as np
 
-from services.api.tools.render import render_recall
+from services.api.tools.recall_text import render_recall
 from shared.config import Config, load_config
 from shared.counters import CounterTracker
 from shared.embedding import Embedder, open_embedder
