@@ -106,7 +106,7 @@ async def _searched(
     scoring = asyncio.create_task(ops.lexicon.query(tenant, query))
     retiring = asyncio.create_task(ops.replacements.view(tenant))
     try:
-        visible = await ops.visible_hits(tenant, conversation, embedding, RECALL_CANDIDATES)
+        visible = await ops.visible_hits(tenant, conversation, embedding, top_k=RECALL_CANDIDATES)
     finally:
         # Never left dangling: awaited whether the search succeeded or not.
         loaded, scored, retired = await asyncio.gather(
