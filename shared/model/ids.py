@@ -88,7 +88,8 @@ def canonical_iso(value: str) -> str | None:
 
 
 # Ranking parses two stamps per candidate on every recall, and the same memories come back
-# recall after recall: a hit costs ~0.1 µs against ~1.5 µs to parse. 32k entries is ~5 MB.
+# recall after recall: a hit costs a fraction of a parse (docs/benchmarks.md). 32k entries is
+# ~5 MB.
 @functools.lru_cache(maxsize=32_768)
 def parse_iso_ms(value: str) -> int | None:
     """Milliseconds since the epoch for an ISO-8601 timestamp, or None when it does not parse."""

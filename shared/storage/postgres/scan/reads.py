@@ -20,7 +20,7 @@ SELECT coalesce((SELECT generation FROM memory_generations WHERE tenant_id = $1)
          AS generation,
        ARRAY(SELECT id FROM memories WHERE tenant_id = $1) AS ids
 """
-# vector_send is pgvector's binary output: decoding it is ~50× faster than a Vector per row.
+# vector_send is pgvector's binary output: decoding it is far faster than a Vector per row.
 ROWS_SQL: Final = """
 SELECT id, vector_send(embedding) AS vector, metadata, pg_column_size(metadata) AS stored_bytes
 FROM memories WHERE tenant_id = $1 AND id = ANY($2::text[])
