@@ -79,8 +79,8 @@ class MergedLexicon(msgspec.Struct, frozen=True, kw_only=True):
 
 class FoldingLexicon(msgspec.Struct, frozen=True, kw_only=True):
     """merged.json as a fold reads and writes it: each document left as its JSON text. A fold
-    never looks inside a document, and decoding 10,000 of them into dicts made ~11 MB of small
-    objects (1.4 MB this way) on every fold, which the allocator kept as fragments."""
+    never looks inside a document, and decoding them into dicts would make several times the
+    small objects on every fold, which the allocator keeps as fragments."""
 
     v: int = LEXICON_VERSION
     watermark: str = ""

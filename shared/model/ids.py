@@ -16,7 +16,7 @@ from shared.errors import InvariantError
 
 MAX_ULID_TIME_MS: Final = 2**48 - 1
 # Times are converted with integer arithmetic on these: through a float of seconds, about one
-# millisecond time in 150 came back 1 ms early (by decade: 1970s, 1980s, 2000s, 2030s and many
+# millisecond time in 150 comes back 1 ms early (by decade: 1970s, 1980s, 2000s, 2030s and many
 # after 2100; none in the 2010s and 2020s).
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MS: Final = timedelta(milliseconds=1)

@@ -50,8 +50,8 @@ class SnapshotRow(msgspec.Struct, frozen=True, gc=False):
     unreadable — the row still takes its place in the ranking, as it does in the SQL scan.
 
     Not tracked by the garbage collector (``gc=False``): a row holds only a string, an int and a
-    Memory, so it can never be part of a reference cycle, and a tracked row was one more object
-    per memory for every full collection to walk (50,000 of them at 50k memories)."""
+    Memory, so it can never be part of a reference cycle, and a tracked row would be one more
+    object per memory for every full collection to walk."""
 
     id: str
     memory: Memory | None
