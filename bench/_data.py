@@ -156,7 +156,7 @@ def load_devbench(data: Path) -> DevBench:
 
 
 # Long technical notes written for this benchmark (bench/data/, ours): the second kind of text
-# a change to ranking must not get worse on (issue 15).
+# a change to ranking must not get worse on.
 TECH_NOTES_DIR: Final = Path(__file__).resolve().parent / "data"
 
 
@@ -192,7 +192,7 @@ def load_tech_notes(folder: Path = TECH_NOTES_DIR) -> TechNotes:
 
 
 # Long technical and study chats (BEAM 500K, chats 1-10): messages of a few thousand characters,
-# code included. The third kind of text every ranking rule is measured on (issue 27).
+# code included. The third kind of text every ranking rule is measured on.
 BEAM_FILE: Final = "beam500k-dev.json"
 
 

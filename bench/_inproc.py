@@ -20,7 +20,7 @@ from typing import Final
 import msgspec
 import numpy as np
 
-from services.api.tools.render import render_recall
+from services.api.tools.recall_text import render_recall
 from shared.config import Config, load_config
 from shared.counters import CounterTracker
 from shared.embedding import Embedder, open_embedder
@@ -174,7 +174,7 @@ async def fused_order(
     """Top-k ids per query by fused relevance alone (the vector's nearest 100 and the keyword
     leg's best 100, fused as recall fuses them: once, then again with the first fusion's best as
     the keyword leg's feedback), with none of recall's gates or tie-breaks: the order the default
-    recall may not fall more than 0.01 below (issue 15)."""
+    recall may not fall more than 0.01 below (the retrieval targets, ``bench._report``)."""
     ranked = []
     floor = local.ops.floor
     for query, embedding in zip(queries, embeddings, strict=True):

@@ -1,4 +1,4 @@
-"""Several API processes on one PostgreSQL (issue 19): the production case of a Deployment.
+"""Several API processes on one PostgreSQL: the production case of a Deployment.
 
 Three ``mcp-memory-api --local`` processes and a compactor share one embedded PostgreSQL, with
 10,000 memories in one tenant. Each process gets 80 % recall and 20 % remember on that tenant,

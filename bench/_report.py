@@ -888,7 +888,7 @@ _SECTIONS: list[tuple[str, Callable[[Any], list[str]]]] = [
 
 
 def target_row(speed: dict[str, Any]) -> dict[str, Any] | None:
-    """The row issue 3's target is judged on: recall at 10,000 memories, concurrency 1."""
+    """The row the latency target is judged on: recall at 10,000 memories, concurrency 1."""
     target = next((s for s in speed["sizes"] if s["size"] == 10_000), None)
     if target is None:
         return None

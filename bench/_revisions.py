@@ -1,4 +1,4 @@
-"""Corrections and expiry (issue 17): does a corrected fact win, and what do the records cost?
+"""Corrections and expiry: does a corrected fact win, and what do the records cost?
 
 - 50 (old fact, revised fact) pairs (bench/data/revisions.json) among 2,000 memories: 1,900
   fillers (the technical notes, DevBench's memories, then LoCoMo turns) preloaded, then each

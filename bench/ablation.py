@@ -52,9 +52,9 @@ from shared.ranking import (
     RecallOutcome,
     gate,
     names_first,
-    names_held,
     newer_first,
     passes_floor,
+    query_names_held,
     rank,
 )
 from shared.ranking.score import CLEAR_RATIO, is_strong
@@ -213,7 +213,7 @@ class Tenant:
     def _kept(self, fused: list[Candidate], found: set[str], limit: int) -> list[Candidate]:
         passing = sorted(
             (c for c in fused if passes_floor(c, floor=FLOOR)),
-            key=lambda c: (names_held(c), c.relevance),
+            key=lambda c: (query_names_held(c), c.relevance),
             reverse=True,
         )
         found.update(c.memory_id for c in passing[: limit * FETCH_WINDOW] if c.memory is None)
@@ -234,10 +234,10 @@ def steps(
     gated = gate(fused, floor=FLOOR, keep_ratio=profile.keep_ratio)
     memories = [c.memory for c in gated if c.memory is not None]
     relevance = [c.relevance for c in gated]
-    held = [names_held(c) for c in gated]
-    named = names_first(relevance, held)
+    names_held = [query_names_held(c) for c in gated]
+    named = names_first(relevance, names_held)
     own = [c.own_relevance for c in gated]
-    newer = newer_first(named[:limit], memories, own, held, band=REVISION_BAND * FLOOR)
+    newer = newer_first(named[:limit], memories, own, names_held, band=REVISION_BAND * FLOOR)
     outcome = ranked(candidates, mode, limit)
     return {
         "plain cosine": order_cosine[:limit],

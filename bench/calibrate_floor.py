@@ -26,12 +26,13 @@ from shared.config import PROVIDER_DEFAULTS
 from shared.embedding.local import LocalEmbedder
 from shared.ranking.dedup import DEDUP_MIN_WORD_OVERLAP, DEDUP_THRESHOLD, word_overlap
 from shared.ranking.modes import MODE_PROFILES
-from shared.ranking.score import HIGH_CONFIDENCE_MULTIPLE
 
 HERE = Path(__file__).parent
 DEVBENCH = Path("/work/shared/bench-data/devbench_dataset.json")
 Matrix = npt.NDArray[np.float64]
 SWEEP_FLOORS = (0.15, 0.20, 0.25, 0.28, 0.30, 0.32, 0.35, 0.40, 0.45)
+# The design's rule for HIGH, which the sweep reports beside each floor: three times the floor.
+HIGH_CONFIDENCE_MULTIPLE = 3.0
 
 
 @dataclass(frozen=True)

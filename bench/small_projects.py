@@ -37,7 +37,7 @@ from shared.embedding.local import LocalEmbedder
 from shared.lexical import LexicalIndex
 from shared.lexical.segments import passage_counts
 from shared.model import Memory, iso_ms
-from shared.ranking import Candidate, names_held
+from shared.ranking import Candidate, query_names_held
 
 SIZES: Final = (5, 10, 30)
 LIMIT: Final = 5
@@ -136,7 +136,7 @@ async def measure(one: Set, size: int, draws: int, embedder: LocalEmbedder) -> T
 
 def names_or_rare(candidate: Candidate) -> bool:
     keyword = candidate.keyword
-    return keyword is not None and (keyword.all_rare or names_held(candidate) > 0)
+    return keyword is not None and (keyword.all_rare or query_names_held(candidate) > 0)
 
 
 def report(measured: list[tuple[str, int, Tally]]) -> str:

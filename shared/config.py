@@ -50,8 +50,8 @@ class ProviderDefaults(msgspec.Struct, frozen=True, kw_only=True):
 PROVIDER_DEFAULTS: Final[dict[Provider, ProviderDefaults]] = {
     "bedrock": ProviderDefaults(model="amazon.titan-embed-text-v2:0", dim=1024, min_similarity=0.1),
     "openai": ProviderDefaults(model="text-embedding-3-small", dim=1536, min_similarity=0.1),
-    # Measured, not guessed: on this model correct answers to reworded questions sit at 0.22-0.83
-    # and the best hit of a question about nothing stored at 0.13-0.45; 0.30 misplaces the fewest
+    # Measured, not guessed: between where this model puts correct answers to reworded
+    # questions and the best hit of a question about nothing stored, 0.30 misplaces the fewest
     # (docs/calibration.md, bench/calibrate_floor.py).
     # 3 × 0.30 = 0.90 is above every question-to-memory cosine measured on this model, so its
     # HIGH line is measured too: the cosine above which the top result was right at a precision

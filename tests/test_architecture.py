@@ -103,7 +103,7 @@ def test_the_benchmarks_call_the_operations_not_the_transport() -> None:
         if name == "services" or name.startswith("services.")
     }
     assert transport == {
-        "bench/_inproc.py imports services.api.tools.render",
+        "bench/_inproc.py imports services.api.tools.recall_text",
         "bench/_speed.py imports services.api.http.app",
         "bench/bench_transport.py imports services.api.http.app",
         "bench/bench_transport.py imports services.api.tools.arguments",

@@ -127,11 +127,10 @@ def _freeze_boot_objects() -> int:
     """Move everything alive after boot out of the garbage collector's sight; how many objects.
 
     The SDK, pydantic, onnxruntime and numpy leave ~120,000 tracked objects behind at import, and
-    every full collection walked them all: 70-100 ms with the event loop stopped, about twice
-    per 600 recalls at 10,000 memories, stalling every call in flight. They live as long as the
-    process, so they are collected once here and then frozen; a full collection then walks only
-    what came later (1.5-3 ms measured). Snapshot rows are not tracked at all (see
-    ``SnapshotRow``).
+    every full collection would walk them all with the event loop stopped, stalling every call
+    in flight (docs/benchmarks.md). They live as long as the process, so they are collected once
+    here and then frozen; a full collection then walks only what came later. Snapshot rows are
+    not tracked at all (see ``SnapshotRow``).
     """
     gc.collect()
     gc.freeze()

@@ -19,8 +19,8 @@ from shared.model.ids import iso_ms, parse_iso_ms
 
 _ENCODER = msgspec.json.Encoder()
 # Bodies this service wrote decode in one typed pass. Checking each entry in Python (convert,
-# parse, re-render) cost 112-138 ms for a merged.json of 10,000 counted memories, on the event
-# loop of a recall's counter read; the typed pass and the checks below take 13-16 ms.
+# parse, re-render) costs several times as much, on the event loop of a recall's counter read
+# (docs/benchmarks.md).
 _SHARD_DECODER: Final = msgspec.json.Decoder(dict[str, AccessCount])
 _MERGED_DECODER: Final = msgspec.json.Decoder(MergedCounters)
 # The form iso_ms writes, which re-rendering leaves as it is. Years outside 1970-2999 are left

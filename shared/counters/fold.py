@@ -41,8 +41,8 @@ class SummedCounts(Mapping[str, AccessCount]):
     """Several count maps read as their ``merge``, combined one key at a time on lookup.
 
     A recall looks up about a hundred memories, while a tenant's durable counts can cover
-    thousands: building the merged dict on every recall cost more than the ranking it feeds, and
-    did so while the query was being embedded, taking CPU from the model. The parts are held, not
+    thousands: building the merged dict on every recall would cost more than the ranking it
+    feeds, while the query is being embedded, taking CPU from the model. The parts are held, not
     copied, so callers pass maps nobody changes afterwards.
     """
 

@@ -136,6 +136,6 @@ async def read_tenant(
 
 
 async def _etag(objects: ObjectStore, tenant: str) -> str | None:
-    # The etag alone: re-reading the body cost a second transfer of merged.json (~5.5 ms for
-    # 10,000 counted memories from PostgreSQL) on every cold counter read.
+    # The etag alone: re-reading the body would cost a second transfer of merged.json on every
+    # cold counter read.
     return await objects.etag(COUNTER_LAYOUT.merged_key(tenant))

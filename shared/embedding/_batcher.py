@@ -16,8 +16,8 @@ class MicroBatcher:
     """Runs ``run_batch`` on ``executor`` for whatever texts are waiting when it gets the chance.
 
     There is no timer: a call that finds the model idle is handed to the model thread before
-    ``submit`` first yields, so single-call latency is the model's own (a task hop here cost
-    ~0.7 ms under load, queued behind whatever else the loop had ready). Calls that arrive while
+    ``submit`` first yields, so single-call latency is the model's own (a task hop here would
+    queue it behind whatever else the loop had ready). Calls that arrive while
     a batch is running wait for it and then go out together, which is where the throughput under
     concurrency comes from — one forward pass over 32 texts costs far less than 32 passes.
     ``submit_many`` queues all its texts before starting, so they share batches from the first.

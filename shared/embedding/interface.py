@@ -38,7 +38,7 @@ def validated_vector(raw: Any, *, model: str, dim: int) -> list[float]:
     if not isinstance(raw, list) or not raw:
         raise EmbeddingError(f"the embedding response from {model} had no embedding in it")
     # Plain floats are what JSON decoders and numpy's tolist() give. Checking them as one type
-    # and one array takes ~0.03 ms for 384 values, against ~0.13 ms element by element.
+    # and one array is several times faster than element by element.
     if set(map(type, raw)) == {float}:
         vector: list[float] = list(raw)
     elif all(isinstance(x, int | float) and not isinstance(x, bool) for x in raw):

@@ -6,12 +6,12 @@ sentence-transformers does for this model, so cosines match its published behavi
 runs on one dedicated thread, fed by a micro-batcher.
 
 At load the exported graph is rewritten in memory (see ``_minilm_graph``): first into
-onnxruntime's fused attention and GELU kernels (same fp32 function, a one-sentence call ~1.5 ms
-faster), then into int8 arithmetic on the package's own int8 weights (a one-sentence call 6.0-6.7
--> 3.9-4.3 ms on two cores; vectors within cosine 0.984, mean 0.994, of the fp32 graph's; LoCoMo
-plain-cosine R@1/5/10 unchanged within 0.5 points). Each text is run on its own: the int8 graph
-scales its activations per call, so a text run beside others would get a vector that depends on
-them. Without padding that is also faster than a padded batch for texts of mixed lengths.
+onnxruntime's fused attention and GELU kernels (the same fp32 function, faster), then into int8
+arithmetic on the package's own int8 weights (faster again, with vectors close to the fp32
+graph's and retrieval unchanged; the figures are in docs/benchmarks.md). Each text is run on
+its own: the int8 graph scales its activations per call, so a text run beside others would get a
+vector that depends on them. Without padding that is also faster than a padded batch for texts
+of mixed lengths.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class MiniLmModel:
         self.graph, model = _prepared_model(model_path, graph)
         # Two sessions over the same graph, which differ in how their idle workers wait. A lone
         # text (a recall on a quiet server) runs on workers that spin between its ~50 operators
-        # and stop the moment it returns: sleeping between operators cost ~1.5 ms a call in
+        # and stop the moment it returns: sleeping between operators would cost a call its
         # futex wake-ups. A batch means callers are queueing; there the event loop needs the
         # core a spinning worker would hold, so batches run on workers that sleep.
         self._lone = _session(model, threads=threads, spin=True)

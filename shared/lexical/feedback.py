@@ -8,17 +8,15 @@ answer's neighbours' (the library, the error, the function the chat is about); a
 found through the words of the turns like it.
 
 Only the candidates the two legs already found are scored again (``KeywordQuery.fed_back``), at
-the query's own spread: asking the whole index again (the first version) gave the same R@5 for
-a third more recall time, scoring and sorting every memory the added terms reach.
+the query's own spread: asking the whole index again reads the same recall for a third more
+recall time, scoring and sorting every memory the added terms reach.
 
-Measured with ``bench/ablation.py`` (``docs/benchmarks.md``), R@5 at balanced/5: the long chats
-0.320 -> 0.339, LoCoMo 0.578 -> 0.583, technical notes 0.996 -> 1.000; hard notes (0.854),
-Harbor and DevBench (1.000) as before; the first result is right less often (chats 39 -> 33 of
-179, LoCoMo 584 -> 578 of 1,535). A weight of 0.2-0.35 reads 0.335-0.343 on the chats; 0.45
-falls to 0.324. Whether anything is stored, confidence and revisions stay on the question's own
-relevance (``shared.operations.fusion.fuse_again``). A term counted once among the feedback (a rare
-word of one short turn) is not taken: without that LoCoMo lost 0.006, its turns' one-off words
-pulling in their neighbours. Pure arithmetic over the index, no I/O.
+It raises recall most on the long chats and a little on LoCoMo, at the price of the first result
+being right a little less often (``bench/ablation.py``; the figures and the grid of weights:
+``docs/benchmarks.md``). Whether anything is stored, confidence and revisions stay on the
+question's own relevance (``shared.operations.fusion.fuse_again``). A term counted once among
+the feedback (a rare word of one short turn) is not taken: LoCoMo's turns' one-off words would
+pull in their neighbours. Pure arithmetic over the index, no I/O.
 """
 
 from __future__ import annotations
@@ -26,11 +24,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final, Protocol
 
-# How many of the first answer's best memories count as relevant (5-8 measured alike on the
-# long chats, 0.336-0.339; 4 gained nothing, 10 cost LoCoMo 0.005).
+# How many of the first answer's best memories count as relevant: fewer gain nothing, more pull
+# in LoCoMo's unrelated turns (docs/benchmarks.md).
 FEEDBACK_MEMORIES: Final = 8
 # How many terms are added, and the best one's weight against each of the query's own (the
-# others in proportion to their score): 5-15 terms and 0.2-0.4 read within 0.01 of each other.
+# others in proportion to their score): recall is flat around these (docs/benchmarks.md).
 FEEDBACK_TERMS: Final = 10
 FEEDBACK_WEIGHT: Final = 0.3
 # A term must occur this often among the feedback memories, all of them together.

@@ -5,8 +5,8 @@ A memory is indexed as its passages: runs of ``PASSAGE_TERMS`` terms in order (s
 passage, and holds every query term any of its passages holds. Scoring passages rather than
 whole memories is what keeps a long memory from winning on volume: a 4,000-character answer
 holds most words of any question about its chat, while the message that answers it holds them
-close together (on the long technical chats, R@5 0.285 -> 0.323 at the same fusion; LoCoMo's
-one-sentence turns are one passage each and score as before; bench/ablation.py). The index
+close together (it lifts the long technical chats, while LoCoMo's one-sentence turns are one
+passage each and score as before; bench/ablation.py, docs/benchmarks.md "Passages"). The index
 holds every memory of the tenant, so a keyword hit is found whether or not the vector leg saw
 it. Scores are Okapi BM25, with a length normalisation of 0.3 instead of the textbook 0.75 and
 k1 0.9, chosen on LoCoMo turns (``docs/benchmarks.md``).

@@ -33,9 +33,9 @@ LEXICON_ROOT: Final = "lexicon/"
 # another version are ignored. 4: a document is its passages' term counts. 5: and its labels'
 # terms (``labels``), so a tenant indexed before labels were is rebuilt with them.
 LEXICON_VERSION: Final = 5
-# Terms per passage (see shared.lexical.index): 64 measured best of 32-200 on the long chats
-# (R@5 0.323 at 64, 0.318 at 80 and 100, 0.305 at 128, 0.301 at 200), with LoCoMo unchanged;
-# overlapping passages gained nothing over adjacent ones and cost twice the entries.
+# Terms per passage (see shared.lexical.index): chosen among 32-200 on the long chats, with
+# LoCoMo unchanged (docs/benchmarks.md, "Passages"); overlapping passages gained nothing over
+# adjacent ones and cost twice the entries.
 PASSAGE_TERMS: Final = 64
 
 # A memory id and its passages, each a term -> count map.
@@ -79,8 +79,8 @@ class MergedLexicon(msgspec.Struct, frozen=True, kw_only=True):
 
 class FoldingLexicon(msgspec.Struct, frozen=True, kw_only=True):
     """merged.json as a fold reads and writes it: each document left as its JSON text. A fold
-    never looks inside a document, and decoding 10,000 of them into dicts made ~11 MB of small
-    objects (1.4 MB this way) on every fold, which the allocator kept as fragments."""
+    never looks inside a document, and decoding them into dicts would make several times the
+    small objects on every fold, which the allocator keeps as fragments."""
 
     v: int = LEXICON_VERSION
     watermark: str = ""

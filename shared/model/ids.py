@@ -16,7 +16,7 @@ from shared.errors import InvariantError
 
 MAX_ULID_TIME_MS: Final = 2**48 - 1
 # Times are converted with integer arithmetic on these: through a float of seconds, about one
-# millisecond time in 150 came back 1 ms early (by decade: 1970s, 1980s, 2000s, 2030s and many
+# millisecond time in 150 comes back 1 ms early (by decade: 1970s, 1980s, 2000s, 2030s and many
 # after 2100; none in the 2010s and 2020s).
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MS: Final = timedelta(milliseconds=1)
@@ -88,7 +88,8 @@ def canonical_iso(value: str) -> str | None:
 
 
 # Ranking parses two stamps per candidate on every recall, and the same memories come back
-# recall after recall: a hit costs ~0.1 µs against ~1.5 µs to parse. 32k entries is ~5 MB.
+# recall after recall: a hit costs a fraction of a parse (docs/benchmarks.md). 32k entries is
+# ~5 MB.
 @functools.lru_cache(maxsize=32_768)
 def parse_iso_ms(value: str) -> int | None:
     """Milliseconds since the epoch for an ISO-8601 timestamp, or None when it does not parse."""

@@ -185,11 +185,3 @@ def parse_revision_key(key: str) -> tuple[str, str, RevisionKind] | None:
     if not old_id or not new_id:
         return None
     return old_id, new_id, kind
-
-
-def parse_replaced_key(key: str) -> tuple[str, str] | None:
-    """(old id, new id) of a replacement record, or None for any other key."""
-    parsed = parse_revision_key(key)
-    if parsed is None or parsed[2] != "replaces":
-        return None
-    return parsed[0], parsed[1]

@@ -10,20 +10,14 @@ that carries a digit or an identifier character. A plain word of four letters or
 letters, no inner capital) is indexed and queried as its Snowball (Porter2) English stem
 (``embeddings``, ``embedding`` → ``embed``; ``changed``, ``change`` → ``chang``); identifiers,
 CamelCase words and short words never are (``ios`` → ``io`` would mangle one), nor the parts
-and humps of an identifier. Stemming those as words was measured too: long notes full of paths
-(``apps/web``) then outranked a short answer, and one of the 50 corrected facts below was not
-returned; the price of not doing it is that the query word "package" does not meet
-``package-lock.json`` (docs/calibration.md).
+and humps of an identifier: stemmed as words, long notes full of paths (``apps/web``) outrank a
+short answer. The price is that the query word "package" does not meet ``package-lock.json``.
 
-Measured (``bench/sweep_fusion.py``, recall's fusion; LoCoMo R@5/R@10, hard technical questions
-R@5/R@10): the hand-written rule this replaced (index the word and, for a plural ``s`` or
-``-ing``/``-ed``/``-ly`` past five letters, the word without it) 0.575/0.655 and 0.846/0.931;
-both the word and its stem 0.579/0.661 and 0.862/0.931; the stem alone 0.579/0.667 and
-0.877/0.915. Indexing both also made a query word count twice where a memory held it as
-written and once where it held another form; with both, one of the 50 corrected facts of
-``bench/data/revisions.json`` was no longer returned (long notes holding "package" and "use"
-in several forms outranked it), with the stem alone all 50 are. ``shown`` maps a stem back to
-the query's word, so an answer names the query's words, not stems.
+Only the stem is indexed, not the word beside it: indexing both makes a query word count twice
+where a memory holds it as written and once where it holds another form, so long notes holding
+"package" and "use" in several forms outrank a short fact. The stem alone read best of the rules
+measured with ``bench/sweep_fusion.py`` (the figures: docs/calibration.md, "Stems"). ``shown``
+maps a stem back to the query's word, so an answer names the query's words, not stems.
 """
 
 from __future__ import annotations

@@ -50,6 +50,7 @@ class OperationsContext(msgspec.Struct, frozen=True, kw_only=True):
         tenant: str,
         conversation: str | None,
         embedding: asyncio.Task[list[float]],
+        *,
         top_k: int,
     ) -> list[Hit]:
         # Handed to the store still running, so it can start what does not need the vector.

@@ -80,10 +80,10 @@ def fuse_again(
 
     The feedback's terms come from the first answer's best memories, so they lift the memory
     that was first, and every memory like it, whether or not what was asked is stored: two
-    versions of a fact drift apart (a knowledge update 0.14 below what it updates, within the
-    revision band, stood 0.17 below), a runner-up closes on the first, a question about nothing
-    stored clears the floor. Whether anything is stored, confidence and which version is newer
-    are read on ``asked`` (``Candidate.own_relevance``); the feedback orders."""
+    versions of a fact drift apart (an older message gains most from its own terms and moves
+    past the revision band; docs/benchmarks.md), a runner-up closes on the first, a question
+    about nothing stored clears the floor. Whether anything is stored, confidence and which
+    version is newer are read on ``asked`` (``Candidate.own_relevance``); the feedback orders."""
     scale = KEYWORD_WEIGHT * floor / spread if spread else 0.0
     return [
         msgspec.structs.replace(

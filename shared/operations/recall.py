@@ -35,8 +35,8 @@ from shared.ranking import (
     Candidate,
     RecallMode,
     RecallOutcome,
-    names_held,
     passes_floor,
+    query_names_held,
     rank,
 )
 
@@ -106,7 +106,7 @@ async def _searched(
     scoring = asyncio.create_task(ops.lexicon.query(tenant, query))
     retiring = asyncio.create_task(ops.replacements.view(tenant))
     try:
-        visible = await ops.visible_hits(tenant, conversation, embedding, RECALL_CANDIDATES)
+        visible = await ops.visible_hits(tenant, conversation, embedding, top_k=RECALL_CANDIDATES)
     finally:
         # Never left dangling: awaited whether the search succeeded or not.
         loaded, scored, retired = await asyncio.gather(
@@ -148,7 +148,7 @@ async def _kept(
     # In the order rank puts them: the query's names held first, then relevance.
     passing = sorted(
         (c for c in fused if passes_floor(c, floor=ops.floor)),
-        key=lambda c: (names_held(c), c.relevance),
+        key=lambda c: (query_names_held(c), c.relevance),
         reverse=True,
     )
     wanted = [

@@ -27,8 +27,8 @@ from shared.operations.context import OperationsContext
 from shared.ranking import already_known, probably_updated
 
 # The nearest memories remember compares a new fact with: the one that already says it (dedup
-# looks at the nearest), or the one it probably updates (ten linked no more of the revision
-# pairs than five, and cost remember 0.1 ms more: docs/calibration.md).
+# looks at the nearest), or the one it probably updates (more links no more of the revision
+# pairs and costs remember time: docs/calibration.md).
 NEIGHBOUR_CANDIDATES: Final = 5
 
 

@@ -1,8 +1,9 @@
 """Whether another process already listens on the port a process is about to serve on.
 
 The API binds only after its runtime is open (seconds: the embedded PostgreSQL, the model), so a
-port taken by an earlier server was reported after all that, and without saying how to choose
-another. Probing first costs a bind per address; the real bind still reports a race it loses.
+port taken by an earlier server would be reported only after all that, and without saying how
+to choose another. Probing first costs a bind per address; the real bind still reports a race
+it loses.
 """
 
 from __future__ import annotations

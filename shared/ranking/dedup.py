@@ -6,10 +6,10 @@ what stops them merging. Failing this way writes a duplicate rather than losing 
 
 One more guard for the same reason: two texts whose numbers or identifiers differ never merge.
 "The API listens on port 8080" and "... port 8000" share nearly every word and, on
-all-MiniLM-L6-v2, clear 0.92 — merging them would silently drop the update (measured: 6 of 7
-changed-value updates merged without it; see docs/calibration.md). The same holds for a flag,
-a path or a dotted name without a digit: "run it with --drain-cache" against "... --drain-all"
-(the keyword probe lost 2 of 50 planted memories this way before identifiers were compared).
+all-MiniLM-L6-v2, clear 0.92 — merging them would silently drop the update (most changed-value
+updates merge without this guard: docs/calibration.md). The same holds for a flag, a path or a
+dotted name without a digit: "run it with --drain-cache" against "... --drain-all" (the
+keyword probe's planted memories are lost this way unless identifiers are compared).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def already_known(content: str, visible: Sequence[Hit]) -> Hit | None:
     """The visible memory that already says ``content``, or None.
 
     The same text sent again is always known, whatever its words: "😀😀😀" or "!!! ???" have
-    none for the overlap rule to compare, and used to be stored once per send."""
+    none for the overlap rule to compare, which alone would store them once per send."""
     nearest = max(visible, key=lambda hit: hit.similarity, default=None)
     if nearest is None or nearest.similarity <= DEDUP_THRESHOLD:
         return None

@@ -3,7 +3,7 @@
 Relevance (the fused cosine and keyword score, see ``fusion``) decides. The design's composite —
 recency, access counts, trust — stays, but only as a tie-break worth at most ``TIE_BAND`` × floor
 of relevance, so it reorders results of comparable relevance and never buries a clearly better
-one (on LoCoMo the composite used to lower R@5 from 0.374 to 0.336). Before relevance comes the
+one (as a full score it lowered recall on LoCoMo: docs/calibration.md). Before relevance comes the
 query's names: a memory holding more of them whole ranks first. Among the results, of two on the
 same subject the newer is put first when nearly as relevant: a revision outranks what it revises.
 Confidence is per result (HIGH, MEDIUM, LOW); the answer states its best. It, whether anything is
@@ -38,16 +38,14 @@ TRUST_HALFLIFE_DAYS: Final[dict[MemoryType, float]] = {
     "conversation": 30.0,
 }
 USAGE_CAP: Final = 1.5
-# The design's rule for HIGH, kept where the model reaches it (Titan): three times the floor.
-HIGH_CONFIDENCE_MULTIPLE: Final = 3.0
 # The most the composite can add to a relevance, in units of the floor (0.03 on MiniLM's 0.30).
 TIE_BAND: Final = 0.1
 # A result at the HIGH line is HIGH when its relevance is this many times the next relevant
 # memory's: the first result stands alone (docs/calibration.md has the table behind it).
 CLEAR_RATIO: Final = 1.8
 # How far below the floor a result may stand beside one that reaches it (see gate), as a
-# fraction of the floor: 0.8 kept Harbor's answers at 0.28-0.29 and changed no other set's R@5;
-# 0.9 lost one hard technical note.
+# fraction of the floor: low enough to keep right answers just under the floor beside a weak
+# top, high enough to keep the hard technical notes (docs/benchmarks.md, "Gates").
 COMPANION_FLOOR: Final = 0.8
 # An unparseable timestamp sinks its memory instead of producing NaN.
 _UNKNOWN_AGE_DAYS: Final = float(2**53 - 1)
@@ -154,9 +152,9 @@ def is_strong(
     which lifts the first memory's neighbours with it.
 
     A high cosine alone is not enough: in a chat, many turns on the same subject reach it, and
-    at 0.50 the first of them was the asked one in 37 % of LoCoMo's answers (446 of 1,202) and
-    28 % of the long chats' (33 of 119; docs/calibration.md). Nor is holding the query's words:
-    a long message holds most words of any question about its chat."""
+    the first of them is the asked one in well under half of the answers (docs/calibration.md,
+    "Confidence"). Nor is holding the query's words: a long message holds most words of any
+    question about its chat."""
     if names_absent:
         return False
     keyword = candidate.keyword
@@ -187,14 +185,14 @@ def confidence_of(results: Sequence[Ranked]) -> Confidence:
 def passes_floor(candidate: Candidate, *, floor: float, own: bool = False) -> bool:
     """The floor gates relevance (``own``: the question's own, before the feedback); the keyword
     leg's own gate is holding every rare query term or being named by the query
-    (``names_held``), so a strong keyword match is returned whatever its cosine."""
+    (``query_names_held``), so a strong keyword match is returned whatever its cosine."""
     keyword = candidate.keyword
     return (candidate.own_relevance if own else candidate.relevance) >= floor or (
-        keyword is not None and (keyword.all_rare or names_held(candidate) > 0)
+        keyword is not None and (keyword.all_rare or query_names_held(candidate) > 0)
     )
 
 
-def names_held(candidate: Candidate) -> int:
+def query_names_held(candidate: Candidate) -> int:
     """How many of the query's selective names (``KeywordResult.names``) it holds whole, plus
     one when the query is made of its labels (``KeywordHit.labelled``): a category or tag names
     its memory as its author filed it, rare or not. Never HIGH on its own (``is_strong``)."""
@@ -206,13 +204,14 @@ def gate(candidates: Sequence[Candidate], *, floor: float, keep_ratio: float) ->
     """The floor decides whether anything relevant is stored; the mode's fraction of the top
     decides what comes with it. Nothing is returned unless some memory reaches the floor. Beside
     it, a memory within the fraction of the top is kept down to ``COMPANION_FLOOR`` × floor and
-    labelled LOW: a cut at the floor itself dropped right answers at cosine 0.28-0.29 under a
-    weak top (Harbor 1.000 -> 0.929 R@5, below plain cosine; docs/benchmarks.md), while a strong
-    top's fraction lies above the floor anyway. A memory holding one of the query's names is
+    labelled LOW: a cut at the floor itself dropped right answers just under it beside a weak
+    top, below what plain cosine returns (docs/benchmarks.md, "Gates"), while a strong top's
+    fraction lies above the floor anyway. A memory holding one of the query's names is
     never cut: it is what an exact-name query asks for, however its cosine reads."""
     present = [c for c in candidates if c.memory is not None]
     relevant = [c for c in present if passes_floor(c, floor=floor)]
-    # Whether anything is stored is the question's own say (DevBench negatives 3 -> 5 without).
+    # Whether anything is stored is the question's own say: the feedback lifts a question about
+    # nothing stored over the floor with its neighbours (docs/benchmarks.md).
     if not relevant or not any(passes_floor(c, floor=floor, own=True) for c in present):
         return []
     top_relevance = max(c.relevance for c in relevant)
@@ -222,16 +221,16 @@ def gate(candidates: Sequence[Candidate], *, floor: float, keep_ratio: float) ->
         c
         for c in present
         if c.relevance >= companion
-        or (passes_floor(c, floor=floor) and (c.relevance >= cut or names_held(c) > 0))
+        or (passes_floor(c, floor=floor) and (c.relevance >= cut or query_names_held(c) > 0))
     ]
 
 
-def names_first(scores: Sequence[float], held: Sequence[int]) -> list[int]:
+def names_first(scores: Sequence[float], names_held: Sequence[int]) -> list[int]:
     """Positions by the number of the query's names held whole, then by score: a memory holding
     the query's whole identifier ranks above every memory holding only a part of it, or none,
     whatever the tenant's size and however long the memory. Equal keys keep their order (the
     legs', nearest first)."""
-    return sorted(range(len(scores)), key=lambda i: (-held[i], -scores[i]))
+    return sorted(range(len(scores)), key=lambda i: (-names_held[i], -scores[i]))
 
 
 def _matched(candidate: Candidate) -> tuple[str, ...]:
@@ -275,10 +274,10 @@ def rank(
     ties = TIE_BAND * floor * tie_breaks(memories, counted, profile=profile, now_ms=now_ms)
     scores = np.fromiter((c.relevance for c in keeping), np.float64, len(keeping)) + ties
     own = [c.own_relevance + tie for c, tie in zip(keeping, ties.tolist(), strict=True)]
-    held = [names_held(c) for c in keeping]
+    names_held = [query_names_held(c) for c in keeping]
     values = scores.tolist()
-    ranked = names_first(values, held)
-    order = newer_first(ranked[:limit], memories, own, held, band=REVISION_BAND * floor)
+    ranked = names_first(values, names_held)
+    order = newer_first(ranked[:limit], memories, own, names_held, band=REVISION_BAND * floor)
     if links:
         rest = [i for i in ranked if i not in set(order)]
         order = linked_first([*order, *rest], [m.id for m in memories], links, limit=limit)

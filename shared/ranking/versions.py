@@ -23,16 +23,15 @@ from shared.ranking.dedup import DEDUP_MIN_WORD_OVERLAP
 from shared.ranking.wording import Wording, word_set
 
 # Content words (stop words left out) a revision with a changed value shares with what it
-# revises: 42 of 50 held-out corrections, 4 of DevBench's 435 pairs of unrelated facts.
+# revises: most corrections reach it, few unrelated facts do (docs/calibration.md).
 REVISION_CONTENT_OVERLAP: Final = 0.25
 # How far below an older memory's score, in units of the floor, a newer one on the same subject
 # may stand and still be put first (see newer_first).
 REVISION_BAND: Final = 0.5
 # How many places a newer memory may move up past what it revises (see newer_first). Unbounded,
-# a newer message from ranks 6-10 of a wider list jumped into the first five over memories more
-# relevant than itself: long chats R@5 at exploratory/10 0.320 -> 0.298. Two places keep it at
-# 0.314 with the knowledge updates still first (17 of 19), bench/ablation.py; one place loses
-# two of those.
+# a newer message from ranks 6-10 of a wider list jumps into the first five over memories more
+# relevant than itself; two places keep the knowledge updates first at little cost, one loses
+# some of them (docs/benchmarks.md, "Newer-first").
 REVISION_REACH: Final = 2
 
 
@@ -99,23 +98,24 @@ def newer_first(
     order: list[int],
     memories: Sequence[Memory],
     scores: Sequence[float],
-    held: Sequence[int],
+    names_held: Sequence[int],
     *,
     band: float,
     reach: int = REVISION_REACH,
 ) -> list[int]:
     """Among the results, move each memory ahead of an older one on the same subject when it is
     nearly as relevant (its score at most ``band`` below) and holds as many of the query's
-    names: a revision outranks what it revises, but a merely newer memory never outranks a
-    clearly better one. It reorders what the other rules returned and never brings in another
-    memory: pulling newer memories in from below the cut cost the long chats 0.02 R@5 and
-    0.05 R@10, on pairs of messages that share words without one revising the other. Nor does
-    it move a memory up more than ``reach`` places: each memory it would pass is more relevant
-    than it. Same subject is dedup's word overlap or, for a revision whose values differ
-    (numbers, dates, versions, identifiers, names: ``Wording.values``; "Priya took over the
-    security review" after "… go to Grace"), a looser overlap of content words (a correction
-    rewords more than a resend: "we raised the retry count to 7" against "retries 3 times";
-    stop words are left out, or any two English sentences would qualify)."""
+    names (``names_held``: how many each result holds whole): a revision outranks what it
+    revises, but a merely newer memory never outranks a clearly better one. It reorders what
+    the other rules returned and never brings in another memory: pulling newer memories in from
+    below the cut lowered recall on the long chats (docs/benchmarks.md), on pairs of messages
+    that share words without one revising the other. Nor does it move a memory up more than
+    ``reach`` places: each memory it would pass is more relevant than it. Same subject is
+    dedup's word overlap or, for a revision whose values differ (numbers, dates, versions,
+    identifiers, names: ``Wording.values``; "Priya took over the security review" after "… go
+    to Grace"), a looser overlap of content words (a correction rewords more than a resend: "we
+    raised the retry count to 7" against "retries 3 times"; stop words are left out, or any two
+    English sentences would qualify)."""
     words = {i: word_set(memories[i].content) for i in order}
     facts = {i: Wording(memories[i].content).values for i in order}
     placed: list[int] = []
@@ -125,7 +125,7 @@ def newer_first(
             older = placed[j]
             if memories[i].created_at <= memories[older].created_at:
                 continue
-            if held[i] < held[older] or scores[i] < scores[older] - band:
+            if names_held[i] < names_held[older] or scores[i] < scores[older] - band:
                 continue
             if _same_subject(words[i], words[older]) or (
                 facts[i] != facts[older] and _same_content(words[i], words[older])

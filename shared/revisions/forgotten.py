@@ -2,8 +2,8 @@
 request may be shown in memory_history (pure).
 
 A body carries the memory's scope and conversation; once it is deleted nothing in the store
-says who could see it, and its id alone would tell another conversation that a note existed
-(issue 29). So such a version is shown only to a request that can prove it could have seen it,
+says who could see it, and its id alone would tell another conversation that a note existed.
+So such a version is shown only to a request that can prove it could have seen it,
 and the proof rests on one rule every replacement record obeys: **a replacement is seen
 wherever what it replaced was seen**. remember keeps it (a request replaces only a memory it
 sees; the replacement is a new memory of that request's conversation, or one it sees; a

@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from services.api.tools.recall_text import render_recall
 from services.api.tools.render import (
     PREFIX,
     PREVIEW_CHARS,
@@ -24,7 +25,6 @@ from services.api.tools.render import (
     render_history,
     render_list,
     render_memory,
-    render_recall,
     render_remembered,
     render_stats,
 )

@@ -11,7 +11,7 @@ from shared.model.keys import (
     expiry_key,
     expiry_key_of,
     parse_expiry_key,
-    parse_replaced_key,
+    parse_revision_key,
     replaced_key,
     replaced_prefix,
 )
@@ -163,7 +163,7 @@ def test_a_replacement_record_is_its_key() -> None:
     assert key.startswith(replaced_prefix("acme"))
     assert key.startswith(replaced_prefix("acme", old_id))
     assert not key.startswith(replaced_prefix("acme", new_id))
-    assert parse_replaced_key(key) == (old_id, new_id)
+    assert parse_revision_key(key) == (old_id, new_id, "replaces")
 
 
 @pytest.mark.parametrize(
@@ -177,8 +177,8 @@ def test_a_replacement_record_is_its_key() -> None:
         "index/acme/0000000000#01ARZ3NDEKTSV4RRFFQ69G5FAV#project",
     ],
 )
-def test_parse_replaced_key_refuses_junk(key: str) -> None:
-    assert parse_replaced_key(key) is None
+def test_parse_revision_key_refuses_junk(key: str) -> None:
+    assert parse_revision_key(key) is None
 
 
 def test_a_memory_expires_exactly_at_its_expiry_and_not_a_millisecond_before() -> None:
@@ -193,13 +193,10 @@ def test_a_memory_expires_exactly_at_its_expiry_and_not_a_millisecond_before() -
 
 
 def test_revision_records_of_each_kind_parse_back_and_old_readers_skip_the_new_ones() -> None:
-    from shared.model.keys import link_key, parse_replaced_key, parse_revision_key
+    from shared.model.keys import link_key
 
     for kind in ("replaces", "supersedes", "kept"):
         key = link_key("acme", "01OLD", "01NEW", kind)
         assert parse_revision_key(key) == ("01OLD", "01NEW", kind)
-    assert parse_replaced_key(link_key("acme", "01OLD", "01NEW", "replaces")) == ("01OLD", "01NEW")
-    # A reader that knows only replacements never reads a link as one.
-    assert parse_replaced_key(link_key("acme", "01OLD", "01NEW", "supersedes")) is None
     assert parse_revision_key("replaced/acme/01OLD#01NEW#other") is None
     assert parse_revision_key("replaced/acme/#01NEW") is None

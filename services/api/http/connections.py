@@ -1,8 +1,8 @@
 """Bounds on connections: how many may be open, and how long one may take to send a request.
 
 aiohttp has no timeout for a request's headers: a bare request line, or headers never finished,
-held a connection forever (a fault campaign left 30 such connections open after 150 s). A body
-shorter than its Content-Length did the same inside the handler (that read is bounded in
+holds a connection forever (a fault campaign found such connections still open minutes later).
+A body shorter than its Content-Length does the same inside the handler (that read is bounded in
 ``mcp_transport``). Here every connection is wrapped, at the asyncio protocol level:
 
 - beyond ``MAX_CONNECTIONS`` open at once, a new one is answered ``503`` with ``Retry-After``

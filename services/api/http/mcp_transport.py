@@ -148,7 +148,8 @@ class McpEndpoint:
             async with asyncio.timeout(BODY_READ_TIMEOUT_S):
                 raw = await request.read()
         except TimeoutError:
-            # A Content-Length larger than what arrives used to hold the handler forever.
+            # Without a deadline, a Content-Length larger than what arrives holds the handler
+            # forever.
             return jsonrpc_error(
                 types.INVALID_REQUEST,
                 f"the request body did not arrive within {BODY_READ_TIMEOUT_S:g} s "
@@ -163,7 +164,7 @@ class McpEndpoint:
             )
         except web.RequestPayloadError:
             # aiohttp decodes Content-Encoding while the body is read; a body that is not what
-            # the header says fails here, and used to escape as a 500.
+            # the header says fails here, and is the caller's parse error, not a 500.
             encoding = request.headers.get("Content-Encoding", "")
             return jsonrpc_error(
                 types.PARSE_ERROR,

@@ -19,7 +19,7 @@ from services.api.tools.arguments import (
     given,
 )
 from services.api.tools.definition import ToolContext, ToolDefinition
-from services.api.tools.render import render_recall
+from services.api.tools.recall_text import render_recall
 from services.api.tools.structured import RecallOutput, Reply
 from shared.operations import OperationsContext
 from shared.operations.recall import recall

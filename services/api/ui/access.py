@@ -66,12 +66,6 @@ class Access:
         message = f"{purpose}:{value}".encode()
         return hmac.new(self._secret, message, hashlib.sha256).hexdigest()
 
-    def session_of(self, request: web.BaseRequest, *, now_s: float | None = None) -> str | None:
-        """The session's nonce when the request carries a valid, unexpired session cookie
-        (whether it was signed out is ``current_session``'s question)."""
-        session = self.session_ref(request, now_s=now_s)
-        return session.nonce if session is not None else None
-
     async def current_session(self, request: web.BaseRequest) -> str | None:
         """The nonce of a valid, unexpired session that has not been signed out."""
         session = self.session_ref(request)

@@ -13,7 +13,6 @@ from urllib.parse import urlencode, urlsplit
 
 from aiohttp import web
 
-from services.api.http.throttle import FIRST_DELAY_S
 from services.api.ui.access import Session, is_https
 from services.api.ui.forms import read_form
 from services.api.ui.pages import ACCESS_KEY, OPERATIONS_KEY, THROTTLE_KEY, render
@@ -35,8 +34,6 @@ from shared.transfer import ExportedMemory, encode_line
 
 logger = logging.getLogger(__name__)
 
-# The first wrong key from an address costs this long, the next ones more (``throttle``).
-LOGIN_FAILURE_DELAY_S: Final = FIRST_DELAY_S
 EXPORT_LINES_PER_WRITE: Final = 200
 _PRINTABLE_ASCII: Final = re.compile(r"[\x21-\x7e]+")
 

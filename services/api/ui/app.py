@@ -57,6 +57,32 @@ def _under_ui(path: str) -> bool:
     return path == UI_PATH or path.startswith(UI_PATH + "/")
 
 
+async def _form_refusal(
+    request: web.Request, access: Access, nonce: str | None
+) -> web.Response | None:
+    """A 403 for a form posted from another site, or (but the login form) without this
+    session's token; None for a form that may change something."""
+    origin = foreign_origin(request)
+    if origin is not None:
+        return _error(
+            request,
+            403,
+            f"A form from another site (Origin {origin[:100]!a}) may not change anything here.",
+        )
+    form = await read_form(request)
+    token = form.get(CSRF_FIELD)
+    if request.path != LOGIN_PATH and not access.csrf_matches(
+        nonce, token if isinstance(token, str) else None
+    ):
+        return _error(
+            request,
+            403,
+            f"This form's token ({CSRF_FIELD}) is missing or belongs to another "
+            "session, so nothing was changed. Reload the page and try again.",
+        )
+    return None
+
+
 def _gate(access: Access, host_names: frozenset[str] | None) -> Middleware:
     @web.middleware
     async def gate(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -66,25 +92,9 @@ def _gate(access: Access, host_names: frozenset[str] | None) -> Middleware:
                 return refused
         nonce = await access.current_session(request)
         if request.method == "POST":
-            origin = foreign_origin(request)
-            if origin is not None:
-                return _error(
-                    request,
-                    403,
-                    f"A form from another site (Origin {origin[:100]!a}) may not change "
-                    "anything here.",
-                )
-            form = await read_form(request)
-            token = form.get(CSRF_FIELD)
-            if request.path != LOGIN_PATH and not access.csrf_matches(
-                nonce, token if isinstance(token, str) else None
-            ):
-                return _error(
-                    request,
-                    403,
-                    f"This form's token ({CSRF_FIELD}) is missing or belongs to another "
-                    "session, so nothing was changed. Reload the page and try again.",
-                )
+            refused = await _form_refusal(request, access, nonce)
+            if refused is not None:
+                return refused
         elif request.method not in ("GET", "HEAD"):
             return _error(request, 405, f"{request.method} is not served here.")
         public = request.path == LOGIN_PATH or request.path.startswith(STATIC_PREFIX)

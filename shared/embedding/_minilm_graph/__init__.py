@@ -4,7 +4,7 @@
 scaled-dot-product attention as ~25 small ops (Reshape/Transpose of Q, K and V, a key mask built
 from Range/GatherND/Where, a NaN guard after the Softmax) and GELU as Div/Erf/Add/Mul/Mul. Neither
 onnxruntime's session optimiser nor its offline transformer optimiser recognises that spelling, so
-about 40% of a one-sentence call went to those small ops rather than to the MatMuls. Per layer,
+much of a one-sentence call goes to those small ops rather than to the MatMuls. Per layer,
 this module replaces
 
 - the Q/K/V projections and the attention core with one ``com.microsoft`` ``Attention`` node,
@@ -14,7 +14,8 @@ this module replaces
 
 The rewritten graph computes the same fp32 function; only summation order differs (vectors agree
 to ~2e-7). A second, optional step, :func:`quantize_activations`, then runs those projections in
-int8 arithmetic on the stored int8 weights: ~40% faster per call, vectors within cosine ~0.99.
+int8 arithmetic on the stored int8 weights: faster per call, vectors within cosine ~0.99
+(docs/benchmarks.md).
 Every node is matched by its role, op type and constants, and anything unexpected
 raises :class:`GraphPatternError` rather than guessing: a different export is left as it is.
 """

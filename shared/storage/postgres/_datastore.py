@@ -90,7 +90,7 @@ def translated(display_url: str, *, connecting: bool = False) -> Iterator[None]:
         asyncpg.PostgresError,
         asyncpg.InterfaceError,
         # What a pooled connection raises when the server died under it mid-protocol ("cannot
-        # switch to state ...; another operation is in progress"): it used to escape untranslated.
+        # switch to state ...; another operation is in progress"): a lost store, like the rest.
         asyncpg.InternalClientError,
         OSError,
         TimeoutError,

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 import aiohttp
 import pytest
 
-from services.api.ui.actions import LOGIN_FAILURE_DELAY_S
+from services.api.http.throttle import FIRST_DELAY_S
 from tests.api._process import keyed_local_api
 from tests.api.conftest import mcp_session
 
@@ -59,7 +59,7 @@ async def test_a_wrong_key_is_refused_and_costs_time(keyed: tuple[str, str]) -> 
         async with http.post(f"{base}/ui/login", data={"key": "guess"}) as response:
             assert response.status == 401
             assert "That is not the key" in await response.text()
-        assert time.monotonic() - started >= LOGIN_FAILURE_DELAY_S
+        assert time.monotonic() - started >= FIRST_DELAY_S
         async with http.get(f"{base}/ui?tenant=acme") as response:
             assert response.status == 401
 

@@ -149,11 +149,10 @@ class ScanCache:
         ``generation`` and writes of this process to the tenant are between their statement and
         their carry-in, and then (at most ``_REFRESH_WAIT_S``) for a refresh when it is only a
         few generations behind. Own writes arrive within milliseconds, where a miss scans the
-        whole tenant in SQL: without the first wait, 93-127 of every 128 concurrent remembers'
-        dedup queries missed (speed bench, 8-32 callers, 1,000-50,000 rows); with it, none did.
-        Other processes' writes are read alone through the change log: with several API
-        processes writing, each such write used to send the next query of every other process
-        to a full scan in SQL."""
+        whole tenant in SQL: without the first wait, nearly every concurrent remember's dedup
+        query misses (the speed bench; docs/benchmarks.md). Other processes' writes are read
+        alone through the change log, so with several API processes writing, one process's
+        write does not send every other process's next query to a full scan in SQL."""
         # Only the writes under way now: later ones cannot be what ``generation`` counts, and
         # waiting for them too could last as long as writes keep coming.
         under_way = self._own.under_way(tenant)

@@ -20,7 +20,7 @@ SELECT coalesce((SELECT generation FROM memory_generations WHERE tenant_id = $1)
          AS generation,
        ARRAY(SELECT id FROM memories WHERE tenant_id = $1) AS ids
 """
-# vector_send is pgvector's binary output: decoding it is ~50× faster than a Vector per row.
+# vector_send is pgvector's binary output: decoding it is far faster than a Vector per row.
 ROWS_SQL: Final = """
 SELECT id, vector_send(embedding) AS vector, metadata, pg_column_size(metadata) AS stored_bytes
 FROM memories WHERE tenant_id = $1 AND id = ANY($2::text[])
@@ -39,8 +39,8 @@ _PRUNE_CHANGES_SQL: Final = (
 # What a row costs at least beside its vector; lets a refresh skip a tenant that cannot fit
 # before reading any of its rows.
 MIN_ROW_BYTES: Final = 400
-# Rows per read. asyncpg decodes a result on the event loop; 10,000 rows at once held it for
-# ~100 ms, blocking every request of the process meanwhile.
+# Rows per read. asyncpg decodes a result on the event loop; a whole tenant at once would hold
+# it long enough to stall every request of the process (docs/benchmarks.md).
 READ_BATCH_ROWS: Final = 1000
 
 

@@ -1,8 +1,8 @@
 """One tenant's memories held in memory for an exact scan: pure data and arithmetic, no I/O.
 
-pgvector 0.6 computes ``<=>`` one row at a time in a scalar loop, about 1.3 µs per 384-d row on
-a 2-core EPYC: 13 ms of a recall at 10,000 memories. The same exact scan as matrix-vector
-products takes under 3 ms, bound by reading the 15 MB matrix once per query. A snapshot answers
+pgvector 0.6 computes ``<=>`` one row at a time in a scalar loop; the same exact scan as
+matrix-vector products is several times faster, bound by reading the matrix once per query
+(docs/benchmarks.md, "Figures behind speed choices in the code"). A snapshot answers
 exactly what the SQL scan answers — every row compared, similarity 1 − cosine distance, a zero
 vector last with similarity 0 — for the table as it was at ``generation`` (see
 ``scan.cache``), so nothing approximate enters recall.
@@ -27,7 +27,7 @@ from shared.storage.postgres.scan.workers import SCAN_BLOCK_ROWS, ScanWorkers
 # pgvector's binary format (vector_send): int16 width, int16 unused, then big-endian float32s.
 _HEADER_BYTES: Final = 4
 # A rough per-row cost of the Python objects beside the matrix (the id, the Memory, its dict,
-# and the row's entry in its store's positions: ~50 bytes, measured with tracemalloc).
+# and the row's entry in its store's positions; measured with tracemalloc).
 _ROW_OVERHEAD_BYTES: Final = 450
 # Spare room a store gets when its rows are copied: an eighth more rows, at least this many.
 _SPARE_FRACTION: Final = 8
@@ -50,8 +50,8 @@ class SnapshotRow(msgspec.Struct, frozen=True, gc=False):
     unreadable — the row still takes its place in the ranking, as it does in the SQL scan.
 
     Not tracked by the garbage collector (``gc=False``): a row holds only a string, an int and a
-    Memory, so it can never be part of a reference cycle, and a tracked row was one more object
-    per memory for every full collection to walk (50,000 of them at 50k memories)."""
+    Memory, so it can never be part of a reference cycle, and a tracked row would be one more
+    object per memory for every full collection to walk."""
 
     id: str
     memory: Memory | None
@@ -86,8 +86,8 @@ class _RowStore:
     Only the snapshot that sees every row written so far may append, into the spare room: a row
     that some snapshot can see is never written again, so scans read their prefix while a write
     appends behind it. Any other change (a removal, or a snapshot that is no longer the newest)
-    is made in a new store. A remember used to copy the whole matrix: 13 ms of its ~40 ms at
-    10,000 rows, and the copy grows with the tenant.
+    is made in a new store. So a remember does not copy the whole matrix, a cost that would grow
+    with the tenant.
     """
 
     __slots__ = ("_lock", "directed", "positions", "unit", "used")
@@ -312,7 +312,7 @@ class TenantSnapshot:
             for part in helping:  # each writes its own slice of ``similarity``
                 part.result()
         # Beyond the product itself, only the chosen rows are touched: each pass over the whole
-        # array costs ~0.1 ms at 10,000 rows, and there used to be four.
+        # array costs time in proportion to the tenant.
         if not self.all_directed:
             similarity[~self.has_direction] = -np.inf  # pgvector's NaN distance sorts last
         if count > top_k:

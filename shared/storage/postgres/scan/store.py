@@ -62,9 +62,9 @@ class SnapshotVectorStore(VectorStore):
             return await self._nearest(
                 tenant, vector, top_k, await self.snapshots.generation(tenant)
             )
-        # The generation does not depend on the vector: one round trip (about 1 ms under load)
-        # taken while the model runs rather than after it. A write committed before this call
-        # is still seen, because the read starts after it.
+        # The generation does not depend on the vector: one round trip taken while the model runs
+        # rather than after it. A write committed before this call is still seen, because the
+        # read starts after it.
         generation = asyncio.ensure_future(self.snapshots.generation(tenant))
         try:
             vector = as_vector(await embedding)

@@ -11,10 +11,10 @@ from shared.process.cpus import usable_cpus
 
 # Rows per matrix-vector product. OpenBLAS runs a product this size on the calling thread;
 # from ~4,000 rows it splits one over its own workers, which spin while they wait: under load
-# they took the cores from the embedding model (a 10,000-row scan went from 2.7 to 7.7 ms and
-# the model lost a fifth of its throughput). Scans are split by ScanWorkers instead.
+# they took the cores from the embedding model, slowing both the scan and the model
+# (docs/benchmarks.md). Scans are split by ScanWorkers instead.
 SCAN_BLOCK_ROWS: Final = 1024
-# A scan smaller than this is not split: handing a part to a thread costs ~0.05 ms.
+# A scan smaller than this is not split: handing a part to a thread costs more than it saves.
 _MIN_ROWS_PER_PART: Final = 4096
 # Beyond this many threads a scan is bound by memory bandwidth, not by threads.
 _MAX_SCAN_THREADS: Final = 4
@@ -23,10 +23,10 @@ _MAX_SCAN_THREADS: Final = 4
 class ScanWorkers:
     """Threads a large scan is split across; the calling thread scans one part itself.
 
-    On the 2-core reference machine, 10,000 × 384 took 2.0-2.5 ms on one thread and 0.3-0.9 ms
-    on two (more than twice as fast: one core alone does not reach the memory bandwidth). These
-    are plain threads that block when idle, so under load a split scan only shares the cores:
-    p50 2.7 → 3.0 ms beside a busy model, whose throughput did not drop.
+    On two cores a scan runs more than twice as fast as on one: one core alone does not reach
+    the memory bandwidth. These are plain threads that block when idle, so under load a split
+    scan only shares the cores, and a busy model beside it keeps its throughput
+    (docs/benchmarks.md).
     """
 
     def __init__(self, threads: int | None = None) -> None:
