@@ -71,17 +71,16 @@ async def remember(
         return await _already_known(
             ops, known.memory, replaced, visibility=visibility, link_updates=link_updates
         )
-    linking = replaced is None and link_updates
-    updated = probably_updated(draft.content, live, scope=draft.scope) if linking else None
     memory = new_memory(
         tenant, conversation, draft, expires_in_days=expires_in_days, now_ms=visibility.now_ms
     )
+    linking = replaced is None and link_updates
     return await _stored(
         ops,
         memory,
         embedding.result(),
         replaced=replaced,
-        updated=updated.memory if updated is not None else None,
+        neighbours=live if linking else [],
     )
 
 
@@ -91,12 +90,21 @@ async def _stored(
     embedding: list[float],
     *,
     replaced: Memory | None,
-    updated: Memory | None,
+    neighbours: list[Hit],
 ) -> RememberAnswer:
     """Keys, vector (shared.memories), then the lexicon (a memory whose lexicon shard is
     missing is still recalled by the vector leg), then the record retiring ``replaced`` or
-    linking ``updated``."""
-    await write_memory(ops.objects, ops.vectors, memory, embedding)
+    linking the neighbour the memory probably updates. Which one that is matters only to the
+    link, written last, so the text rules read the neighbours while the store writes."""
+    writing = asyncio.create_task(write_memory(ops.objects, ops.vectors, memory, embedding))
+    await asyncio.sleep(0)  # the write's first request is on its way before the rules run
+    try:
+        found = (
+            probably_updated(memory.content, neighbours, scope=memory.scope) if neighbours else None
+        )
+    finally:
+        await writing
+    updated = found.memory if found is not None else None
     await ops.lexicon.added(memory)
     if replaced is not None:
         await ops.replacements.record(memory.tenant, replaced.id, memory.id)
