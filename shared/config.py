@@ -16,6 +16,7 @@ from typing import Final, Literal, TypeVar
 import msgspec
 
 from shared.errors import ConfigError
+from shared.process.cli import DEFAULT_DATA_DIR
 from shared.process.listen import ALL_INTERFACES, LOOPBACK, is_loopback_only
 from shared.process.setting_kinds import (
     DEADLINE,
@@ -34,7 +35,6 @@ Backend = Literal["postgres", "embedded", "s3"]
 Provider = Literal["bedrock", "openai", "local"]
 
 PROVIDERS: Final[tuple[Provider, ...]] = ("bedrock", "openai", "local")
-DEFAULT_DATA_DIR: Final = Path.home() / ".local" / "share" / "mcp-memory"
 
 
 class ProviderDefaults(msgspec.Struct, frozen=True, kw_only=True):

@@ -38,6 +38,7 @@ from shared.process.listen import is_unspecified, url_host
 from shared.process.logs import configure_logging
 from shared.process.ports import port_in_use_text, taken_on
 from shared.process.version import installed_version
+from shared.storage.data_dir import DATA_DIR_EXIT_CODE, DataDirError, check_data_dir
 from shared.storage.factory import watch_embedded_server
 
 if TYPE_CHECKING:
@@ -222,8 +223,13 @@ def run(argv: Sequence[str] | None = None, *, open_runtime: RuntimeOpener | None
     tune_allocator(os.environ)
     try:
         config = load_config(os.environ, local=args.local, data_dir=args.data_dir)
+        if args.local:
+            check_data_dir(args.data_dir)
         if args.stdio:
             return _run_stdio(config, open_runtime=open_runtime)
+    except DataDirError as error:
+        print(error, file=sys.stderr)
+        return DATA_DIR_EXIT_CODE
     except ConfigError as error:
         print(f"configuration error: {error}", file=sys.stderr)
         return 1

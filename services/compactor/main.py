@@ -44,6 +44,7 @@ from shared.process.listen import ALL_INTERFACES
 from shared.process.logs import configure_logging
 from shared.process.ports import port_in_use_text, taken_on
 from shared.storage import open_stores
+from shared.storage.data_dir import DATA_DIR_EXIT_CODE, DataDirError, check_data_dir
 from shared.storage.factory import watch_embedded_server
 
 logger = logging.getLogger(__name__)
@@ -177,6 +178,11 @@ def run(argv: Sequence[str] | None = None) -> int:
     tune_allocator(os.environ)
     try:
         config = load_config(os.environ, local=args.local, data_dir=args.data_dir)
+        if args.local:
+            check_data_dir(args.data_dir)
+    except DataDirError as error:
+        print(error, file=sys.stderr)
+        return DATA_DIR_EXIT_CODE
     except ConfigError as error:
         print(f"configuration error: {error}", file=sys.stderr)
         return 1

@@ -34,9 +34,10 @@ from shared.config import Config, load_config
 from shared.embedding import Embedder, open_embedder
 from shared.errors import ConfigError, InvalidInputError, RefusedError, ServiceError, StorageError
 from shared.model.ids import is_tenant, wall_clock_ms
-from shared.process.cli import add_version_argument, process_id
+from shared.process.cli import DEFAULT_DATA_DIR, add_version_argument, process_id
 from shared.process.logs import configure_logging
 from shared.storage import Stores, open_stores
+from shared.storage.data_dir import DATA_DIR_EXIT_CODE, DataDirError, check_data_dir
 from shared.transfer import (
     ExportedMemory,
     Importer,
@@ -57,20 +58,37 @@ class CommandRefusedError(RefusedError):
     """What the operator is told on stderr before exit 1."""
 
 
+def _top_parser() -> argparse.ArgumentParser:
+    # The module's first paragraph, rendered plainly: --help is no place for RST's ``marks``.
+    description = " ".join(__doc__.split("\n\n")[0].replace("``", "").split())
+    return argparse.ArgumentParser(
+        prog=PROG,
+        description=description,
+        epilog=f"With --local, the data lives in {DEFAULT_DATA_DIR} unless --data-dir DIR names "
+        "another folder. Each command's --help lists its flags.",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser = _top_parser()
     add_version_argument(parser)
     commands = parser.add_subparsers(dest="command", required=True)
 
     def store_options(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("--local", action="store_true", help="the embedded PostgreSQL")
-        sub.add_argument("--data-dir", type=Path, help="the embedded data dir (with --local)")
+        sub.add_argument(
+            "--data-dir",
+            type=Path,
+            help=f"the embedded data dir (with --local; default: {DEFAULT_DATA_DIR})",
+        )
 
     def pair_options(sub: argparse.ArgumentParser) -> None:
         for side in ("from", "to"):
             sub.add_argument(f"--{side}-env", type=Path, help=f"KEY=VALUE file: the {side} side")
             sub.add_argument(f"--{side}-local", action="store_true", help="the embedded store")
-            sub.add_argument(f"--{side}-data-dir", type=Path, help="its data dir")
+            sub.add_argument(
+                f"--{side}-data-dir", type=Path, help=f"its data dir (default: {DEFAULT_DATA_DIR})"
+            )
         scope = sub.add_mutually_exclusive_group(required=True)
         scope.add_argument("--tenant", help="one tenant")
         scope.add_argument("--all", action="store_true", help="every tenant")
@@ -279,12 +297,26 @@ async def _run(args: argparse.Namespace, environ: Mapping[str, str]) -> str:
     )
 
 
+def _check_data_dirs(args: argparse.Namespace) -> None:
+    """Raises DataDirError for the first embedded data dir (--local's, or --from-local's and
+    --to-local's) that is a file or that this user cannot create or write."""
+    prefixes = ("",) if args.command in ("export", "import") else ("from_", "to_")
+    for prefix in prefixes:
+        if getattr(args, f"{prefix}local"):
+            flag = "--" + f"{prefix}data-dir".replace("_", "-")
+            check_data_dir(getattr(args, f"{prefix}data_dir"), flag=flag)
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     configure_logging(stdout_is_protocol=True)  # stdout is the export's
     try:
         check_paths(args)  # before anything opens: a typo is not worth a database start
+        _check_data_dirs(args)
         summary = asyncio.run(_run(args, os.environ))
+    except DataDirError as error:
+        print(error, file=sys.stderr)
+        return DATA_DIR_EXIT_CODE
     except (ImportLineError, ImportLinkError, SourceError) as error:
         print(f"import refused: {error}; nothing was written", file=sys.stderr)
         return 1

@@ -13,11 +13,16 @@ import socket
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Final
 
 from shared.process.listen import HOST_RULE, parse_hosts
 from shared.process.version import installed_version
 
 logger = logging.getLogger(__name__)
+
+# Where ``--local`` keeps its data unless ``--data-dir`` says otherwise: under the user's home,
+# so it follows HOME (shared/storage/data_dir.py checks it before the embedded database starts).
+DEFAULT_DATA_DIR: Final = Path.home() / ".local" / "share" / "mcp-memory"
 
 
 def process_id() -> str:
@@ -38,7 +43,10 @@ def add_local_arguments(parser: argparse.ArgumentParser, *, local_help: str) -> 
     """``--local`` and ``--data-dir DIR``: the embedded PostgreSQL (see shared/config.py)."""
     parser.add_argument("--local", action="store_true", help=local_help)
     parser.add_argument(
-        "--data-dir", type=Path, default=None, help="where --local keeps its database"
+        "--data-dir",
+        type=Path,
+        default=None,
+        help=f"where --local keeps its database (default: {DEFAULT_DATA_DIR})",
     )
 
 

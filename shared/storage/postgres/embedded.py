@@ -142,9 +142,11 @@ def acquire_server(data_dir: Path) -> str:
             try:
                 server = _start(pgdata, pgserver)
             except (OSError, subprocess.SubprocessError, RuntimeError, AssertionError) as error:
+                log = pgdata / "log"
+                where = f"; its log is {log}" if log.is_file() else ""
                 raise StorageUnavailableError(
-                    f"embedded postgres at {data_dir} could not start: {error or type(error)}; "
-                    f"its log is {pgdata / 'log'}"
+                    f"embedded postgres at {data_dir} could not start: {error or type(error)}"
+                    + where
                 ) from error
             _quiet_log(server)
             handle = _HANDLES[pgdata] = _Handle(server)
