@@ -25,6 +25,7 @@ from shared.lexical import Lexicon
 from shared.model import wall_clock_ms
 from shared.operations import OperationsContext, operations_context
 from shared.process.cli import process_id
+from shared.process.listen import is_loopback_only
 from shared.revisions import ReplacementLog
 from shared.storage import ObjectStore, open_stores
 
@@ -39,6 +40,14 @@ class Runtime(msgspec.Struct, frozen=True, kw_only=True):
     operations: OperationsContext | None = None
     # The state store (guarded), for what the memory page shares between processes.
     objects: ObjectStore | None = None
+
+
+def discloses_tenant_names(config: Config) -> bool:
+    """Whether an empty answer may name another tenant: only on one person's machine (``--local``
+    listening on loopback alone, no MCP_API_KEY); with a key or in a cluster tenant names are
+    never disclosed."""
+    local = config.backend == "embedded" and is_loopback_only(config.server.hosts)
+    return local and config.server.mcp_api_key is None
 
 
 @contextlib.asynccontextmanager
@@ -77,6 +86,7 @@ async def open_runtime(
             floor=config.recall.min_similarity,
             high_similarity=config.recall.high_similarity,
             clock_ms=clock_ms,
+            tenant_hints=discloses_tenant_names(config),
         )
         docs_line = (
             f"docs: knowledge base {config.aws.knowledge_base_id} — search_docs offered"

@@ -15,6 +15,7 @@ from shared.memories import MemoryDeleter
 from shared.memories.visibility import Visibility
 from shared.model import Hit
 from shared.model.ids import wall_clock_ms
+from shared.operations.tenant_names import TenantNames
 from shared.process.tasks import abandon
 from shared.revisions import ReplacementLog
 from shared.storage import ObjectStore, VectorStore
@@ -25,7 +26,9 @@ class OperationsContext(msgspec.Struct, frozen=True, kw_only=True):
     """``floor``: the relevance a recall result must reach; ``high_similarity``: the cosine at
     which a top result is HIGH confidence; ``snapshots``: the in-process copies recall reads
     bodies from where the backend keeps them; ``deleter``: this process's forgets, with the
-    journal of the ones in progress (built by :func:`operations_context`)."""
+    journal of the ones in progress (built by :func:`operations_context`); ``tenant_names``:
+    the tenants an empty answer may name as the one probably meant, None where tenant names
+    are not to be disclosed (``tenant_hint``)."""
 
     vectors: VectorStore
     objects: ObjectStore
@@ -39,6 +42,7 @@ class OperationsContext(msgspec.Struct, frozen=True, kw_only=True):
     high_similarity: float
     clock_ms: Callable[[], int]
     lag_ms: int
+    tenant_names: TenantNames | None = None
 
     def start_embedding(self, text: str) -> asyncio.Task[list[float]]:
         """The embedding as a task started before anything else: it is the longest step, and
@@ -79,8 +83,11 @@ def operations_context(
     snapshots: Snapshots | None = None,
     clock_ms: Callable[[], int] = wall_clock_ms,
     lag_ms: int = COMPACTION_LAG_MS,
+    tenant_hints: bool = False,
 ) -> OperationsContext:
-    """The context over these, with the deleter their forgets go through."""
+    """The context over these, with the deleter their forgets go through; ``tenant_hints``:
+    an empty answer may name the existing tenant a mistyped one probably meant (only on one
+    person's machine: ``--local`` on loopback with no key)."""
     deleter = MemoryDeleter(objects, vectors, lexicon.removed, clock_ms=clock_ms, lag_ms=lag_ms)
     return OperationsContext(
         vectors=vectors,
@@ -95,4 +102,5 @@ def operations_context(
         high_similarity=high_similarity,
         clock_ms=clock_ms,
         lag_ms=lag_ms,
+        tenant_names=TenantNames(objects, clock_ms=clock_ms) if tenant_hints else None,
     )

@@ -89,17 +89,21 @@ async def stop(api: ApiProcess) -> None:
 
 @contextlib.asynccontextmanager
 async def keyed_local_api(key: str, **env: str) -> AsyncIterator[tuple[ApiProcess, str, str]]:
-    """A ``--local`` server on a fresh embedded data dir with ``MCP_API_KEY`` set (and ``env``):
-    the process, its MCP URL and its page's base URL. It must stop cleanly on SIGTERM when the
-    test is done."""
+    """A ``--local`` server with ``MCP_API_KEY`` set (see :func:`local_api`)."""
+    async with local_api(MCP_API_KEY=key, **env) as started:
+        yield started
+
+
+@contextlib.asynccontextmanager
+async def local_api(**env: str) -> AsyncIterator[tuple[ApiProcess, str, str]]:
+    """A ``--local`` server on a fresh embedded data dir with ``env`` set: the process, its MCP
+    URL and its page's base URL. It must stop cleanly on SIGTERM when the test is done."""
     from services.api.main import SHUTDOWN_GRACE_S
     from tests.conftest import _embedded_data_dir
 
     with _embedded_data_dir() as data_dir:
         args = [str(CONSOLE_SCRIPT), "--local", "--data-dir", str(data_dir)]
-        api = await start(
-            [*args, "--port", "0", "--ui-port", "0"], clean_env(MCP_API_KEY=key, **env)
-        )
+        api = await start([*args, "--port", "0", "--ui-port", "0"], clean_env(**env))
         try:
             listening = await api.wait_for("listening")
             ui = await api.wait_for("ui_listening")

@@ -259,6 +259,20 @@ async def test_conversation_scope_without_a_conversation_is_refused_by_name(
     assert "no memories yet" in text_of(await call(memory_url, "memory_stats", {}))
 
 
+async def test_a_mistyped_tenant_is_not_named_outside_local(memory_url: str) -> None:
+    """In a cluster tenant names are never disclosed: a tenant differing only by case gets the
+    plain empty answers (tests/api/test_mistyped_tenant_e2e.py has the --local hint)."""
+    assert "Stored as" in text_of(await call(memory_url, "remember", {"content": PORT_FACT}))
+    mistyped = {"X-Memory-Tenant": TENANT["X-Memory-Tenant"].upper()}
+    recalled = text_of(await call(memory_url, "recall", {"query": "port"}, headers=mistyped))
+    assert (
+        recalled.splitlines()[0] == '[MEMORY] No memories stored for this project matched "port".'
+    )
+    for tool in ("list_memories", "memory_stats"):
+        text = text_of(await call(memory_url, tool, {}, headers=mistyped))
+        assert text == "[MEMORY] This project has no memories yet."
+
+
 TOO_LONG_CONTENT = "é" * 16_001  # 16,001 characters but 32,002 UTF-8 bytes
 
 

@@ -68,6 +68,7 @@ def stdio_context(settings: StdioSettings) -> ToolContext:
                 else None
             ),
             conversation_via=CONVERSATION_VIA,
+            tenant_via=TENANT_VARIABLE,
         )
     except InvalidInputError as error:
         raise ConfigError(str(error)) from error

@@ -41,6 +41,8 @@ class ToolContext(msgspec.Struct, frozen=True, kw_only=True):
     # What puts a call in a conversation on this transport, for a refusal that needs one to say:
     # a header over HTTP; over stdio, which has no headers, the server's environment.
     conversation_via: str = "an X-Conversation-Id header on the request"
+    # What names the tenant on this transport, for the hint an empty answer may give.
+    tenant_via: str = "X-Memory-Tenant"
 
 
 class ToolResult(msgspec.Struct, frozen=True, kw_only=True):

@@ -17,6 +17,7 @@ from services.api.tools.arguments import (
     given,
 )
 from services.api.tools.definition import ToolContext, ToolDefinition
+from services.api.tools.mistyped import mistyped_tenant
 from services.api.tools.render import preview, render_list
 from services.api.tools.structured import ListedMemory, ListOutput, Reply
 from shared.operations import OperationsContext
@@ -37,8 +38,9 @@ async def handle(ops: OperationsContext, ctx: ToolContext, arguments: ListArgume
     memories = await list_memories(
         ops, ctx.tenant, ctx.conversation, memory_type=memory_type, limit=arguments.limit
     )
+    hint = "" if memories else await mistyped_tenant(ops, ctx)
     return Reply(
-        text=render_list(memories, memory_type=memory_type),
+        text=render_list(memories, memory_type=memory_type, hint=hint),
         data=ListOutput(memories=[ListedMemory.of(m, preview=preview(m)) for m in memories]),
     )
 

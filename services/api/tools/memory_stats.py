@@ -6,6 +6,7 @@ from typing import Final
 
 from services.api.tools.arguments import ToolArguments
 from services.api.tools.definition import ToolContext, ToolDefinition
+from services.api.tools.mistyped import mistyped_tenant
 from services.api.tools.render import render_stats
 from services.api.tools.structured import Reply, StatsOutput
 from shared.memories.listing import STATS_SCAN_CAP
@@ -20,7 +21,9 @@ class StatsArguments(ToolArguments, frozen=True):
 async def handle(ops: OperationsContext, ctx: ToolContext, arguments: StatsArguments) -> Reply:
     answer = await stats(ops, ctx.tenant, ctx.conversation)
     data = StatsOutput(total=answer.total, by_type=dict(answer.by_type), lower_bound=answer.capped)
-    return Reply(text=render_stats(answer, cap=STATS_SCAN_CAP), data=data)
+    empty = answer.total == 0 and not answer.capped
+    hint = await mistyped_tenant(ops, ctx) if empty else ""
+    return Reply(text=render_stats(answer, cap=STATS_SCAN_CAP, hint=hint), data=data)
 
 
 MEMORY_STATS: Final = ToolDefinition(

@@ -19,6 +19,7 @@ from services.api.tools.arguments import (
     given,
 )
 from services.api.tools.definition import ToolContext, ToolDefinition
+from services.api.tools.mistyped import mistyped_tenant
 from services.api.tools.recall_text import render_recall
 from services.api.tools.structured import RecallOutput, Reply
 from shared.operations import OperationsContext
@@ -81,7 +82,9 @@ async def handle(ops: OperationsContext, ctx: ToolContext, arguments: RecallArgu
         ops, ctx.tenant, ctx.conversation, query=query, mode=arguments.mode, limit=limit
     )
     budget = min(given(arguments.max_tokens, profile.max_tokens), MAX_TOKENS_CEILING)
-    return render_recall(query, answer, max_tokens=budget)
+    # No candidate at all: the tenant may be empty because its name was mistyped.
+    hint = await mistyped_tenant(ops, ctx) if answer.outcome is None else ""
+    return render_recall(query, answer, max_tokens=budget, hint=hint)
 
 
 RECALL: Final = ToolDefinition(

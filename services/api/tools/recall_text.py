@@ -81,10 +81,11 @@ _CONFIDENCE_LINES: Final = {
 }
 
 
-def render_recall(query: str, answer: RecallAnswer, *, max_tokens: int) -> Reply:
+def render_recall(query: str, answer: RecallAnswer, *, max_tokens: int, hint: str = "") -> Reply:
     """The answer, within ``max_tokens`` (characters ÷ 4): results in rank order while they
     fit, the first one always (its text cut to fit), and a line saying what was left out; the
-    data says the same of exactly what the text shows."""
+    data says the same of exactly what the text shows. ``hint``: what an answer with no
+    candidate at all adds (``mistyped``: the tenant probably meant)."""
     outcome = answer.outcome
     data = RecallOutput(
         mode=answer.mode,
@@ -96,7 +97,7 @@ def render_recall(query: str, answer: RecallAnswer, *, max_tokens: int) -> Reply
         max_tokens=max_tokens,
     )
     if outcome is None or not outcome.results:
-        return Reply(text=_nothing_matched(query, answer), data=data)
+        return Reply(text=_nothing_matched(query, answer, hint=hint), data=data)
     data.confidence = outcome.confidence
     header = (
         f"{PREFIX} {plural(len(outcome.results), 'memory', 'memories')} matched "
@@ -167,10 +168,10 @@ class _Blocks:
         return [self._by_id[n] for n in ranked.superseded_by]
 
 
-def _nothing_matched(query: str, answer: RecallAnswer) -> str:
+def _nothing_matched(query: str, answer: RecallAnswer, *, hint: str) -> str:
     """Nothing stored on the subject (no candidate at all), or nothing close enough."""
     if answer.outcome is None:
-        text = f'{PREFIX} No memories stored for this project matched "{query}".\n'
+        text = f'{PREFIX} No memories stored for this project matched "{query}".{hint}\n'
         return text + _no_match_guidance(answer.mode)
     text = f'{PREFIX} Nothing matched "{query}" closely enough.\n'
     return text + _gated_guidance(answer.visible)

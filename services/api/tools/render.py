@@ -151,11 +151,12 @@ def flattened(content: str, *, chars: int) -> str:
     return flat if len(flat) <= chars else flat[: chars - 1] + "…"
 
 
-def render_list(memories: Sequence[Memory], *, memory_type: str | None) -> str:
+def render_list(memories: Sequence[Memory], *, memory_type: str | None, hint: str = "") -> str:
+    """``hint``: what an empty answer adds (``mistyped``: the tenant probably meant)."""
     if not memories:
         if memory_type is None:
-            return f"{PREFIX} This project has no memories yet."
-        return f'{PREFIX} This project has no memories of type "{memory_type}" yet.'
+            return f"{PREFIX} This project has no memories yet.{hint}"
+        return f'{PREFIX} This project has no memories of type "{memory_type}" yet.{hint}'
     header = f"{PREFIX} {plural(len(memories), 'memory', 'memories')}, newest first."
     blocks = [render_memory(i, m, body=preview(m)) for i, m in enumerate(memories, start=1)]
     return f"{header}\n\n" + "\n".join(blocks)
@@ -218,9 +219,9 @@ def render_bulk_forget(answer: BulkForgetAnswer, *, confirm: bool) -> str:
     return f"{PREFIX} Deleted {answer.deleted}; nothing else matches."
 
 
-def render_stats(answer: StatsAnswer, *, cap: int) -> str:
+def render_stats(answer: StatsAnswer, *, cap: int, hint: str = "") -> str:
     if answer.total == 0 and not answer.capped:
-        return f"{PREFIX} This project has no memories yet."
+        return f"{PREFIX} This project has no memories yet.{hint}"
     breakdown = ", ".join(f"{t}: {answer.by_type[t]}" for t in MEMORY_TYPES if t in answer.by_type)
     counted = plural(answer.total, "memory", "memories")
     if answer.capped:

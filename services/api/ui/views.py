@@ -19,6 +19,7 @@ from shared.operations import OperationsContext
 from shared.operations.browse import access_counts, browse, stats, tenants
 from shared.operations.history import get, history
 from shared.operations.recall import recall
+from shared.operations.tenant_hint import nearby_tenant
 from shared.ranking import RECALL_MODES
 
 PAGE_SIZE: Final = 25
@@ -80,6 +81,8 @@ async def _list(
         access_counts(ops, state.tenant),
     )
     memories = listing.memories[:PAGE_SIZE]
+    # An empty tenant may be a mistyped one: say which tenant it probably meant (--local only).
+    nearby = None if memories or state.before else await nearby_tenant(ops, state.tenant)
     older = memories[-1].id if len(listing.memories) > PAGE_SIZE else listing.resume_after
     return render(
         request,
@@ -93,6 +96,7 @@ async def _list(
         newest_url=state.url(before=None) if state.before else None,
         memory_types=MEMORY_TYPES,
         notice=_notice(request.query),
+        nearby=nearby,
     )
 
 
