@@ -18,7 +18,9 @@ share a sentence pattern, but what changed is who the sentence is about. The rul
    text says it changed ("now", "since", "moved", "switched", …); so is a text that changes two
    separate places of the sentence (the service *and* its port). A newer text that says it adds
    ("also", "too", "another") never updates, and one identifier for another (``E1042`` →
-   ``E1024``) is another thing unless the change is announced.
+   ``E1024``, ``--drain-cache`` → ``--drain-queue``) is another thing unless the change is
+   announced; an address (a host name, a URL) is where something is reached, so another one in
+   its place is a value that changed. A value with its unit ("30 days") is one value.
 4. **Long texts, sentence by sentence.** Between texts past ``LONG_TERMS`` content words, one
    prose sentence of the newer must update one of the older's by the rules above; code lines
    are never read.
