@@ -45,7 +45,8 @@ def _blocked(path: Path) -> str | None:
 
 
 def _problem(path: Path) -> str | None:
-    """Why ``path`` cannot be the data dir, or None (it then exists as a writable folder)."""
+    """Why ``path`` cannot be the data dir, or None (it is a writable folder, or one this user
+    can make)."""
     if path.is_dir():
         return None if _usable(path) else f"is not writable by user {_user()}"
     if path.is_symlink() and not path.exists():
@@ -59,15 +60,14 @@ def _problem(path: Path) -> str | None:
             break
         if ancestor.exists():
             return f"cannot be created: {ancestor} is a file, not a folder"
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        return f"cannot be created: {error.strerror or error}"
+    # Not made here: a refusal that comes later (a port another server holds) leaves nothing
+    # behind; the embedded server makes the folder when it starts.
     return None
 
 
 def check_data_dir(data_dir: Path | None, *, flag: str = "--data-dir") -> Path:
-    """The data dir ``--local`` will use (``data_dir`` or the default), created if missing.
+    """The data dir ``--local`` will use (``data_dir`` or the default), once it is known to be
+    usable (a writable folder, or one this user can make).
 
     Raises:
         DataDirError: it is a file, or cannot be created or written by this user.
