@@ -1,12 +1,14 @@
 """Everything the API process holds for its lifetime, opened in order and closed in reverse.
 
-Stores open first (creating the PostgreSQL schema), so a database the process cannot reach stops
-the boot before the port is bound. On the way out the counter flush loop runs its final flush
+The stores (creating the PostgreSQL schema) and the embedding model open first, side by side, so
+a database the process cannot reach or a model that cannot load stops the boot before the port is
+bound. On the way out the counter flush loop runs its final flush
 (shielded) before the stores close.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 
@@ -57,9 +59,18 @@ async def open_runtime(
     """``clock_ms`` is the time every memory rule reads (creation, expiry, caches); tests set
     it to see a memory expire without waiting days."""
     async with contextlib.AsyncExitStack() as stack:
-        stores = await stack.enter_async_context(open_stores(config))
+        # The database and the model open side by side: each takes a good part of a start, and
+        # neither needs the other. Either failing cancels the other; what had opened closes.
+        try:
+            async with asyncio.TaskGroup() as opening:
+                stores_opened = opening.create_task(stack.enter_async_context(open_stores(config)))
+                model_opened = opening.create_task(stack.enter_async_context(open_embedder(config)))
+        except BaseExceptionGroup as failed:
+            # The boot reports (and callers catch) the error itself, not the group around it.
+            raise failed.exceptions[0] from None
+        stores = stores_opened.result()
         stack.enter_context(scan_metrics(stores.snapshots))
-        embedder = TimedEmbedder(await stack.enter_async_context(open_embedder(config)))
+        embedder = TimedEmbedder(model_opened.result())
         # Every storage call a tool makes is bounded (STORAGE_TIMEOUT_S), and timed with it.
         vectors = GuardedVectorStore(stores.vectors, timeout_s=config.deadlines.storage_s)
         objects = GuardedObjectStore(stores.objects, timeout_s=config.deadlines.storage_s)

@@ -51,8 +51,16 @@ async def open_embedder(config: Config) -> AsyncIterator[Embedder]:
         )
     else:
         from shared.embedding.local import LocalEmbedder
+        from shared.embedding.prepared_graph import cache_folder
 
-        embedder = await LocalEmbedder.open(model=config.embedding.model, dim=config.embedding.dim)
+        data_dir = config.postgres.data_dir
+        embedder = await LocalEmbedder.open(
+            model=config.embedding.model,
+            dim=config.embedding.dim,
+            # Under --local the data dir is this machine's own; elsewhere (a pod) nothing of
+            # the model is written, and each start prepares the graph in memory.
+            cache_folder=cache_folder(data_dir) if data_dir is not None else None,
+        )
     try:
         yield embedder
     finally:

