@@ -5,7 +5,8 @@
     python -m bench --data ... --out ... --publish        # also write docs/benchmarks.md + plot
 
 Stages (``--only``, comma-separated; all by default):
-  coldstart  spawn to /health 200 with --local, on an empty and on an existing data dir
+  coldstart  spawn to /health 200 with --local, on an empty and on an existing data dir; a
+             stdio server's first answer, cold and warm (and mcp-memory-service's, if installed)
   speed      remember/recall over HTTP at 1k, 10k, 50k memories in one tenant, concurrency
              1/8/16/32; peak RSS; recall's time split at 10k
   counters   a cold counter read against 0-1000 unfolded shards
@@ -54,6 +55,7 @@ from bench._data import (
     load_locomo,
     load_tech_notes,
 )
+from bench._first_answer import FIRST_ANSWER_REPS, FIRST_ANSWER_REPS_SMOKE, run_first_answer
 from bench._inproc import Local, open_local
 from bench._multiproc import run_multiproc
 from bench._probe import run_probe
@@ -269,6 +271,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         db = work / "db"
         if "coldstart" in stages:
             results["cold_start"] = await run_cold_start(work, plan.cold_start_reps, _log)
+            results["first_answer"] = await run_first_answer(
+                work,
+                conversations,
+                FIRST_ANSWER_REPS_SMOKE if args.smoke else FIRST_ANSWER_REPS,
+                _log,
+            )
             # An initialised database with no memories: reusing it spares another initdb.
             (work / f"cold-{plan.cold_start_reps - 1}").rename(db)
         if stages & SERVER_STAGES:

@@ -502,6 +502,34 @@ def _cold_lines(cold: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _first_answer_lines(first: dict[str, Any]) -> list[str]:
+    lines = [
+        "## First answer over stdio (spawn, initialize, tools/list, one recall answered)",
+        "",
+        f"The official MCP client spawns the server on a data dir holding {first['memories']} "
+        "memories. Cold: no database running; warm: the one the previous process left running.",
+        "",
+        "| server | initialize s | tools/list s | first recall s | runs (first recall) |",
+        "|---|---|---|---|---|",
+    ]
+    rows = [("ours, cold", first["cold"]), ("ours, warm", first["warm"])]
+    if "peer" in first:
+        rows.append((first["peer"]["name"], first["peer"]))
+    for label, row in rows:
+        runs = ", ".join(str(r["first_recall_s"]) for r in row["runs"])
+        lines.append(
+            f"| {label} | {row['median_initialize_s']:.2f} | {row['median_tools_list_s']:.2f} | "
+            f"{row['median_first_recall_s']:.2f} | {runs} |"
+        )
+    if "peer" in first:
+        lines += [
+            "",
+            f"Ours over the peer's first recall: cold {first['ratio_cold']}×, warm "
+            f"{first['ratio_warm']}×.",
+        ]
+    return [*lines, ""]
+
+
 def _counter_lines(rows: list[dict[str, Any]]) -> list[str]:
     lines = [
         "## Counter read cost against shard backlog",
@@ -873,6 +901,7 @@ def update_lines(updates: dict[str, Any]) -> list[str]:
 # Each stage's section, in page order; the retrieval targets go after the first two.
 _SECTIONS: list[tuple[str, Callable[[Any], list[str]]]] = [
     ("cold_start", _cold_lines),
+    ("first_answer", _first_answer_lines),
     ("counters", _counter_lines),
     ("locomo", _locomo_lines),
     ("beam", _beam_lines),

@@ -21,6 +21,7 @@ from shared.process.listen import ALL_INTERFACES, LOOPBACK, is_loopback_only
 from shared.process.setting_kinds import (
     DEADLINE,
     FLAG,
+    GRACE,
     HOSTS,
     MEGABYTES,
     NETWORKS,
@@ -34,6 +35,7 @@ from shared.process.setting_kinds import (
 Backend = Literal["postgres", "embedded", "s3"]
 Provider = Literal["bedrock", "openai", "local"]
 
+STDIO_EMBEDDED_GRACE_S: Final = 300.0
 PROVIDERS: Final[tuple[Provider, ...]] = ("bedrock", "openai", "local")
 
 
@@ -69,6 +71,11 @@ class PostgresSettings(msgspec.Struct, frozen=True, kw_only=True):
     data_dir: Path | None = None  # --data-dir (the embedded database's folder)
     # Bytes of tenant snapshots kept for the exact scan (0: scan in SQL always).
     scan_cache_mb: int = 128  # PG_SCAN_CACHE_MB
+    # How long the embedded server outlives the last local process using it (0: it stops with
+    # that process). Unset, a stdio server waits STDIO_EMBEDDED_GRACE_S (a desktop client
+    # respawns it often, and a respawn within the grace finds the server running) and any
+    # other process none.
+    embedded_grace_s: float | None = None  # PG_EMBEDDED_GRACE_S
 
 
 class S3Settings(msgspec.Struct, frozen=True, kw_only=True):
@@ -220,6 +227,7 @@ def _postgres(env: _Env, backend: Backend, data_dir: Path | None) -> PostgresSet
         database_url=env.text("DATABASE_URL") if backend == "postgres" else None,
         data_dir=(data_dir or DEFAULT_DATA_DIR) if backend == "embedded" else None,
         scan_cache_mb=env.read("PG_SCAN_CACHE_MB", MEGABYTES, unset.scan_cache_mb),
+        embedded_grace_s=env.given("PG_EMBEDDED_GRACE_S", GRACE),
     )
 
 
@@ -379,3 +387,12 @@ def load_config(
         compactor=_compactor(env),
         deadlines=deadlines,
     )
+
+
+def for_stdio(config: Config) -> Config:
+    """The configuration a ``--stdio`` server runs with: unless ``PG_EMBEDDED_GRACE_S`` is set,
+    the embedded database outlives it by ``STDIO_EMBEDDED_GRACE_S``."""
+    if config.postgres.embedded_grace_s is not None:
+        return config
+    postgres = msgspec.structs.replace(config.postgres, embedded_grace_s=STDIO_EMBEDDED_GRACE_S)
+    return msgspec.structs.replace(config, postgres=postgres)

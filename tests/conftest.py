@@ -57,6 +57,9 @@ def _clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.startswith(CLEARED_ENV_PREFIXES):
             monkeypatch.delenv(name)
+    # Every embedded server a test starts stops with its last process (the servers a test
+    # spawns inherit this); the tests of the grace itself set their own.
+    monkeypatch.setenv("PG_EMBEDDED_GRACE_S", "0")
 
 
 def with_database(url: str, database: str) -> str:

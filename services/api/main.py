@@ -24,7 +24,7 @@ import msgspec
 from aiohttp import web
 
 from services.api.http.connections import KEEPALIVE_TIMEOUT_S, ConnectionGuard, GuardedSite
-from shared.config import Config, load_config
+from shared.config import Config, for_stdio, load_config
 from shared.errors import BootError, ConfigError, ServiceError, StorageError
 from shared.process.allocator import tune_allocator
 from shared.process.cli import (
@@ -250,7 +250,9 @@ def _run_stdio(config: Config, *, open_runtime: RuntimeOpener | None) -> int:
 
     context = stdio_context(config.stdio)
     try:
-        return asyncio.run(serve_stdio(config, context, open_runtime=open_runtime or real_runtime))
+        return asyncio.run(
+            serve_stdio(for_stdio(config), context, open_runtime=open_runtime or real_runtime)
+        )
     except (StorageError, ServiceError) as error:
         print(f"startup error: {error}", file=sys.stderr)
         return 1

@@ -22,14 +22,14 @@ from services.api.tools.definition import ToolSpec
 from shared.config import Config
 from shared.counters import CounterTracker, FlushLoop
 from shared.docs import open_retriever
-from shared.embedding import open_embedder
+from shared.embedding import Embedder, open_embedder
 from shared.lexical import Lexicon
 from shared.model import wall_clock_ms
 from shared.operations import OperationsContext, operations_context
 from shared.process.cli import process_id
 from shared.process.listen import is_loopback_only
 from shared.revisions import ReplacementLog
-from shared.storage import ObjectStore, open_stores
+from shared.storage import ObjectStore, Stores, open_stores
 
 
 class Runtime(msgspec.Struct, frozen=True, kw_only=True):
@@ -52,6 +52,22 @@ def discloses_tenant_names(config: Config) -> bool:
     return local and config.server.mcp_api_key is None
 
 
+async def _open_stores_and_model(
+    stack: contextlib.AsyncExitStack, config: Config
+) -> tuple[Stores, Embedder]:
+    """The stores and the embedder, opened side by side (each takes a good part of a start, and
+    neither needs the other) and left to ``stack``. Either failing cancels the other, what had
+    opened closes with the stack, and the failure is raised as itself."""
+    try:
+        async with asyncio.TaskGroup() as opening:
+            stores = opening.create_task(stack.enter_async_context(open_stores(config)))
+            model = opening.create_task(stack.enter_async_context(open_embedder(config)))
+    except BaseExceptionGroup as failed:
+        # The boot reports (and callers catch) the error itself, not the group around it.
+        raise failed.exceptions[0] from None
+    return stores.result(), model.result()
+
+
 @contextlib.asynccontextmanager
 async def open_runtime(
     config: Config, *, clock_ms: Callable[[], int] = wall_clock_ms
@@ -59,18 +75,9 @@ async def open_runtime(
     """``clock_ms`` is the time every memory rule reads (creation, expiry, caches); tests set
     it to see a memory expire without waiting days."""
     async with contextlib.AsyncExitStack() as stack:
-        # The database and the model open side by side: each takes a good part of a start, and
-        # neither needs the other. Either failing cancels the other; what had opened closes.
-        try:
-            async with asyncio.TaskGroup() as opening:
-                stores_opened = opening.create_task(stack.enter_async_context(open_stores(config)))
-                model_opened = opening.create_task(stack.enter_async_context(open_embedder(config)))
-        except BaseExceptionGroup as failed:
-            # The boot reports (and callers catch) the error itself, not the group around it.
-            raise failed.exceptions[0] from None
-        stores = stores_opened.result()
+        stores, model = await _open_stores_and_model(stack, config)
         stack.enter_context(scan_metrics(stores.snapshots))
-        embedder = TimedEmbedder(model_opened.result())
+        embedder = TimedEmbedder(model)
         # Every storage call a tool makes is bounded (STORAGE_TIMEOUT_S), and timed with it.
         vectors = GuardedVectorStore(stores.vectors, timeout_s=config.deadlines.storage_s)
         objects = GuardedObjectStore(stores.objects, timeout_s=config.deadlines.storage_s)

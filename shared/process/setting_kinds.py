@@ -47,6 +47,7 @@ POSITIVE_INT: Final = Kind(int, "a positive integer", lambda v: v > 0)
 MEGABYTES: Final = Kind(int, "a whole number of megabytes, 0 or more", lambda v: v >= 0)
 PORT: Final = Kind(int, "an integer between 1 and 65535", lambda v: 0 < v < 65536)
 SECONDS: Final = Kind(float, "a positive number of seconds", lambda v: math.isfinite(v) and v > 0)
+GRACE: Final = Kind(float, "a number of seconds, 0 or more", lambda v: math.isfinite(v) and v >= 0)
 # Above five minutes is a unit mistake (milliseconds), not a deadline anyone could wait out.
 DEADLINE: Final = Kind(
     float,

@@ -12,6 +12,7 @@ and the HTTP server listens on a free port instead of 3000, which the URL is giv
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -23,7 +24,8 @@ from typing import Any
 
 import pytest
 
-from shared.storage.postgres.embedded import pgdata_path
+from shared.errors import StorageUnavailableError
+from shared.storage.postgres.embedded import embedded_database, pgdata_path
 from tests.api._process import CONSOLE_SCRIPT, REPO, clean_env, start, stop
 from tests.api.test_inspector_cli import INSPECTOR, INSTALL, NODE, THIRDPARTY
 
@@ -109,12 +111,17 @@ async def run(argv: list[str], env: dict[str, str], *, cwd: Path) -> tuple[int, 
 
 
 async def embedded_server_stopped(data_dir: Path, *, timeout_s: float = 60.0) -> None:
-    """Wait for the last process on ``data_dir`` to stop its embedded PostgreSQL (a client that
-    leaves while the server is still opening its runtime leaves it to finish, then close)."""
+    """Stop the embedded PostgreSQL the client's server left running for its grace (a client
+    starts the server with an environment of its own, so the suite's PG_EMBEDDED_GRACE_S=0 does
+    not reach it), waiting for a server still finishing its start: this test joins the keeper
+    and leaves it with no grace until the database has stopped."""
     pid_file = pgdata_path(data_dir) / "postmaster.pid"
     deadline = time.monotonic() + timeout_s
     while pid_file.exists():
         assert time.monotonic() < deadline, f"{pid_file} still there after {timeout_s} s"
+        with contextlib.suppress(StorageUnavailableError):
+            async with embedded_database(data_dir, grace_s=0):
+                pass
         await asyncio.sleep(0.2)
 
 

@@ -23,18 +23,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import warnings
 from collections.abc import AsyncIterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Final
+from typing import IO, Any, Final
 
 from shared.errors import StorageUnavailableError
 
@@ -42,6 +44,12 @@ logger = logging.getLogger(__name__)
 
 PGDATA_DIRNAME: Final = "postgres"
 KEEPER_MODULE: Final = "shared.storage.postgres.keeper"
+KEEPER_LOCK_FILENAME: Final = "keeper.lock"
+KEEPER_SOCKET_FILENAME: Final = "keeper.sock"
+KEEPER_LOG_FILENAME: Final = "keeper.log"
+# How long a process waits for a keeper to serve: a first start runs initdb.
+KEEPER_START_TIMEOUT_S: Final = 180.0
+_SOCKET_PATH_MAX: Final = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
 _PIDS_FILENAME: Final = ".handle_pids.json"  # pgserver's list of processes using the server
 # The server's own log never carries what a caller sent: no statement text with an error (the
 # default logs it), no bind parameters, no statement logging. Memory content and queries must not
@@ -182,42 +190,135 @@ def release_server(data_dir: Path) -> None:
         pgserver.PostgresServer._instances.pop(pgdata, None)
 
 
-@contextlib.asynccontextmanager
-async def embedded_database(data_dir: Path) -> AsyncIterator[str]:
-    """The embedded server's URL for the duration of the block, held by a keeper process
-    (``shared.storage.postgres.keeper``) that releases it once the block ends or this process
-    dies, even by SIGKILL while the server is still starting.
+def keeper_lock_path(data_dir: Path) -> Path:
+    """The lock the data dir's one keeper holds (``keeper``)."""
+    return data_dir.expanduser().resolve() / KEEPER_LOCK_FILENAME
 
-    Left early (an opening cancelled because a stdio client left during the boot), the block
-    still waits for the keeper to finish the start and the release: a process given the time to
-    exit leaves no server running, and one killed meanwhile leaves the keeper to finish alone.
+
+def keeper_log_path(data_dir: Path) -> Path:
+    """Where the data dir's keeper writes its log lines."""
+    return data_dir.expanduser().resolve() / KEEPER_LOG_FILENAME
+
+
+def keeper_socket_path(data_dir: Path) -> Path:
+    """Where the data dir's keeper listens: in the data dir, or, when that path is too long
+    for a Unix socket, in the temporary folder under a name drawn from the data dir's."""
+    folder = data_dir.expanduser().resolve()
+    path = folder / KEEPER_SOCKET_FILENAME
+    if len(os.fsencode(path)) <= _SOCKET_PATH_MAX:
+        return path
+    digest = hashlib.sha256(os.fsencode(folder)).hexdigest()[:24]
+    return Path(tempfile.gettempdir()) / f"mcp-memory-keeper-{digest}.sock"
+
+
+async def _joined(
+    data_dir: Path, grace_s: float
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, str] | None:
+    """A connection to the data dir's keeper and the server's URL; None when no keeper serves
+    (or the one found was ending)."""
+    try:
+        reader, writer = await asyncio.open_unix_connection(str(keeper_socket_path(data_dir)))
+    except OSError:
+        return None
+    try:
+        writer.write(json.dumps({"grace_s": grace_s}).encode() + b"\n")
+        answer = json.loads(await reader.readline() or b"{}")
+    except (OSError, ValueError):
+        answer = {}
+    if "url" not in answer:
+        writer.close()
+        return None
+    return reader, writer, str(answer["url"])
+
+
+def _start_keeper(data_dir: Path, grace_s: float) -> None:
+    """Start a keeper for ``data_dir`` and wait for its answer (it serves, or another does).
+    Blocking: run in a worker thread, which finishes even when the caller is cancelled, so a
+    process leaving during the start still waits for the keeper's answer if given the time.
+
+    Raises:
+        StorageUnavailableError: the keeper could not start the server.
+    """
+    # Not the starter's stderr: the keeper outlives it, and a client reading that stream to its
+    # end would wait for the keeper too. Its few lines go to the data dir.
+    try:
+        log: IO[bytes] | None = keeper_log_path(data_dir).open("ab")
+    except OSError:
+        log = None
+    try:
+        keeper = subprocess.Popen(
+            # -P: not the working directory's modules (a folder named `shared` there is not ours)
+            [sys.executable, "-P", "-m", KEEPER_MODULE, str(data_dir), str(grace_s)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=log if log is not None else subprocess.DEVNULL,
+            # A session of its own: a signal to this process's group (a terminal's Ctrl-C, an
+            # SDK killing the group) must not end the keeper every local process relies on.
+            start_new_session=True,
+        )
+    finally:
+        if log is not None:
+            log.close()
+    assert keeper.stdout is not None  # PIPE
+    # The keeper answers one line; the process started has already left it to a child.
+    with keeper.stdout:
+        line = keeper.stdout.readline()
+    keeper.wait()
+    answer = json.loads(line or b"{}")
+    if "error" in answer:
+        raise StorageUnavailableError(str(answer["error"]))
+    if not answer:
+        raise StorageUnavailableError(f"the keeper of embedded postgres at {data_dir} exited")
+
+
+@contextlib.asynccontextmanager
+async def embedded_database(data_dir: Path, *, grace_s: float = 0.0) -> AsyncIterator[str]:
+    """The embedded server's URL for the duration of the block, held through the data dir's
+    keeper (``shared.storage.postgres.keeper``), started here when none serves. When this
+    process is the last to leave (even killed by SIGKILL), the keeper stops the server
+    ``grace_s`` later unless another process has come by then.
 
     Raises:
         StorageUnavailableError: the server could not be initialised or started.
     """
-    keeper = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-P",  # not the working directory's modules: a folder named `shared` there is not ours
-        "-m",
-        KEEPER_MODULE,
-        str(data_dir),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        # A session of its own: a signal to this process's group (a terminal's Ctrl-C, an SDK
-        # killing the group) must not end the keeper before it has released the server.
-        start_new_session=True,
-    )
-    assert keeper.stdin is not None and keeper.stdout is not None  # both are PIPE
+    joining = asyncio.ensure_future(_join(data_dir, grace_s))
     try:
-        answer = json.loads(await keeper.stdout.readline() or b"{}")
-        if "url" not in answer:
-            raise StorageUnavailableError(
-                answer.get("error", f"the keeper of embedded postgres at {data_dir} exited")
-            )
-        yield str(answer["url"])
+        reader, writer, url = await asyncio.shield(joining)
+    except asyncio.CancelledError:
+        # Left during the start (a client that only asked for the tool list): the start is
+        # finished and joined all the same, then left at once, so the keeper applies this
+        # process's grace rather than waiting for a user that never comes.
+        with contextlib.suppress(Exception):
+            await _leave(*(await joining)[:2])
+        raise
+    try:
+        yield url
     finally:
-        keeper.stdin.close()  # the keeper's cue to release
-        await asyncio.shield(keeper.wait())
+        await _leave(reader, writer)
+
+
+async def _join(
+    data_dir: Path, grace_s: float
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, str]:
+    deadline = time.monotonic() + KEEPER_START_TIMEOUT_S
+    while (joined := await _joined(data_dir, grace_s)) is None:
+        if time.monotonic() > deadline:
+            raise StorageUnavailableError(
+                f"embedded postgres at {data_dir}: no keeper served it within "
+                f"{KEEPER_START_TIMEOUT_S:.0f} s"
+            )
+        await asyncio.to_thread(_start_keeper, data_dir, grace_s)
+    return joined
+
+
+async def _leave(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Leave the keeper: close our half. With no grace the keeper closes its half once the
+    server is released, so a process given the time to exit leaves no server running."""
+    with contextlib.suppress(OSError):
+        writer.write_eof()
+    with contextlib.suppress(OSError):
+        await asyncio.shield(reader.read())
+    writer.close()
 
 
 def server_alive(data_dir: Path) -> bool:
