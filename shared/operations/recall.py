@@ -5,7 +5,7 @@
    beside the embedding run the reads that do not need the vector (the access counts, the
    keyword leg's scores, the replacement records). What the request may not see is dropped.
 2. Fuse (``shared.operations.fusion``): both legs into one relevance per candidate, and the bodies
-   of the keyword-only hits that could be returned fetched (``_kept``); a keyword hit may be a
+   of the keyword-only hits that could be returned fetched (``kept``); a keyword hit may be a
    memory the vector leg never returned (another conversation's, expired or retired).
 3. Feedback (``shared.lexical.feedback``): the first fusion's best memories are taken as
    relevant; the terms they share rescore these candidates, which are fused again. Nothing is
@@ -71,7 +71,7 @@ async def recall(
     visible = [hit for hit in hits if visibility.sees(hit.memory)]
     keyword = scored.result(top_k=KEYWORD_CANDIDATES, include=[hit.memory.id for hit in visible])
     first = fuse(visible, keyword, floor=ops.floor)
-    candidates = await _kept(ops, tenant, visibility, first, limit=limit)
+    candidates = await kept(ops, tenant, visibility, first, limit=limit)
     fed_back = with_feedback(candidates, scored, floor=ops.floor)
     if not fed_back:
         return RecallAnswer(mode=mode, visible=0, outcome=None)
@@ -133,7 +133,7 @@ def _count_uses(
             ops.counters.record(tenant, ranked.memory.id, at_ms=now_ms)
 
 
-async def _kept(
+async def kept(
     ops: OperationsContext,
     tenant: str,
     visibility: Visibility,
