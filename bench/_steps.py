@@ -103,6 +103,7 @@ async def _one(local: Local, tenant: str, query: str, steps: StepTimes) -> ToolR
     visible = [hit for hit in hits if hit.memory.visible_to(None)]
     clock.lap(steps.vector_query)
     scored = await ops.lexicon.query(tenant, query)
+    scored.best(KEYWORD_CANDIDATES)  # as recall does while the query is embedded
     clock.lap(steps.keyword_scoring)
     counts = await ops.counters.load(tenant)
     clock.lap(steps.counters_cached)

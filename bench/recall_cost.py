@@ -113,7 +113,8 @@ async def _split(args: argparse.Namespace) -> dict[str, Any]:
             await _recalls(local, questions[: args.queries])
             profile.disable()
             out = io.StringIO()
-            pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(args.profile)
+            stats = pstats.Stats(profile, stream=out)
+            stats.sort_stats(args.sort).print_stats(args.profile)
             print(out.getvalue(), file=sys.stderr)
         server = await ApiServer.start(data_dir)
         try:
@@ -183,6 +184,7 @@ def _parser() -> argparse.ArgumentParser:
         "--common", action="store_true", help="the synthetic facts of `common` instead of LoCoMo"
     )
     split.add_argument("--profile", type=int, default=0, help="print the N costliest functions")
+    split.add_argument("--sort", default="tottime", help="cProfile's order: tottime, cumtime")
     common = sub.add_parser("common", help="common words against an empty tenant")
     common.add_argument("--facts", type=int, default=2_000)
     common.add_argument("--rounds", type=int, default=6)

@@ -209,6 +209,7 @@ class KeywordQuery:
     the hits it needs afterwards."""
 
     __slots__ = (
+        "_best",
         "_index",
         "_matches",
         "_names",
@@ -251,6 +252,7 @@ class KeywordQuery:
         average = index._total_length / passages if passages else 0.0
         self._matches = scoring.matches(arrays, slots.lengths, slots.owners, average)
         self._index, self._skip = index, skip
+        self._best: tuple[int, dict[str, KeywordHit]] | None = None
         self._unique = frozenset(unique)
         self.spread = self._matches.spread(documents)
         rare_at_most = max(1.0, RARE_SHARE * documents)
@@ -321,6 +323,8 @@ class KeywordQuery:
     def _hits(self, scores: dict[str, float]) -> tuple[KeywordHit, ...]:
         """Each memory's hit; what follows from the terms it holds is worked out once for all
         the memories that hold the same ones (under a common-word query, most of them)."""
+        if not scores:
+            return ()
         shared: dict[tuple[bool, ...], dict[str, Any]] = {}
         hits = []
         for (memory_id, score), held in zip(scores.items(), self._held(list(scores)), strict=True):
@@ -343,16 +347,24 @@ class KeywordQuery:
             "sole": self._sole and self._names.issubset(matched),
         }
 
+    def best(self, top_k: int) -> dict[str, KeywordHit]:
+        """The ``top_k`` best hits by memory id, best first; kept for ``result``, so a caller can
+        work them out while it waits for something else."""
+        if self._best is None or self._best[0] != top_k:
+            slots = self._index._slots
+            ranked = {slots.key(slot): score for slot, score in self._matches.ranked(top_k)}
+            self._best = (top_k, dict(zip(ranked, self._hits(ranked), strict=True)))
+        return self._best[1]
+
     def result(self, *, top_k: int, include: Collection[str] = ()) -> KeywordResult:
         """The ``top_k`` best hits, then any of ``include`` that matched at all (the vector
         leg's candidates, so fusion knows their keyword score too)."""
-        slots = self._index._slots
-        best = {slots.key(slot): score for slot, score in self._matches.ranked(top_k)}
-        wanted = [m for m in dict.fromkeys(include) if m not in best and m in slots.slot_of]
-        found = self._matches.memory_scores([slots.slot_of[m] for m in wanted])
-        best.update((m, found[slots.slot_of[m]]) for m in wanted if slots.slot_of[m] in found)
+        best, slot_of = self.best(top_k), self._index._slots.slot_of
+        wanted = [m for m in dict.fromkeys(include) if m not in best and m in slot_of]
+        found = self._matches.memory_scores([slot_of[m] for m in wanted])
+        more = {m: found[slot_of[m]] for m in wanted if slot_of[m] in found}
         return KeywordResult(
-            hits=self._hits(best),
+            hits=(*best.values(), *self._hits(more)),
             spread=self.spread,
             documents=self.documents,
             names=len(self._names),

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import asyncio
+import heapq
 from collections.abc import Mapping, Sequence
 from typing import Final
 
@@ -103,7 +104,7 @@ async def _searched(
     # query is embedded (the model runs on its own thread), so a cold read of either (once
     # a minute per tenant) hides behind that latency.
     loading = asyncio.create_task(ops.counters.load(tenant))
-    scoring = asyncio.create_task(ops.lexicon.query(tenant, query))
+    scoring = asyncio.create_task(_scored(ops, tenant, query))
     retiring = asyncio.create_task(ops.replacements.view(tenant))
     try:
         visible = await ops.visible_hits(tenant, conversation, embedding, top_k=RECALL_CANDIDATES)
@@ -120,6 +121,14 @@ async def _searched(
         raise retired
     visibility = Visibility(conversation, now_ms=ops.clock_ms(), replacements=retired)
     return visible, loaded, scored, visibility
+
+
+async def _scored(ops: OperationsContext, tenant: str, query: str) -> KeywordQuery:
+    """The keyword leg's scores, with its own best hits worked out while the query is still
+    being embedded (``result`` reuses them)."""
+    scored = await ops.lexicon.query(tenant, query)
+    scored.best(KEYWORD_CANDIDATES)
+    return scored
 
 
 def _count_uses(
@@ -141,31 +150,33 @@ async def kept(
     *,
     limit: int,
 ) -> list[Candidate]:
-    """The candidates that may be returned, with their memories. Only keyword-only hits among
+    """The candidates that may be returned, with their memories: ``fused`` of the hits
+    ``visibility`` let through, so only the keyword-only ones are checked. Only those among
     the first ``limit × FETCH_WINDOW`` (names held, then relevance) can be returned: the
     tie-break moves a result by at most a tenth of the floor, and the newer-first rule only
     reorders what is returned."""
-    # In the order rank puts them: the query's names held first, then relevance.
-    passing = sorted(
+    # In the order rank puts them: the query's names held first, then relevance (nlargest
+    # keeps what a stable sort would, ties included).
+    passing = heapq.nlargest(
+        limit * FETCH_WINDOW,
         (c for c in fused if passes_floor(c, floor=ops.floor)),
         key=lambda c: (query_names_held(c), c.relevance),
-        reverse=True,
     )
     wanted = [
         c.memory_id
-        for c in passing[: limit * FETCH_WINDOW]
+        for c in passing
         if c.memory is None and not visibility.replacements.retired(c.memory_id)
     ]
     found = await _bodies(ops, tenant, wanted) if wanted else {}
     candidates = []
     for candidate in fused:
-        memory = candidate.memory or found.get(candidate.memory_id)
+        if candidate.memory is not None:
+            # The vector leg's, already seen through ``visibility`` in ``recall``.
+            candidates.append(candidate)
+            continue
+        memory = found.get(candidate.memory_id)
         if memory is not None and visibility.sees(memory):
-            candidates.append(
-                candidate
-                if candidate.memory is not None
-                else msgspec.structs.replace(candidate, memory=memory)
-            )
+            candidates.append(msgspec.structs.replace(candidate, memory=memory))
     return candidates
 
 
