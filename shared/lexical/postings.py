@@ -98,6 +98,3 @@ class TermArrays:
     def dropped(self, term: str) -> None:
         """A passage removed from ``term``'s postings: its arrays are made again when asked."""
         self._held.pop(term, None)
-
-
-__all__ = ["Counts", "Floats", "PassageSlots", "Slots", "TermArrays"]

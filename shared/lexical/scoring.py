@@ -114,6 +114,3 @@ def holders(slots: Slots, owners: Slots, *, one_passage_each: bool) -> int:
     if one_passage_each:
         return len(slots)
     return len(np.unique(owners[slots]))
-
-
-__all__ = ["K1", "B", "Matches", "holders", "matches"]
