@@ -3,8 +3,9 @@ process uses (pgserver lets several processes share one data dir).
 
 Used for what HTTP cannot do fast or cannot show: preloading thousands of memories (the stores
 and the embedder, in batches; dedup is skipped, nothing else), copying a tenant, plain cosine
-top-k straight from the vector store, timing recall's steps one by one, and reading counters
-against a shard backlog. Nothing here is what the speed figures time: those go through HTTP.
+top-k straight from the vector store, and reading counters against a shard backlog (recall's
+steps one by one: ``bench._steps``). Nothing here is what the speed figures time: those go
+through HTTP.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from typing import Final
 import msgspec
 import numpy as np
 
-from services.api.tools.recall_text import render_recall
 from shared.config import Config, load_config
 from shared.counters import CounterTracker
 from shared.embedding import Embedder, open_embedder
@@ -28,8 +28,8 @@ from shared.lexical import KeywordQuery, Lexicon
 from shared.model import Hit, Memory, MemoryType, index_key, iso_ms, new_ulid, wall_clock_ms
 from shared.operations import OperationsContext, operations_context
 from shared.operations.fusion import fuse, with_feedback
-from shared.operations.recall import KEYWORD_CANDIDATES, RECALL_CANDIDATES, RecallAnswer, recall
-from shared.ranking import MODE_PROFILES, Candidate, rank
+from shared.operations.recall import KEYWORD_CANDIDATES, RECALL_CANDIDATES
+from shared.ranking import Candidate
 from shared.revisions import ReplacementLog
 from shared.storage import Stores, open_stores
 
@@ -187,71 +187,6 @@ async def fused_order(
 
 
 @dataclass(frozen=True)
-class StepTimes:
-    """Per-recall seconds of each step, as ``shared.operations.recall`` and the tool run them."""
-
-    embed: list[float]
-    vector_query: list[float]
-    keyword: list[float]
-    counters_cached: list[float]
-    counters_cold: list[float]
-    rank: list[float]
-    render: list[float]
-    service_recall: list[float]
-
-
-async def recall_steps(local: Local, tenant: str, queries: Sequence[str]) -> StepTimes:
-    """Time recall's steps one by one (balanced mode): embed, the vector query (nearest 100,
-    visibility), counters (cached as in steady state, and a cold read as after the 60 s cache
-    expires), ranking, rendering; and ``shared.operations.recall`` whole, as a check on the sum."""
-    steps = StepTimes([], [], [], [], [], [], [], [])
-    profile = MODE_PROFILES["balanced"]
-    lexicon = local.ops.lexicon
-    for query in queries:
-        t0 = time.perf_counter()
-        embedding = await local.embedder.embed(query)
-        t1 = time.perf_counter()
-        hits = await local.stores.vectors.query(tenant, embedding, top_k=RECALL_CANDIDATES)
-        visible = [hit for hit in hits if hit.memory.visible_to(None)]
-        t2 = time.perf_counter()
-        scored = await lexicon.query(tenant, query)
-        fused = fused_twice(visible, scored, floor=local.ops.floor)  # with the feedback
-        tk = time.perf_counter()
-        counts = await local.tracker.load(tenant)
-        t3 = time.perf_counter()
-        cold = CounterTracker(local.stores.objects, process_id="bench-cold", compact_threshold=20)
-        await cold.load(tenant)
-        t4 = time.perf_counter()
-        outcome = rank(
-            fused,
-            counts,
-            profile=profile,
-            limit=profile.limit,
-            floor=local.ops.floor,
-            high_similarity=local.config.recall.high_similarity,
-            now_ms=time.time_ns() // 1_000_000,
-        )
-        t5 = time.perf_counter()
-        render_recall(
-            query,
-            RecallAnswer(mode="balanced", visible=len(visible), outcome=outcome),
-            max_tokens=profile.max_tokens,
-        )
-        t6 = time.perf_counter()
-        await recall(local.ops, tenant, None, query=query, mode="balanced", limit=profile.limit)
-        t7 = time.perf_counter()
-        steps.embed.append(t1 - t0)
-        steps.vector_query.append(t2 - t1)
-        steps.keyword.append(tk - t2)
-        steps.counters_cached.append(t3 - tk)
-        steps.counters_cold.append(t4 - t3)
-        steps.rank.append(t5 - t4)
-        steps.render.append(t6 - t5)
-        steps.service_recall.append(t7 - t6)
-    return steps
-
-
-@dataclass(frozen=True)
 class BacklogRead:
     shards: int
     p50_ms: float
@@ -284,11 +219,9 @@ async def counter_reads(local: Local, levels: Sequence[int], *, reads: int) -> l
 __all__ = [
     "BacklogRead",
     "Local",
-    "StepTimes",
     "copy_tenant",
     "counter_reads",
     "open_local",
     "plain_cosine",
     "preload",
-    "recall_steps",
 ]

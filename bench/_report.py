@@ -163,12 +163,20 @@ def _breakdown_lines(breakdown: dict[str, Any]) -> list[str]:
     named = [
         ("embedding (embedder.embed)", "embed"),
         ("vector query (nearest 100 + visibility)", "vector_query"),
-        ("keyword scoring (BM25 over all memories, cached index)", "keyword"),
+        ("keyword scoring (BM25 over all memories, cached index)", "keyword_scoring"),
         ("counters, cached (steady state)", "counters_cached"),
         ("counters, cold read (after the 60 s cache)", "counters_cold"),
+        ("replacement records (cached)", "replacements"),
+        ("keyword hits + first fusion", "first_fusion"),
+        ("bodies of keyword-only hits", "bodies"),
+        ("feedback + second fusion", "feedback"),
+        ("newer versions", "newer_versions"),
         ("ranking (rank)", "rank"),
-        ("rendering (render_recall)", "render"),
-        ("MemoryService.recall whole", "service_recall"),
+        ("rendering (render_recall: text and structured)", "render"),
+        ("structured output (to_builtins)", "structured"),
+        ("MCP framing in the server (POST /mcp handler, answer ready)", "mcp_framing"),
+        ("shared.operations.recall whole", "recall_whole"),
+        ("the recall tool whole (guard, recall, rendering)", "tool_whole"),
     ]
     lines = [
         f"## Where recall's time goes ({breakdown['size']:,} memories, concurrency 1)",

@@ -16,8 +16,9 @@ from aiohttp import web
 
 from bench._client import Call, LoadResult, run_load
 from bench._data import MemoryTexts
-from bench._inproc import Local, counter_reads, preload, recall_steps
+from bench._inproc import Local, counter_reads, preload
 from bench._server import ApiServer
+from bench._steps import recall_steps
 
 SPEED_TENANT = "bench-speed"
 

@@ -94,8 +94,9 @@ def test_layer_does_not_import(folder: str, forbidden: tuple[str, ...]) -> None:
 
 def test_the_benchmarks_call_the_operations_not_the_transport() -> None:
     """bench/ stores and recalls through shared.operations. Only the transport's own benchmarks
-    build the HTTP application (around a stand-in tool), and the in-process runner times the
-    recall tool's prose as a step of its own."""
+    build the HTTP application (around a stand-in tool), and the in-process step timer
+    (bench/_steps.py) times the recall tool's prose, the tool whole and the server's MCP framing
+    of its answer (bench/_framing.py) as steps of their own."""
     transport = {
         f"{path.relative_to(ROOT)} imports {name}"
         for path in modules_under("bench")
@@ -103,8 +104,13 @@ def test_the_benchmarks_call_the_operations_not_the_transport() -> None:
         if name == "services" or name.startswith("services.")
     }
     assert transport == {
-        "bench/_inproc.py imports services.api.tools.recall_text",
+        "bench/_framing.py imports services.api.http.mcp_transport",
+        "bench/_framing.py imports services.api.tools.definition",
         "bench/_speed.py imports services.api.http.app",
+        "bench/_steps.py imports services.api.tools.catalogue",
+        "bench/_steps.py imports services.api.tools.definition",
+        "bench/_steps.py imports services.api.tools.recall",
+        "bench/_steps.py imports services.api.tools.recall_text",
         "bench/bench_transport.py imports services.api.http.app",
         "bench/bench_transport.py imports services.api.tools.arguments",
         "bench/bench_transport.py imports services.api.tools.catalogue",

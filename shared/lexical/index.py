@@ -23,15 +23,17 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Final
+from typing import Any, Final
 
 import msgspec
+import numpy as np
 
+from shared.lexical import scoring
 from shared.lexical.feedback import feedback_terms
+from shared.lexical.postings import PassageSlots, TermArrays
+from shared.lexical.scoring import K1, B
 from shared.model.keyword_hit import KeywordHit
 
-K1: Final = 0.9
-B: Final = 0.3
 # A term held by at most this share of the tenant's memories is rare: it says something about
 # the few that hold it (see KeywordHit.all_rare and KeywordResult.names).
 RARE_SHARE: Final = 0.05
@@ -67,12 +69,14 @@ class LexicalIndex:
     """Postings per term over passages; add and remove are O(terms of the memory)."""
 
     __slots__ = (
+        "_arrays",
         "_entries",
         "_labels",
         "_lengths",
         "_owners",
         "_passages",
         "_postings",
+        "_slots",
         "_terms",
         "_total_length",
     )
@@ -93,6 +97,9 @@ class LexicalIndex:
         self._labels: dict[str, frozenset[str]] = {}
         self._total_length = 0
         self._entries = 0
+        # The same postings as arrays, for scoring a query (``shared.lexical.postings``).
+        self._slots = PassageSlots()
+        self._arrays = TermArrays()
 
     def __len__(self) -> int:
         """Memories held."""
@@ -130,12 +137,14 @@ class LexicalIndex:
             key = sys.intern(passage_key(memory_id, position))
             length = sum(counts.values())
             self._lengths[key] = length
+            slot = self._slots.add(key, length, memory_id)
             self._total_length += length
             self._entries += len(counts)
             # Interned, so the postings' keys and every passage's term tuple share one string.
             held = tuple(sys.intern(term) for term in counts)
             for term, count in zip(held, counts.values(), strict=True):
                 self._postings.setdefault(term, {})[key] = count
+                self._arrays.added(term, slot, count)
             self._terms[key] = held
             if position:
                 self._owners[key] = memory_id
@@ -163,8 +172,10 @@ class LexicalIndex:
         self._labels.pop(memory_id, None)
         for key in self._passages.pop(memory_id, ()):
             self._owners.pop(key, None)
+            self._slots.remove(key)
             self._total_length -= self._lengths.pop(key)
             for term in self._terms.pop(key, ()):
+                self._arrays.dropped(term)
                 posting = self._postings.get(term)
                 if posting is not None and posting.pop(key, None) is not None:
                     self._entries -= 1
@@ -192,38 +203,18 @@ def _labelled(counts: TermCounts, labels: Sequence[str]) -> dict[str, int]:
     return found
 
 
-def _best_passages(by_passage: dict[str, float], owners: dict[str, str]) -> dict[str, float]:
-    """Each memory's score: its best passage's."""
-    scores: dict[str, float] = {}
-    for key, value in by_passage.items():
-        memory_id = owners.get(key, key)
-        if value > scores.get(memory_id, 0.0):
-            scores[memory_id] = value
-    return scores
-
-
-def _spread(scores: dict[str, float], documents: int) -> float:
-    """The scores' standard deviation over all ``documents``: memories without a match score
-    0, so the spread over all of them needs only the matches."""
-    if not documents or not scores:
-        return 0.0
-    mean = sum(scores.values()) / documents
-    squares = sum(score * score for score in scores.values()) / documents
-    return math.sqrt(max(0.0, squares - mean * mean))
-
-
 class KeywordQuery:
     """One query scored against the whole index at once (see ``LexicalIndex.query``). Scoring
     runs when it is built, so a caller can build it while something else is awaited and pick
     the hits it needs afterwards."""
 
     __slots__ = (
-        "_by_passage",
+        "_best",
         "_index",
-        "_matched",
+        "_matches",
         "_names",
+        "_present",
         "_rare",
-        "_scores",
         "_skip",
         "_sole",
         "_unique",
@@ -241,47 +232,31 @@ class KeywordQuery:
         names: Collection[str],
         skip: Collection[str],
     ) -> None:
-        postings, lengths = index._postings, index._lengths
-        passages = len(lengths)
+        postings, slots = index._postings, index._slots
+        passages = len(index._lengths)
         documents = len(index)
         self.documents = documents
         self._weights = {t: _idf(passages, len(postings.get(t, ()))) for t in unique}
         self._whole_weight = sum(self._weights.values())
-        # Per passage first; a memory keeps its best passage's score.
-        by_passage: dict[str, float] = {}
-        self._matched: dict[str, list[str]] = {}
-        holders: dict[str, int] = {}
-        present = [t for t in unique if t in postings]
+        self._present = [t for t in unique if t in postings]
+        skipped = [slots.slot_of[m] for m in skip if m in slots.slot_of]
+        one_each = not index._owners
+        arrays, holders = [], {}
+        for term in self._present:
+            held, counts = index._arrays.of(term, postings[term], slots)
+            if skipped:
+                kept = ~np.isin(slots.owners[held], skipped)
+                held, counts = held[kept], counts[kept]
+            holders[term] = scoring.holders(held, slots.owners, one_passage_each=one_each)
+            arrays.append((held, counts, self._weights[term]))
         average = index._total_length / passages if passages else 0.0
-        owners = index._owners
-        matched = self._matched
-        for term in present:
-            idf = self._weights[term]
-            held = 0
-            for key, count in postings[term].items():
-                # A first passage is keyed by its memory's id: the common case finds no owner.
-                memory_id = owners.get(key, key)
-                if memory_id in skip:
-                    continue
-                norm = K1 * (1 - B + B * lengths[key] / average)
-                by_passage[key] = by_passage.get(key, 0.0) + idf * count * (K1 + 1) / (count + norm)
-                # Terms are taken one at a time: a memory already counted for this one has it
-                # last in its list (cheaper than a set per term).
-                found = matched.get(memory_id)
-                if found is None:
-                    matched[memory_id] = [term]
-                elif found[-1] != term:
-                    found.append(term)
-                else:
-                    continue
-                held += 1
-            holders[term] = held
-        self._index, self._skip, self._by_passage = index, skip, by_passage
+        self._matches = scoring.matches(arrays, slots.lengths, slots.owners, average)
+        self._index, self._skip = index, skip
+        self._best: tuple[int, dict[str, KeywordHit]] | None = None
         self._unique = frozenset(unique)
-        self._scores = _best_passages(by_passage, owners)
-        self.spread = _spread(self._scores, documents)
+        self.spread = self._matches.spread(documents)
         rare_at_most = max(1.0, RARE_SHARE * documents)
-        self._rare = {t for t in present if 0 < holders[t] <= rare_at_most}
+        self._rare = {t for t in self._present if 0 < holders[t] <= rare_at_most}
         # A name most memories hold (``node.js`` in a Node project) picks none of them out.
         self._names = self._rare.intersection(names)
         self._sole = bool(self._names) and all(holders[t] == 1 for t in self._names)
@@ -319,34 +294,77 @@ class KeywordQuery:
             for key, count in held:
                 norm = K1 * (1 - B + B * lengths[key] / average)
                 added[key] = added.get(key, 0.0) + idf * count * (K1 + 1) / (count + norm)
-        own, before = self._scores, self._by_passage
-        scores = {m: own[m] for m in set(owner.values()) if m in own}
+        slot_of = index._slots.slot_of
+        members = set(owner.values())
+        own = self._matches.memory_scores([slot_of[m] for m in members])
+        before = self._matches.passage_scores([slot_of[key] for key in added])
+        scores = {m: own[slot_of[m]] for m in members if slot_of[m] in own}
         for key, value in added.items():
             memory_id = owner[key]
-            scores[memory_id] = max(scores.get(memory_id, 0.0), before.get(key, 0.0) + value)
+            summed = before.get(slot_of[key], 0.0) + value
+            scores[memory_id] = max(scores.get(memory_id, 0.0), summed)
         return scores
 
-    def _hit(self, memory_id: str) -> KeywordHit:
-        matched = self._matched[memory_id]
-        return KeywordHit(
-            memory_id=memory_id,
-            score=self._scores[memory_id],
-            matched=tuple(matched),
-            all_rare=bool(self._rare) and self._rare.issubset(matched),
-            coverage=sum(self._weights[t] for t in matched) / self._whole_weight,
-            names=len(self._names.intersection(matched)),
-            sole=self._sole and self._names.issubset(matched),
-            labelled=bool(self._unique) and self._unique <= self._index.labels(memory_id),
-        )
+    def _held(self, memory_ids: Sequence[str]) -> list[tuple[bool, ...]]:
+        """For each memory, which of the query's terms (in the query's order) it holds."""
+        slots, postings = self._index._slots, self._index._postings
+        wanted = np.fromiter((slots.slot_of[m] for m in memory_ids), np.int64, len(memory_ids))
+        marks = np.zeros(len(slots.owners), dtype=np.bool_)
+        rows = []
+        for term in self._present:
+            held, _ = self._index._arrays.of(term, postings[term], slots)
+            marks[:] = False
+            marks[slots.owners[held]] = True
+            rows.append(marks[wanted])
+        if not rows:
+            return [() for _ in memory_ids]
+        return [tuple(column) for column in np.array(rows).T.tolist()]
+
+    def _hits(self, scores: dict[str, float]) -> tuple[KeywordHit, ...]:
+        """Each memory's hit; what follows from the terms it holds is worked out once for all
+        the memories that hold the same ones (under a common-word query, most of them)."""
+        if not scores:
+            return ()
+        shared: dict[tuple[bool, ...], dict[str, Any]] = {}
+        hits = []
+        for (memory_id, score), held in zip(scores.items(), self._held(list(scores)), strict=True):
+            same = shared.get(held)
+            if same is None:
+                same = shared[held] = self._holding(
+                    tuple(t for t, h in zip(self._present, held, strict=True) if h)
+                )
+            labelled = bool(self._unique) and self._unique <= self._index.labels(memory_id)
+            hits.append(KeywordHit(memory_id=memory_id, score=score, labelled=labelled, **same))
+        return tuple(hits)
+
+    def _holding(self, matched: tuple[str, ...]) -> dict[str, Any]:
+        """A hit's fields that follow from the query's terms it holds."""
+        return {
+            "matched": matched,
+            "all_rare": bool(self._rare) and self._rare.issubset(matched),
+            "coverage": sum(self._weights[t] for t in matched) / self._whole_weight,
+            "names": len(self._names.intersection(matched)),
+            "sole": self._sole and self._names.issubset(matched),
+        }
+
+    def best(self, top_k: int) -> dict[str, KeywordHit]:
+        """The ``top_k`` best hits by memory id, best first; kept for ``result``, so a caller can
+        work them out while it waits for something else."""
+        if self._best is None or self._best[0] != top_k:
+            slots = self._index._slots
+            ranked = {slots.key(slot): score for slot, score in self._matches.ranked(top_k)}
+            self._best = (top_k, dict(zip(ranked, self._hits(ranked), strict=True)))
+        return self._best[1]
 
     def result(self, *, top_k: int, include: Collection[str] = ()) -> KeywordResult:
         """The ``top_k`` best hits, then any of ``include`` that matched at all (the vector
         leg's candidates, so fusion knows their keyword score too)."""
-        best = sorted(self._scores, key=self._scores.__getitem__, reverse=True)[:top_k]
-        chosen = set(best)
-        best += [m for m in dict.fromkeys(include) if m in self._scores and m not in chosen]
+        best, slot_of = self.best(top_k), self._index._slots.slot_of
+        wanted = [m for m in dict.fromkeys(include) if m not in best and m in slot_of]
+        found = self._matches.memory_scores([slot_of[m] for m in wanted])
+        more = {m: found[slot_of[m]] for m in wanted if slot_of[m] in found}
         return KeywordResult(
-            hits=tuple(self._hit(m) for m in best),
+            hits=(*best.values(), *self._hits(more)),
             spread=self.spread,
             documents=self.documents,
             names=len(self._names),

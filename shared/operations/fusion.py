@@ -18,6 +18,7 @@ the long technical notes); RRF and min-max fusion measured worse there.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping, Sequence
 from typing import Final
 
@@ -101,7 +102,7 @@ def with_feedback(
     """The ``candidates`` of ``fuse`` rescored with the keyword leg's feedback: their best
     ``FEEDBACK_MEMORIES`` by relevance are taken as relevant (``KeywordQuery.fed_back``) and the
     candidates fused again (``fuse_again``); as they were when there is nothing to add."""
-    best = sorted(candidates, key=lambda c: c.relevance, reverse=True)[:FEEDBACK_MEMORIES]
+    best = heapq.nlargest(FEEDBACK_MEMORIES, candidates, key=lambda c: c.relevance)
     fed_back = scored.fed_back([c.memory_id for c in best], [c.memory_id for c in candidates])
     if not fed_back:
         return list(candidates)

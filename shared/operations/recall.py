@@ -5,7 +5,7 @@
    beside the embedding run the reads that do not need the vector (the access counts, the
    keyword leg's scores, the replacement records). What the request may not see is dropped.
 2. Fuse (``shared.operations.fusion``): both legs into one relevance per candidate, and the bodies
-   of the keyword-only hits that could be returned fetched (``_kept``); a keyword hit may be a
+   of the keyword-only hits that could be returned fetched (``kept``); a keyword hit may be a
    memory the vector leg never returned (another conversation's, expired or retired).
 3. Feedback (``shared.lexical.feedback``): the first fusion's best memories are taken as
    relevant; the terms they share rescore these candidates, which are fused again. Nothing is
@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import asyncio
+import heapq
 from collections.abc import Mapping, Sequence
 from typing import Final
 
@@ -71,7 +72,7 @@ async def recall(
     visible = [hit for hit in hits if visibility.sees(hit.memory)]
     keyword = scored.result(top_k=KEYWORD_CANDIDATES, include=[hit.memory.id for hit in visible])
     first = fuse(visible, keyword, floor=ops.floor)
-    candidates = await _kept(ops, tenant, visibility, first, limit=limit)
+    candidates = await kept(ops, tenant, visibility, first, limit=limit)
     fed_back = with_feedback(candidates, scored, floor=ops.floor)
     if not fed_back:
         return RecallAnswer(mode=mode, visible=0, outcome=None)
@@ -103,7 +104,7 @@ async def _searched(
     # query is embedded (the model runs on its own thread), so a cold read of either (once
     # a minute per tenant) hides behind that latency.
     loading = asyncio.create_task(ops.counters.load(tenant))
-    scoring = asyncio.create_task(ops.lexicon.query(tenant, query))
+    scoring = asyncio.create_task(_scored(ops, tenant, query))
     retiring = asyncio.create_task(ops.replacements.view(tenant))
     try:
         visible = await ops.visible_hits(tenant, conversation, embedding, top_k=RECALL_CANDIDATES)
@@ -122,6 +123,14 @@ async def _searched(
     return visible, loaded, scored, visibility
 
 
+async def _scored(ops: OperationsContext, tenant: str, query: str) -> KeywordQuery:
+    """The keyword leg's scores, with its own best hits worked out while the query is still
+    being embedded (``result`` reuses them)."""
+    scored = await ops.lexicon.query(tenant, query)
+    scored.best(KEYWORD_CANDIDATES)
+    return scored
+
+
 def _count_uses(
     ops: OperationsContext, tenant: str, outcome: RecallOutcome, *, now_ms: int
 ) -> None:
@@ -133,7 +142,7 @@ def _count_uses(
             ops.counters.record(tenant, ranked.memory.id, at_ms=now_ms)
 
 
-async def _kept(
+async def kept(
     ops: OperationsContext,
     tenant: str,
     visibility: Visibility,
@@ -141,31 +150,33 @@ async def _kept(
     *,
     limit: int,
 ) -> list[Candidate]:
-    """The candidates that may be returned, with their memories. Only keyword-only hits among
+    """The candidates that may be returned, with their memories: ``fused`` of the hits
+    ``visibility`` let through, so only the keyword-only ones are checked. Only those among
     the first ``limit × FETCH_WINDOW`` (names held, then relevance) can be returned: the
     tie-break moves a result by at most a tenth of the floor, and the newer-first rule only
     reorders what is returned."""
-    # In the order rank puts them: the query's names held first, then relevance.
-    passing = sorted(
+    # In the order rank puts them: the query's names held first, then relevance (nlargest
+    # keeps what a stable sort would, ties included).
+    passing = heapq.nlargest(
+        limit * FETCH_WINDOW,
         (c for c in fused if passes_floor(c, floor=ops.floor)),
         key=lambda c: (query_names_held(c), c.relevance),
-        reverse=True,
     )
     wanted = [
         c.memory_id
-        for c in passing[: limit * FETCH_WINDOW]
+        for c in passing
         if c.memory is None and not visibility.replacements.retired(c.memory_id)
     ]
     found = await _bodies(ops, tenant, wanted) if wanted else {}
     candidates = []
     for candidate in fused:
-        memory = candidate.memory or found.get(candidate.memory_id)
+        if candidate.memory is not None:
+            # The vector leg's, already seen through ``visibility`` in ``recall``.
+            candidates.append(candidate)
+            continue
+        memory = found.get(candidate.memory_id)
         if memory is not None and visibility.sees(memory):
-            candidates.append(
-                candidate
-                if candidate.memory is not None
-                else msgspec.structs.replace(candidate, memory=memory)
-            )
+            candidates.append(msgspec.structs.replace(candidate, memory=memory))
     return candidates
 
 

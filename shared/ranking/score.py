@@ -279,7 +279,8 @@ def rank(
     ranked = names_first(values, names_held)
     order = newer_first(ranked[:limit], memories, own, names_held, band=REVISION_BAND * floor)
     if links:
-        rest = [i for i in ranked if i not in set(order)]
+        placed = set(order)
+        rest = [i for i in ranked if i not in placed]
         order = linked_first([*order, *rest], [m.id for m in memories], links, limit=limit)
     results = _confidences(
         [keeping[i] for i in order],

@@ -117,7 +117,15 @@ def newer_first(
     raised the retry count to 7" against "retries 3 times"; stop words are left out, or any two
     English sentences would qualify)."""
     words = {i: word_set(memories[i].content) for i in order}
-    facts = {i: Wording(memories[i].content).values for i in order}
+    # A memory's values only when a pair gets that far: most pairs are settled before.
+    facts: dict[int, frozenset[str]] = {}
+
+    def values(i: int) -> frozenset[str]:
+        found = facts.get(i)
+        if found is None:
+            found = facts[i] = Wording(memories[i].content).values
+        return found
+
     placed: list[int] = []
     for i in order:
         position = len(placed)
@@ -128,7 +136,7 @@ def newer_first(
             if names_held[i] < names_held[older] or scores[i] < scores[older] - band:
                 continue
             if _same_subject(words[i], words[older]) or (
-                facts[i] != facts[older] and _same_content(words[i], words[older])
+                _same_content(words[i], words[older]) and values(i) != values(older)
             ):
                 position = j
         placed.insert(position, i)

@@ -85,3 +85,30 @@ def test_a_name_most_memories_hold_is_not_selective() -> None:
     result = index_of(memories).query(terms(query), names=names(query)).result(top_k=40)
     assert result.names == 0
     assert not any(h.names or h.sole for h in result.hits)
+
+
+def scores(index: LexicalIndex, query: str) -> dict[str, float]:
+    result = index.query(terms(query), names=names(query)).result(top_k=100)
+    return {hit.memory_id: hit.score for hit in result.hits}
+
+
+def test_an_index_after_removals_and_additions_scores_as_one_built_afresh() -> None:
+    long = " ".join([FILLER] * 6 + ["redis eviction policy"])
+    texts = {f"m{i}": f"redis cache {i} " + (long if i % 3 == 0 else FILLER) for i in range(12)}
+    churned = index_of(texts)
+    search(churned, "redis eviction")  # the terms' arrays are made, then changed under them
+    for memory_id in ("m0", "m4", "m7"):
+        churned.remove(memory_id)
+    churned.add("m12", passage_counts("redis eviction " + long))
+    churned.add("m13", passage_counts("a cache with no eviction"))
+    survivors = {m: t for m, t in texts.items() if m not in {"m0", "m4", "m7"}}
+    fresh = index_of(
+        {**survivors, "m12": "redis eviction " + long, "m13": "a cache with no eviction"}
+    )
+    for query in ("redis eviction", "cache policy", "registry tags"):
+        assert scores(churned, query) == scores(fresh, query)
+
+
+def test_equal_scores_keep_the_order_the_memories_were_added_in() -> None:
+    index = index_of({f"m{i}": "deploy cache" for i in range(5)} | {"x": "deploy"})
+    assert search(index, "deploy cache") == ["m0", "m1", "m2", "m3", "m4", "x"]

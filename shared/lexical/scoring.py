@@ -1,0 +1,116 @@
+"""BM25 over a query's postings arrays (``shared.lexical.postings``): pure arithmetic, no I/O.
+
+Every figure is the one the per-posting loop it replaces computed, to the last bit: each
+passage's score sums its terms' contributions in the query's term order (``np.bincount`` adds
+in index order), each contribution is the same expression in the same order, a memory keeps its
+best passage's score, ties keep the order in which the walk first met each memory (the order a
+stable sort kept them in), and the spread sums in that order too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from shared.lexical.postings import Counts, Floats, Slots
+
+K1: Final = 0.9
+B: Final = 0.3
+Ints = npt.NDArray[np.intp]
+_NONE: Final = np.zeros(0, dtype=np.int32)
+_NO_SCORES: Final = np.zeros(0, dtype=np.float64)
+
+
+class Matches:
+    """The passages and memories a query matched (sorted slots), with their scores; a memory's
+    ``first`` is where the walk over the query's postings first met it."""
+
+    __slots__ = ("_memory_first", "_passage_scores", "_passages", "memories", "scores")
+
+    def __init__(
+        self,
+        passages: Slots,
+        passage_scores: Floats,
+        memories: Slots,
+        scores: Floats,
+        memory_first: Ints,
+    ) -> None:
+        self._passages, self._passage_scores = passages, passage_scores
+        self.memories, self.scores, self._memory_first = memories, scores, memory_first
+
+    def __len__(self) -> int:
+        return len(self.memories)
+
+    def ranked(self, top_k: int) -> list[tuple[int, float]]:
+        """The ``top_k`` best memories' slots and scores: by score, ties in the order first met."""
+        order = np.lexsort((self._memory_first, -self.scores))[:top_k]
+        return list(zip(self.memories[order].tolist(), self.scores[order].tolist(), strict=True))
+
+    def memory_scores(self, slots: Sequence[int]) -> dict[int, float]:
+        """The scores of those of ``slots`` that matched."""
+        return _looked_up(self.memories, self.scores, slots)
+
+    def passage_scores(self, slots: Sequence[int]) -> dict[int, float]:
+        """The scores of those passage ``slots`` that matched."""
+        return _looked_up(self._passages, self._passage_scores, slots)
+
+    def spread(self, documents: int) -> float:
+        """The memories' scores' standard deviation over all ``documents`` (those that matched
+        nothing score 0), summed in the order the walk met them."""
+        if not documents or not len(self.scores):
+            return 0.0
+        met = self.scores[np.argsort(self._memory_first, kind="stable")]
+        mean = sum(met.tolist()) / documents
+        squares = sum((met * met).tolist()) / documents
+        return math.sqrt(max(0.0, squares - mean * mean))
+
+
+def _looked_up(keys: Slots, values: Floats, slots: Sequence[int]) -> dict[int, float]:
+    if not len(keys) or not slots:
+        return {}
+    wanted = np.asarray(slots, dtype=np.int64)
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    found = keys[at] == wanted
+    return dict(zip(wanted[found].tolist(), values[at[found]].tolist(), strict=True))
+
+
+def matches(
+    postings: Sequence[tuple[Slots, Counts, float]],
+    lengths: Floats,
+    owners: Slots,
+    average: float,
+) -> Matches:
+    """The query's BM25 by passage and by memory, from each term's (slots, counts, IDF)."""
+    if not postings:
+        return Matches(_NONE, _NO_SCORES, _NONE, _NO_SCORES, np.zeros(0, dtype=np.intp))
+    walked = np.concatenate([slots for slots, _, _ in postings])
+    added = np.concatenate(
+        [
+            idf * counts * (K1 + 1) / (counts + K1 * (1 - B + B * lengths[slots] / average))
+            for slots, counts, idf in postings
+        ]
+    )
+    passages, first, inverse = np.unique(walked, return_index=True, return_inverse=True)
+    summed = np.bincount(inverse, weights=added, minlength=len(passages))
+    passage_scores: Floats = summed.astype(np.float64, copy=False)
+    memories_of = owners[passages]
+    if np.array_equal(memories_of, passages):
+        # Every passage matched is a first one: one passage per memory (the common case).
+        return Matches(passages, passage_scores, passages, passage_scores, first)
+    memories, of_memory = np.unique(memories_of, return_inverse=True)
+    scores = np.zeros(len(memories), dtype=np.float64)
+    np.maximum.at(scores, of_memory, passage_scores)
+    memory_first = np.full(len(memories), len(walked), dtype=first.dtype)
+    np.minimum.at(memory_first, of_memory, first)
+    return Matches(passages, passage_scores, memories, scores, memory_first)
+
+
+def holders(slots: Slots, owners: Slots, *, one_passage_each: bool) -> int:
+    """How many memories hold one of ``slots``' passages."""
+    if one_passage_each:
+        return len(slots)
+    return len(np.unique(owners[slots]))
