@@ -124,14 +124,16 @@ def position_after(tenant: str, memory_id: str) -> str | None:
     return f"{index_prefix(tenant)}{inverted_time(created_ms)}#{memory_id.upper()}#~"
 
 
-def _clamped(ms: int) -> int:
+def clamped_ms(ms: int) -> int:
+    """A time within what an id can carry (1970 to the year 10889): a bound before or after
+    every memory means the same there, and prints as a date."""
     return min(max(ms, 0), MAX_ULID_TIME_MS)
 
 
 def position_before(tenant: str, stored_ms: int) -> str:
     """The listing position just past every key stored at ``stored_ms`` or later (``~`` sorts
     after every id): where a walk of memories stored before it starts."""
-    return f"{index_prefix(tenant)}{inverted_time(_clamped(stored_ms))}#~"
+    return f"{index_prefix(tenant)}{inverted_time(clamped_ms(stored_ms))}#~"
 
 
 def _start(tenant: str, match: ListFilter, before: str | None) -> str | None:

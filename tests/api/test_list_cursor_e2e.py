@@ -131,6 +131,12 @@ async def test_category_tag_and_dates_select_what_they_name(memory_url: str) -> 
         window = {"stored_after": stored, "stored_before": "2999-01-01"}
         assert (await listed(client, category="decision", **window))[0] == [ids[2]]
         assert (await listed(client, stored_after=stored[:10], tag="db"))[0] == [ids[3], ids[1]]
+        # Bounds before 1970 or past what an id can carry mean "every memory" on that side.
+        everything_dated = {
+            "stored_after": "0001-01-01T00:00:00+01:00",
+            "stored_before": "9999-12-31",
+        }
+        assert (await listed(client, **everything_dated))[0] == newest_first
         none, cursor, text = await listed(client, stored_before="1999-12-31")
         assert none == [] and cursor is None
         assert text == (

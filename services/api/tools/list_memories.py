@@ -23,7 +23,7 @@ from services.api.tools.mistyped import mistyped_tenant
 from services.api.tools.render import preview, render_list
 from services.api.tools.structured import ListedMemory, ListOutput, Reply
 from shared.memories.cursor import MAX_CURSOR_CHARS
-from shared.memories.listing import ListFilter
+from shared.memories.listing import ListFilter, clamped_ms
 from shared.model import parse_iso_ms
 from shared.operations import OperationsContext
 from shared.operations.browse import list_page
@@ -59,7 +59,8 @@ class ListArguments(ToolArguments, frozen=True):
 
 
 def _instant(value: str | None) -> int | None:
-    return None if value is None else parse_iso_ms(value.strip())
+    ms = None if value is None else parse_iso_ms(value.strip())
+    return None if ms is None else clamped_ms(ms)
 
 
 def list_filter(arguments: ListArguments) -> ListFilter:

@@ -22,7 +22,7 @@ from services.api.http.headers import validated_conversation, validated_tenant
 from services.api.tools.arguments import MAX_LIMIT, MIN_LIMIT, either, utf8_bytes
 from shared.errors import InvalidInputError
 from shared.memories.cursor import MAX_CURSOR_CHARS
-from shared.memories.listing import ListFilter
+from shared.memories.listing import ListFilter, clamped_ms
 from shared.model import (
     DAY_MS,
     MAX_CATEGORY_BYTES,
@@ -124,7 +124,7 @@ def _instant(values: Mapping[str, str], field: str) -> int | None:
         raise InvalidInputError(
             field, f"`{field}` must be an ISO 8601 date or date and time, such as 2025-01-31"
         )
-    return ms
+    return clamped_ms(ms)
 
 
 def _cursor(values: Mapping[str, str]) -> str | None:
