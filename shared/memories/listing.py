@@ -9,8 +9,10 @@ from typing import Final
 
 import msgspec
 
+from shared.errors import InvalidInputError
 from shared.memories.visibility import Visibility
 from shared.model import (
+    MAX_ULID_TIME_MS,
     MEMORY_TYPES,
     IndexEntry,
     Memory,
@@ -33,12 +35,26 @@ STATS_SCAN_CAP: Final = 10_000
 
 class ListFilter(msgspec.Struct, frozen=True, kw_only=True):
     """What a listing keeps; every field set must hold. ``notes_only``: conversation-scoped
-    notes only (those of the asking conversation: no other conversation's are visible)."""
+    notes only (those of the asking conversation: no other conversation's are visible).
+    ``stored_after`` (inclusive) and ``stored_before`` (exclusive), in epoch milliseconds, bound
+    the time a memory was stored, the time its id carries: the index keys are ordered by it, so
+    the walk starts at ``stored_before`` and ends at ``stored_after`` without reading past."""
 
     memory_type: MemoryType | None = None
     category: str | None = None
     tag: str | None = None
     notes_only: bool = False
+    stored_after: int | None = None
+    stored_before: int | None = None
+
+    def __post_init__(self) -> None:
+        after, before = self.stored_after, self.stored_before
+        if after is not None and before is not None and after >= before:
+            raise InvalidInputError(
+                "stored_after",
+                "`stored_after` must be earlier than `stored_before`: memories stored at or "
+                "after `stored_after` and before `stored_before` are listed, and none can be both",
+            )
 
     @property
     def needs_bodies(self) -> bool:
@@ -108,6 +124,28 @@ def position_after(tenant: str, memory_id: str) -> str | None:
     return f"{index_prefix(tenant)}{inverted_time(created_ms)}#{memory_id.upper()}#~"
 
 
+def clamped_ms(ms: int) -> int:
+    """A time within what an id can carry (1970 to the year 10889): a bound before or after
+    every memory means the same there, and prints as a date."""
+    return min(max(ms, 0), MAX_ULID_TIME_MS)
+
+
+def position_before(tenant: str, stored_ms: int) -> str:
+    """The listing position just past every key stored at ``stored_ms`` or later (``~`` sorts
+    after every id): where a walk of memories stored before it starts."""
+    return f"{index_prefix(tenant)}{inverted_time(clamped_ms(stored_ms))}#~"
+
+
+def _start(tenant: str, match: ListFilter, before: str | None) -> str | None:
+    """Where the walk starts: past the memory ``before`` and past ``stored_before``, whichever
+    is further on (the keys are newest first, so the greater key)."""
+    positions = [position_after(tenant, before) if before is not None else None]
+    if match.stored_before is not None:
+        positions.append(position_before(tenant, match.stored_before))
+    given = [p for p in positions if p is not None]
+    return max(given) if given else None
+
+
 async def _walk(
     objects: ObjectStore,
     tenant: str,
@@ -126,11 +164,15 @@ async def _walk(
         match.memory_type is not None or match.notes_only or visibility.conversation is not None
     )
     page_size = LIST_PAGE_SIZE if thinning else want
+    # Past this position every key was stored before ``stored_after``: the walk ends there.
+    end = None if match.stored_after is None else position_before(tenant, match.stored_after)
     kept: list[IndexEntry] = []
     async for entries in index_entries(
         objects, tenant, page_size=page_size, start_after=start_after
     ):
         for entry in entries:
+            if end is not None and entry.key > end:
+                return kept, None
             if entry.memory_id in skip or not visibility.sees_entry(entry):
                 continue
             if match.keeps_entry(entry):
@@ -155,7 +197,7 @@ async def listed(
     when given; ``skip``: ids being forgotten."""
     memories: list[Memory] = []
     bodiless: list[IndexEntry] = []
-    position = position_after(tenant, before) if before is not None else None
+    position = _start(tenant, match, before)
     scanned = 0
     while len(memories) < limit:
         remaining = limit - len(memories)

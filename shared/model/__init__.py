@@ -18,6 +18,7 @@ from shared.model.draft import (
 )
 from shared.model.ids import (
     DAY_MS,
+    MAX_ULID_TIME_MS,
     canonical_iso,
     conversation_digest,
     inverted_time,
@@ -38,6 +39,7 @@ __all__ = [
     "MAX_CONTENT_BYTES",
     "MAX_TAGS",
     "MAX_TAG_BYTES",
+    "MAX_ULID_TIME_MS",
     "MEMORY_TYPES",
     "SCOPES",
     "Draft",

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 
+import msgspec
+
+from shared.memories.cursor import cursor_position, make_cursor
 from shared.memories.listing import ListFilter, Listing, StatsAnswer, listed, tally
 from shared.memories.repairs import drop_orphan_keys
 from shared.model import Memory, MemoryType
@@ -26,6 +29,42 @@ async def list_memories(
         ops, tenant, conversation, match=ListFilter(memory_type=memory_type), limit=limit
     )
     return listing.memories
+
+
+class ListPage(msgspec.Struct, frozen=True, kw_only=True):
+    """One page of a listing, newest first, and the cursor of the next one: None when no more
+    memories match (the walk is complete)."""
+
+    memories: list[Memory]
+    next_cursor: str | None
+
+
+async def list_page(
+    ops: OperationsContext,
+    tenant: str,
+    conversation: str | None,
+    *,
+    match: ListFilter,
+    limit: int,
+    cursor: str | None = None,
+) -> ListPage:
+    """Up to ``limit`` memories ``match`` keeps, resuming where ``cursor`` says (made by an
+    earlier page with the same filters): what list_memories and the memory page's list show.
+
+    Raises:
+        InvalidInputError: (``cursor``) not a cursor, or one made for other filters.
+    """
+    before = cursor_position(cursor, match) if cursor is not None else None
+    # One more than shown says whether another page follows without a call that finds nothing.
+    listing = await browse(ops, tenant, conversation, match=match, limit=limit + 1, before=before)
+    shown = listing.memories[:limit]
+    if len(listing.memories) > limit:
+        resume: str | None = shown[-1].id
+    else:
+        resume = listing.resume_after  # a body filter stopped at its scan cap
+    return ListPage(
+        memories=shown, next_cursor=make_cursor(resume, match) if resume is not None else None
+    )
 
 
 async def browse(

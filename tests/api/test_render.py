@@ -31,7 +31,7 @@ from services.api.tools.render import (
 from services.api.tools.structured import Reply
 from shared.lexical import terms
 from shared.lexical.excerpt import CHARS_PER_TOKEN, LONG_MEMORY_CHARS
-from shared.memories.listing import StatsAnswer
+from shared.memories.listing import ListFilter, StatsAnswer
 from shared.memories.selection import BULK_FORGET_BATCH
 from shared.model import Memory
 from shared.operations.forget import BulkForgetAnswer
@@ -340,21 +340,47 @@ def test_an_undone_link_says_both_stay_current() -> None:
 
 
 @pytest.mark.parametrize(
-    ("memory_type", "expected"),
+    ("match", "expected"),
     [
-        (None, f"{PREFIX} This project has no memories yet."),
-        ("pattern", f'{PREFIX} This project has no memories of type "pattern" yet.'),
+        (ListFilter(), f"{PREFIX} This project has no memories yet."),
+        (
+            ListFilter(memory_type="pattern"),
+            f'{PREFIX} This project has no memories of type "pattern" yet.',
+        ),
+        (
+            ListFilter(tag="ops", stored_after=1_800_000_000_000),
+            f'{PREFIX} No memories match these filters: tag "ops", stored at or after '
+            "2027-01-15T08:00:00.000Z.",
+        ),
     ],
 )
-def test_an_empty_list_says_which_list_is_empty(memory_type: str | None, expected: str) -> None:
-    assert render_list([], memory_type=memory_type) == expected
+def test_an_empty_list_says_which_list_is_empty(match: ListFilter, expected: str) -> None:
+    assert render_list([], match=match) == expected
 
 
-def test_a_list_numbers_previews_newest_first() -> None:
-    text = render_list([memory(2, "second"), memory(1, "first " * 100)], memory_type=None)
+def test_a_list_numbers_previews_newest_first_and_says_it_is_the_last_page() -> None:
+    text = render_list([memory(2, "second"), memory(1, "first " * 100)], match=ListFilter())
     assert text.startswith(f"{PREFIX} 2 memories, newest first.")
     assert f"1. [id:{memory(2).id}]" in text and f"2. [id:{memory(1).id}]" in text
     assert "memory_get shows it whole" in text
+    assert text.endswith("No more pages: that is every memory that matches.")
+
+
+def test_a_page_with_more_after_it_says_where_the_cursor_goes() -> None:
+    text = render_list([memory(2, "second")], match=ListFilter(), next_cursor="CUR-1")
+    assert text.endswith(
+        'More match: for the next page, call list_memories again with cursor "CUR-1" and the '
+        "same filters."
+    )
+
+
+def test_an_empty_page_after_a_cursor_says_the_walk_is_over() -> None:
+    text = render_list([], match=ListFilter(tag="ops"), resumed=True)
+    assert text == f"{PREFIX} No more memories match: the previous page was the last."
+    # A body filter that read its fill without a match still hands on the cursor.
+    text = render_list([], match=ListFilter(tag="ops"), next_cursor="CUR-2")
+    assert text.startswith(f"{PREFIX} None of the memories read so far match.")
+    assert 'cursor "CUR-2"' in text
 
 
 def test_forget_says_whether_anything_was_deleted() -> None:

@@ -165,7 +165,10 @@ def test_the_limits_read_from_the_structs_are_every_limit_the_tools_have() -> No
         "forget.filter.category",
         "forget.filter.older_than_days",
         "forget.filter.tag",
+        "list_memories.category",
+        "list_memories.cursor",
         "list_memories.limit",
+        "list_memories.tag",
         "recall.limit",
         "recall.max_tokens",
         "remember.category",
@@ -230,6 +233,12 @@ def test_each_declared_limit_is_stated_in_the_description(limit: Limit) -> None:
         ("memory_stats", {"x": None}, "x", "unknown argument `x`; this tool takes: none"),
         ("remember", {"content": "a\x00b"}, "content", "contains a NUL character"),
         ("forget", {"filter": {"tag": "\ud800"}}, "filter.tag", "lone surrogate (U+D800)"),
+        ("list_memories", {"stored_after": "last week"}, "stored_after", "ISO 8601 date or"),
+        ("list_memories", {"stored_before": "2025-13-01"}, "stored_before", "such as 2025-01-31"),
+        ("list_memories", {"stored_after": 20250101}, "stored_after", "an ISO 8601 date"),
+        ("list_memories", {"cursor": " "}, "cursor", "`cursor` must be a non-empty string"),
+        ("list_memories", {"tag": "t" * 65}, "tag", "it may be at most 64 bytes"),
+        ("list_memories", {"category": "c" * 129}, "category", "it may be at most 128 bytes"),
     ],
 )
 def test_each_kind_of_refusal_names_the_field_and_what_it_must_be(

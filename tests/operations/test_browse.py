@@ -6,11 +6,19 @@ from __future__ import annotations
 
 import pytest
 
+from shared.errors import InvalidInputError
 from shared.memories import listing
 from shared.memories.listing import ListFilter
-from shared.model import Draft
+from shared.model import Draft, parse_iso_ms
 from shared.operations import OperationsContext
-from shared.operations.browse import access_counts, browse, export, list_memories, tenants
+from shared.operations.browse import (
+    access_counts,
+    browse,
+    export,
+    list_memories,
+    list_page,
+    tenants,
+)
 from shared.operations.recall import recall
 from shared.operations.remember import remember
 from tests.operations.conftest import Clock
@@ -155,3 +163,76 @@ async def test_a_search_that_counts_no_use_leaves_the_counts_alone(
     counted = await access_counts(ops, "acme")
     strong = [r.memory.id for r in answer.outcome.results if r.strong]
     assert all(counted[memory_id].access == 1 for memory_id in strong)
+
+
+async def test_list_page_hands_on_a_cursor_until_the_walk_is_complete(
+    ops: OperationsContext, clock: Clock
+) -> None:
+    newest_first = await seeded(ops, clock)
+    seen: list[str] = []
+    cursor = None
+    pages = 0
+    while True:
+        page = await list_page(ops, "acme", None, match=ListFilter(), limit=2, cursor=cursor)
+        seen += [m.id for m in page.memories]
+        pages += 1
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    # Five memories in pages of two: the third page knows it is the last without a fourth call.
+    assert seen == newest_first and pages == 3
+
+
+async def test_memories_written_during_a_walk_never_shift_it(
+    ops: OperationsContext, clock: Clock
+) -> None:
+    newest_first = await seeded(ops, clock)
+    first = await list_page(ops, "acme", None, match=ListFilter(), limit=2)
+    await store(ops, "Written while the list was being read.", clock=clock)
+    rest = await list_page(
+        ops, "acme", None, match=ListFilter(), limit=10, cursor=first.next_cursor
+    )
+    assert [m.id for m in first.memories + rest.memories] == newest_first
+
+
+async def test_stored_after_and_before_bound_the_walk(ops: OperationsContext, clock: Clock) -> None:
+    newest_first = await seeded(ops, clock)  # stored one second apart
+    times = {
+        m.id: m.created_at
+        for m in (await browse(ops, "acme", None, match=ListFilter(), limit=9)).memories
+    }
+    middle = parse_iso_ms(times[newest_first[2]])
+    assert middle is not None
+    after = ListFilter(stored_after=middle)
+    assert [m.id for m in (await browse(ops, "acme", None, match=after, limit=9)).memories] == (
+        newest_first[:3]  # at or after: the middle one too
+    )
+    before = ListFilter(stored_before=middle)
+    assert [m.id for m in (await browse(ops, "acme", None, match=before, limit=9)).memories] == (
+        newest_first[3:]  # before: the middle one not
+    )
+    window = ListFilter(stored_after=middle - 1000, stored_before=middle + 1000, tag="ops")
+    page = await list_page(ops, "acme", None, match=window, limit=9)
+    assert [m.id for m in page.memories] == [newest_first[2]] and page.next_cursor is None
+
+
+async def test_dates_out_of_order_and_a_foreign_cursor_are_refused_by_name(
+    ops: OperationsContext, clock: Clock
+) -> None:
+    await seeded(ops, clock)
+    with pytest.raises(InvalidInputError) as refused:
+        ListFilter(stored_after=2_000, stored_before=1_000)
+    assert refused.value.field == "stored_after" and "earlier than `stored_before`" in str(
+        refused.value
+    )
+    page = await list_page(ops, "acme", None, match=ListFilter(tag="ops"), limit=1)
+    assert page.next_cursor is not None
+    with pytest.raises(InvalidInputError) as refused:
+        await list_page(
+            ops, "acme", None, match=ListFilter(tag="db"), limit=1, cursor=page.next_cursor
+        )
+    assert refused.value.field == "cursor" and "differ in `tag`" in str(refused.value)
+    for bad in ("not-a-cursor", "A" * 2000, page.next_cursor[:-4]):
+        with pytest.raises(InvalidInputError) as refused:
+            await list_page(ops, "acme", None, match=ListFilter(tag="ops"), limit=1, cursor=bad)
+        assert refused.value.field == "cursor"

@@ -18,7 +18,14 @@ import msgspec.inspect as mi
 from msgspec import Meta, UnsetType
 
 from shared.errors import InvariantError
-from shared.model import MEMORY_TYPES, SCOPES, MemoryType, Scope
+from shared.model import (
+    MAX_CATEGORY_BYTES,
+    MAX_TAG_BYTES,
+    MEMORY_TYPES,
+    SCOPES,
+    MemoryType,
+    Scope,
+)
 from shared.ranking import RECALL_MODES, RecallMode
 
 MIN_LIMIT: Final = 1
@@ -32,6 +39,7 @@ class Checks(TypedDict, total=False):
 
     non_blank: bool  # a string with something besides white space
     memory_id: bool  # a 26-character ULID, as recall and list_memories show it
+    iso_time: bool  # an ISO 8601 date or date and time (a date alone is midnight UTC)
     max_utf8_bytes: int  # on a string, or on a list's strings: each entry
     max_utf16_units: int  # characters as JavaScript and the Retrieve API count them
     max_entries: int  # a list's length, counted after its struct's __post_init__
@@ -65,6 +73,20 @@ Limit = Annotated[int, Meta(ge=MIN_LIMIT, le=MAX_LIMIT)]
 MemoryId = Annotated[str, about(memory_id=True)]
 Text = Annotated[str, about(non_blank=True)]
 MemoryTypeChoice = Annotated[MemoryType, choice(MEMORY_TYPES)]
+# A category or tag to select by, held to the limit ``remember`` stores it under: a longer one
+# can match nothing, and is a mistake worth naming rather than a silent "0 match".
+CategoryFilter = Annotated[
+    Text,
+    about(
+        f"Exact category (at most {MAX_CATEGORY_BYTES} bytes).", max_utf8_bytes=MAX_CATEGORY_BYTES
+    ),
+]
+TagFilter = Annotated[
+    Text,
+    about(
+        f"Memories carrying this tag (at most {MAX_TAG_BYTES} bytes).", max_utf8_bytes=MAX_TAG_BYTES
+    ),
+]
 ScopeChoice = Annotated[Scope, choice(SCOPES)]
 RecallModeChoice = Annotated[RecallMode, choice(RECALL_MODES)]
 

@@ -7,10 +7,11 @@ from typing import Annotated, Final
 from msgspec import UNSET, Meta, UnsetType
 
 from services.api.tools.arguments import (
+    CategoryFilter,
     Maybe,
     MemoryId,
     MemoryTypeChoice,
-    Text,
+    TagFilter,
     ToolArguments,
     about,
     given,
@@ -20,7 +21,6 @@ from services.api.tools.render import render_bulk_forget, render_forget
 from services.api.tools.structured import ForgetOutput, Reply
 from shared.errors import InvalidInputError
 from shared.memories.selection import BULK_FORGET_BATCH, ForgetFilter
-from shared.model import MAX_CATEGORY_BYTES, MAX_TAG_BYTES
 from shared.operations import OperationsContext
 from shared.operations.forget import forget, forget_matching
 
@@ -28,31 +28,11 @@ MAX_OLDER_THAN_DAYS: Final = 36_500
 
 
 class FilterArguments(ToolArguments, frozen=True):
-    """What to delete; every field given must hold.
-
-    A category or tag is held to the limit ``remember`` stores it under: a longer one can match
-    nothing, and is a mistake worth naming rather than a silent "0 match".
-    """
+    """What to delete; every field given must hold."""
 
     type: Maybe[MemoryTypeChoice] = UNSET
-    category: Maybe[
-        Annotated[
-            Text,
-            about(
-                f"Exact category (at most {MAX_CATEGORY_BYTES} bytes).",
-                max_utf8_bytes=MAX_CATEGORY_BYTES,
-            ),
-        ]
-    ] = UNSET
-    tag: Maybe[
-        Annotated[
-            Text,
-            about(
-                f"Memories carrying this tag (at most {MAX_TAG_BYTES} bytes).",
-                max_utf8_bytes=MAX_TAG_BYTES,
-            ),
-        ]
-    ] = UNSET
+    category: Maybe[CategoryFilter] = UNSET
+    tag: Maybe[TagFilter] = UNSET
     conversation_only: Annotated[
         bool, about("Only this conversation's own notes (scope conversation).")
     ] = False

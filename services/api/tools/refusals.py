@@ -25,7 +25,7 @@ from services.api.tools.arguments import (
     utf16_units,
 )
 from shared.errors import InvalidInputError
-from shared.model import ulid_time_ms
+from shared.model import parse_iso_ms, ulid_time_ms
 
 A = TypeVar("A", bound=ToolArguments)
 
@@ -37,6 +37,10 @@ _CONNECTION_HINT: Final = (
 )
 _MEMORY_ID: Final = (
     "must be a memory id: 26 characters, as recall and list_memories show it ([id:…])"
+)
+_ISO_TIME: Final = (
+    "must be an ISO 8601 date or date and time, such as 2025-01-31 or 2025-01-31T09:30:00Z "
+    "(without a zone, UTC)"
 )
 # How a text limit is counted: bytes as a store counts them, characters as the Retrieve API does.
 _MEASURES: Final = {
@@ -133,6 +137,8 @@ def _refusal(
     required_and = "is required and " if required else ""
     if extra.get("memory_id"):
         return InvalidInputError(name, f"`{name}` {required_and}{_MEMORY_ID}")
+    if extra.get("iso_time"):
+        return InvalidInputError(name, f"`{name}` {required_and}{_ISO_TIME}")
     if extra.get("non_blank"):
         return InvalidInputError(name, f"`{name}` {required_and}must be a non-empty string")
     return _refused(name, required_and + _must_be(info, extra), extra)
@@ -183,6 +189,8 @@ def _check_text(
     if extra.get("non_blank") and not value.strip():
         raise _refusal(name, info, extra, required=required)
     if extra.get("memory_id") and ulid_time_ms(value.strip()) is None:
+        raise _refusal(name, info, extra, required=required)
+    if extra.get("iso_time") and parse_iso_ms(value.strip()) is None:
         raise _refusal(name, info, extra, required=required)
     if over := _over_limit(value, extra):
         size, limit, unit = over

@@ -7,9 +7,9 @@ import math
 from collections.abc import Sequence
 from typing import Final
 
-from shared.memories.listing import StatsAnswer
+from shared.memories.listing import ListFilter, StatsAnswer
 from shared.memories.selection import BULK_FORGET_BATCH
-from shared.model import DRAFT_FIELDS, MEMORY_TYPES, Memory
+from shared.model import DRAFT_FIELDS, MEMORY_TYPES, Memory, iso_ms
 from shared.operations.forget import BulkForgetAnswer
 from shared.operations.history import Version
 from shared.operations.remember import RememberAnswer
@@ -151,15 +151,61 @@ def flattened(content: str, *, chars: int) -> str:
     return flat if len(flat) <= chars else flat[: chars - 1] + "…"
 
 
-def render_list(memories: Sequence[Memory], *, memory_type: str | None, hint: str = "") -> str:
-    """``hint``: what an empty answer adds (``mistyped``: the tenant probably meant)."""
+def _filters_said(match: ListFilter) -> str:
+    """The filters given, as the empty answer names them: ``type "pattern", tag "ops"``."""
+    said = [
+        f'{name} "{value}"'
+        for name, value in (
+            ("type", match.memory_type),
+            ("category", match.category),
+            ("tag", match.tag),
+        )
+        if value is not None
+    ]
+    if match.stored_after is not None:
+        said.append(f"stored at or after {iso_ms(match.stored_after)}")
+    if match.stored_before is not None:
+        said.append(f"stored before {iso_ms(match.stored_before)}")
+    return ", ".join(said)
+
+
+def _next_page(next_cursor: str | None) -> str:
+    if next_cursor is None:
+        return "No more pages: that is every memory that matches."
+    return (
+        f'More match: for the next page, call list_memories again with cursor "{next_cursor}" '
+        "and the same filters."
+    )
+
+
+def render_list(
+    memories: Sequence[Memory],
+    *,
+    match: ListFilter,
+    next_cursor: str | None = None,
+    resumed: bool = False,
+    hint: str = "",
+) -> str:
+    """``hint``: what an empty first page adds (``mistyped``: the tenant probably meant);
+    ``resumed``: the page follows a cursor."""
     if not memories:
-        if memory_type is None:
-            return f"{PREFIX} This project has no memories yet.{hint}"
-        return f'{PREFIX} This project has no memories of type "{memory_type}" yet.{hint}'
+        return _render_none(match, next_cursor=next_cursor, resumed=resumed, hint=hint)
     header = f"{PREFIX} {plural(len(memories), 'memory', 'memories')}, newest first."
     blocks = [render_memory(i, m, body=preview(m)) for i, m in enumerate(memories, start=1)]
-    return f"{header}\n\n" + "\n".join(blocks)
+    return f"{header}\n\n" + "\n".join(blocks) + f"\n{_next_page(next_cursor)}"
+
+
+def _render_none(match: ListFilter, *, next_cursor: str | None, resumed: bool, hint: str) -> str:
+    if next_cursor is not None:  # a body filter read its fill and found none
+        return f"{PREFIX} None of the memories read so far match. {_next_page(next_cursor)}"
+    if resumed:
+        return f"{PREFIX} No more memories match: the previous page was the last."
+    said = _filters_said(match)
+    if match == ListFilter():
+        return f"{PREFIX} This project has no memories yet.{hint}"
+    if match == ListFilter(memory_type=match.memory_type):
+        return f'{PREFIX} This project has no memories of type "{match.memory_type}" yet.{hint}'
+    return f"{PREFIX} No memories match these filters: {said}.{hint}"
 
 
 def render_forget(memory_id: str, *, deleted: bool) -> str:

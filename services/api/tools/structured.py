@@ -139,6 +139,13 @@ class ListedMemory(MemoryRecord):
 
 class ListOutput(Output):
     memories: list[ListedMemory]
+    next_cursor: Annotated[
+        str | None,
+        Meta(
+            description="pass as `cursor`, with the same filters, for the next page; "
+            "null when no more memories match"
+        ),
+    ]
 
 
 class ForgetOutput(Output):

@@ -13,6 +13,7 @@ from services.api.http.throttle import KeyThrottle
 from services.api.tools.render import PREVIEW_CHARS, flattened
 from services.api.ui.access import CSRF_FIELD, Access
 from services.api.ui.query import PageState
+from shared.model import iso_ms
 from shared.operations import OperationsContext
 
 OPERATIONS_KEY: Final = web.AppKey("ui_operations", OperationsContext)
@@ -32,6 +33,11 @@ def _stamp(iso: str | None) -> str:
     return f"{iso[:10]} {iso[11:16]} UTC" if iso else ""
 
 
+def _stored_date(ms: int | None) -> str:
+    """A stored-time bound as a date field holds it (``2026-01-02``; a time is not shown)."""
+    return iso_ms(ms)[:10] if ms is not None else ""
+
+
 _ENV: Final = Environment(
     loader=PackageLoader("services.api.ui", "templates"),
     autoescape=True,
@@ -41,6 +47,7 @@ _ENV: Final = Environment(
 )
 _ENV.filters["day"] = _day
 _ENV.filters["stamp"] = _stamp
+_ENV.filters["stored_date"] = _stored_date
 # A memory's first PREVIEW_CHARS on one line, as list_memories previews it.
 _ENV.filters["preview"] = functools.partial(flattened, chars=PREVIEW_CHARS)
 

@@ -4,7 +4,8 @@ refused by name with its limit, as the tools refuse an argument.
 The URL is the whole state, so a link can be shared and a page reloaded::
 
     /ui                                  choose a tenant
-    /ui?tenant=T[&type=&category=&tag=&notes=1&conversation=C&before=ID]   the list
+    /ui?tenant=T[&type=&category=&tag=&stored_after=&stored_before=&notes=1&conversation=C
+        &cursor=…]                       the list (list_memories' filters, cursor and pages)
     /ui?tenant=T&q=words[&mode=&limit=]  the ranking recall gives
     /ui?tenant=T&id=ID[&confirm=forget]  one memory, its history, and the actions
 """
@@ -20,12 +21,16 @@ import msgspec
 from services.api.http.headers import validated_conversation, validated_tenant
 from services.api.tools.arguments import MAX_LIMIT, MIN_LIMIT, either, utf8_bytes
 from shared.errors import InvalidInputError
-from shared.memories.listing import ListFilter
+from shared.memories.cursor import MAX_CURSOR_CHARS
+from shared.memories.listing import ListFilter, clamped_ms
 from shared.model import (
+    DAY_MS,
     MAX_CATEGORY_BYTES,
     MAX_CONTENT_BYTES,
     MAX_TAG_BYTES,
     MEMORY_TYPES,
+    iso_ms,
+    parse_iso_ms,
     ulid_time_ms,
 )
 from shared.ranking import DEFAULT_MODE, MODE_PROFILES, RECALL_MODES, RecallMode
@@ -44,7 +49,7 @@ class PageState(ListFilter, frozen=True, kw_only=True):
 
     tenant: str | None = None
     conversation: str | None = None
-    before: str | None = None
+    cursor: str | None = None
     query: str | None = None
     mode: RecallMode = DEFAULT_MODE
     limit: int | None = None
@@ -57,9 +62,22 @@ class PageState(ListFilter, frozen=True, kw_only=True):
 
     @property
     def filtered(self) -> bool:
-        return any(
-            (self.memory_type, self.category, self.tag, self.notes_only, self.before is not None)
+        return (
+            any(
+                (
+                    self.memory_type,
+                    self.category,
+                    self.tag,
+                    self.notes_only,
+                    self.cursor is not None,
+                )
+            )
+            or self.dated
         )
+
+    @property
+    def dated(self) -> bool:
+        return self.stored_after is not None or self.stored_before is not None
 
     def url(self, **changes: object) -> str:
         """This state's URL with ``changes`` applied (None drops a field)."""
@@ -74,16 +92,48 @@ def page_url(state: PageState) -> str:
         ("type", state.memory_type),
         ("category", state.category),
         ("tag", state.tag),
+        ("stored_after", as_date(state.stored_after)),
+        ("stored_before", as_date(state.stored_before)),
         ("notes", "1" if state.notes_only else None),
         ("q", state.query),
         ("mode", state.mode if state.query and state.mode != DEFAULT_MODE else None),
         ("limit", str(state.limit) if state.query and state.limit else None),
         ("id", state.memory_id),
         ("confirm", "forget" if state.confirm_forget else None),
-        ("before", state.before),
+        ("cursor", state.cursor),
     ]
     kept = [(name, value) for name, value in pairs if value]
     return "/ui" + (f"?{urlencode(kept)}" if kept else "")
+
+
+def as_date(ms: int | None) -> str | None:
+    """A stored-time bound as the URL and the date field show it: the date alone at midnight
+    UTC (what a date field sends), else the whole time."""
+    if ms is None:
+        return None
+    return iso_ms(ms)[:10] if ms % DAY_MS == 0 else iso_ms(ms)
+
+
+def _instant(values: Mapping[str, str], field: str) -> int | None:
+    """A date or time, as list_memories reads ``stored_after`` and ``stored_before``."""
+    value = _text(values, field)
+    if value is None:
+        return None
+    ms = parse_iso_ms(value)
+    if ms is None:
+        raise InvalidInputError(
+            field, f"`{field}` must be an ISO 8601 date or date and time, such as 2025-01-31"
+        )
+    return clamped_ms(ms)
+
+
+def _cursor(values: Mapping[str, str]) -> str | None:
+    value = _text(values, "cursor")
+    if value is not None and len(value) > MAX_CURSOR_CHARS:
+        raise InvalidInputError(
+            "cursor", f"`cursor` is longer than any cursor this page makes ({MAX_CURSOR_CHARS})"
+        )
+    return value
 
 
 def _text(values: Mapping[str, str], field: str) -> str | None:
@@ -181,7 +231,9 @@ def page_state(values: Mapping[str, str]) -> PageState:
         category=_bounded(values, "category", max_bytes=MAX_CATEGORY_BYTES),
         tag=_bounded(values, "tag", max_bytes=MAX_TAG_BYTES),
         notes_only=_flag(values, "notes"),
-        before=memory_id_of(values, "before"),
+        stored_after=_instant(values, "stored_after"),
+        stored_before=_instant(values, "stored_before"),
+        cursor=_cursor(values),
         query=_query(values),
         mode=_choice(values, "mode", RECALL_MODES) or DEFAULT_MODE,
         limit=_limit(values),

@@ -16,7 +16,7 @@ from services.api.ui.pages import OPERATIONS_KEY, render
 from services.api.ui.query import PageState, memory_id_of, page_state
 from shared.model import MEMORY_TYPES, wall_clock_ms
 from shared.operations import OperationsContext
-from shared.operations.browse import access_counts, browse, stats, tenants
+from shared.operations.browse import access_counts, list_page, stats, tenants
 from shared.operations.history import get, history
 from shared.operations.recall import recall
 from shared.operations.tenant_hint import nearby_tenant
@@ -68,22 +68,22 @@ async def _list(
     request: web.Request, ops: OperationsContext, state: PageState
 ) -> web.StreamResponse:
     assert state.tenant is not None
+    # The page lists as list_memories does: the same filters, pages and cursor.
     totals, listing, counts = await asyncio.gather(
         stats(ops, state.tenant, state.conversation),
-        browse(
+        list_page(
             ops,
             state.tenant,
             state.conversation,
             match=state,
-            limit=PAGE_SIZE + 1,
-            before=state.before,
+            limit=PAGE_SIZE,
+            cursor=state.cursor,
         ),
         access_counts(ops, state.tenant),
     )
-    memories = listing.memories[:PAGE_SIZE]
+    memories, older = listing.memories, listing.next_cursor
     # An empty tenant may be a mistyped one: say which tenant it probably meant (--local only).
-    nearby = None if memories or state.before else await nearby_tenant(ops, state.tenant)
-    older = memories[-1].id if len(listing.memories) > PAGE_SIZE else listing.resume_after
+    nearby = None if memories or state.cursor else await nearby_tenant(ops, state.tenant)
     return render(
         request,
         "list.html",
@@ -92,8 +92,8 @@ async def _list(
         counts=counts,
         stats=totals,
         picture=chart(totals.created, now_ms=wall_clock_ms()),
-        older_url=state.url(before=older) if older else None,
-        newest_url=state.url(before=None) if state.before else None,
+        older_url=state.url(cursor=older) if older else None,
+        newest_url=state.url(cursor=None) if state.cursor else None,
         memory_types=MEMORY_TYPES,
         notice=_notice(request.query),
         nearby=nearby,

@@ -257,11 +257,11 @@ async def test_a_probable_update_is_shown_on_both_memories_pages(
 
 
 def test_urls_hold_the_whole_state() -> None:
-    state = PageState(tenant=TENANT, conversation=CONVERSATION, tag="ops", before=RANDOM_ID)
+    state = PageState(tenant=TENANT, conversation=CONVERSATION, tag="ops", cursor=RANDOM_ID)
     assert page_url(state) == (
-        f"/ui?tenant={TENANT}&conversation=chat%3Aui-1&tag=ops&before={RANDOM_ID}"
+        f"/ui?tenant={TENANT}&conversation=chat%3Aui-1&tag=ops&cursor={RANDOM_ID}"
     )
-    assert state.url(tag=None, before=None) == f"/ui?tenant={TENANT}&conversation=chat%3Aui-1"
+    assert state.url(tag=None, cursor=None) == f"/ui?tenant={TENANT}&conversation=chat%3Aui-1"
 
 
 async def test_the_log_never_holds_a_memory_or_a_query(seeded: Seeded) -> None:

@@ -20,11 +20,15 @@ def test_a_url_reads_back_as_the_state_it_was_written_from() -> None:
         category="decision",
         tag="ops",
         notes_only=True,
-        before=ID,
+        stored_after=1_767_225_600_000,  # 2026-01-01, a date alone in the URL
+        stored_before=1_767_225_600_123,  # a time to the millisecond
+        cursor="mAG6MDFB",
     )
     query = page_url(state).split("?", 1)[1]
     values = dict(pair.split("=", 1) for pair in query.split("&"))
     values["conversation"] = "chat:1"
+    assert values["stored_after"] == "2026-01-01"
+    values["stored_before"] = values["stored_before"].replace("%3A", ":")
     assert page_state(values) == state
 
 
@@ -75,3 +79,22 @@ def test_a_correction_is_kept_as_typed_but_never_empty_or_oversized() -> None:
 )
 def test_after_signing_in_only_this_page_is_a_destination(raw: str | None, expected: str) -> None:
     assert safe_next(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("values", "refusal"),
+    [
+        ({"stored_after": "soon"}, "`stored_after` must be an ISO 8601 date"),
+        (
+            {"stored_after": "2026-02-01", "stored_before": "2026-01-01"},
+            "`stored_after` must be earlier than `stored_before`",
+        ),
+        ({"cursor": "c" * 1025}, "`cursor` is longer than any cursor this page makes"),
+    ],
+)
+def test_the_lists_dates_and_cursor_are_refused_by_name(
+    values: dict[str, str], refusal: str
+) -> None:
+    with pytest.raises(InvalidInputError) as refused:
+        page_state({"tenant": "acme", **values})
+    assert str(refused.value).startswith(refusal), str(refused.value)
