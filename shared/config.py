@@ -18,11 +18,13 @@ import msgspec
 from shared.errors import ConfigError
 from shared.process.cli import DEFAULT_DATA_DIR
 from shared.process.listen import ALL_INTERFACES, LOOPBACK, is_loopback_only
+from shared.process.logs import LogFormat
 from shared.process.setting_kinds import (
     DEADLINE,
     FLAG,
     GRACE,
     HOSTS,
+    LOG_FORMAT,
     MEGABYTES,
     NETWORKS,
     PORT,
@@ -124,6 +126,9 @@ class ServerSettings(msgspec.Struct, frozen=True, kw_only=True):
     # TRUSTED_PROXIES: the proxies whose X-Forwarded-For names the client a wrong key is
     # counted against (services/api/http/throttle.py); none by default: the peer is the client.
     trusted_proxies: tuple[str, ...] = ()
+    # LOG_FORMAT: text (a start-up banner, then plain lines), json (JSON lines) or auto: text
+    # when stderr is a terminal (shared/process/logs.py). --stdio always logs JSON to stderr.
+    log_format: LogFormat = "auto"
 
 
 class StdioSettings(msgspec.Struct, frozen=True, kw_only=True):
@@ -327,6 +332,7 @@ def _server(env: _Env, *, local: bool, port: int, hosts: tuple[str, ...]) -> Ser
         ui_enabled=_ui_enabled(env, local=local, hosts=hosts, api_key=api_key),
         ui_port=env.read("UI_PORT", PORT, ServerSettings().ui_port),
         trusted_proxies=env.read("TRUSTED_PROXIES", NETWORKS, ()),
+        log_format=env.read("LOG_FORMAT", LOG_FORMAT, ServerSettings().log_format),
     )
 
 

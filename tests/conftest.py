@@ -45,6 +45,8 @@ CLEARED_ENV_PREFIXES = (
     "COMPACTOR_",
     # Deadlines (STORAGE_TIMEOUT_S, TOOL_TIMEOUT_S): a developer's own must not reach tests.
     "STORAGE_",
+    # LOG_FORMAT=text would put a banner and text lines where tests read JSON lines.
+    "LOG_FORMAT",
     "TOOL_",
     "UI_",
 )

@@ -368,6 +368,8 @@ def test_the_config_is_frozen() -> None:
         ("HOST", "127.0.0.1", "server.hosts", ("127.0.0.1",)),
         ("MCP_API_KEY", "key", "server.mcp_api_key", "key"),
         ("UI_PORT", "8081", "server.ui_port", 8081),
+        ("LOG_FORMAT", "json", "server.log_format", "json"),
+        ("LOG_FORMAT", " Text ", "server.log_format", "text"),
         (
             "TRUSTED_PROXIES",
             "10.0.0.0/8, 192.0.2.7,fd00::/8",
@@ -412,6 +414,7 @@ def test_the_stdio_identity_is_unset_unless_given() -> None:
         ("COMPACTOR_RECONCILE_INTERVAL_S", "-1", "a positive number of seconds"),
         ("COMPACTOR_EXPIRE_INTERVAL_S", "soon", "a positive number of seconds"),
         ("UI_ENABLED", "yes", "true or false"),
+        ("LOG_FORMAT", "yaml", "auto, text or json"),
         (
             "TRUSTED_PROXIES",
             "proxy.internal",
@@ -438,3 +441,9 @@ def test_unset_settings_take_the_documented_defaults() -> None:
         config.compactor.reconcile_interval_s,
         config.postgres.scan_cache_mb,
     ) == (3000, "memories", "ap-northeast-2", 30_000, 20, 9300, 15.0, 300.0, 600.0, 128)
+
+
+def test_the_log_format_is_chosen_by_the_terminal_unless_asked() -> None:
+    # auto: text (the banner) when stderr is a terminal, JSON lines otherwise.
+    assert load_config(PG).server.log_format == "auto"
+    assert load_config({**PG, "LOG_FORMAT": ""}).server.log_format == "auto"

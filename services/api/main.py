@@ -35,7 +35,7 @@ from shared.process.cli import (
     stop_on_signals,
 )
 from shared.process.listen import is_unspecified, url_host
-from shared.process.logs import configure_logging
+from shared.process.logs import configure_logging, start_announced, text_wanted
 from shared.process.ports import port_in_use_text, taken_on
 from shared.process.version import installed_version
 from shared.storage.data_dir import DATA_DIR_EXIT_CODE, DataDirError, check_data_dir
@@ -81,12 +81,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _log_boot(*, runner: web.AppRunner, app: web.Application, config: Config) -> None:
+    from services.api.announce import bound_port, open_auth_notice
     from services.api.http.app import RUNTIME_KEY
     from services.api.tools.catalogue_server import SERVER_NAME
 
-    # With --port 0 each listening socket gets its own port; report the IPv4 one (a 2-tuple).
-    ipv4 = [address for address in runner.addresses if len(address) == 2]
-    port = (ipv4 or runner.addresses or [("", config.server.port)])[0][1]
+    port = bound_port(runner.addresses, default=config.server.port)
     logger.info(
         "listening",
         extra={
@@ -105,14 +104,8 @@ def _log_boot(*, runner: web.AppRunner, app: web.Application, config: Config) ->
             extra={"mode": "bearer", "detail": "every /mcp request must present MCP_API_KEY"},
         )
     else:
-        logger.warning(
-            "auth",
-            extra={
-                "mode": "open",
-                "detail": "MCP_API_KEY is unset: this server answers any caller that can reach "
-                "it; set MCP_API_KEY before routing anything to it from outside the cluster",
-            },
-        )
+        level, detail = open_auth_notice(config, port=port)
+        logger.log(level, "auth", extra={"mode": "open", "detail": detail})
 
 
 def _endpoint(addresses: list[Any], *, port: int) -> str:
@@ -162,8 +155,11 @@ async def _start(
         raise BootError(f"startup error: cannot listen on {where} port {port}: {error}") from error
 
 
-async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) -> int:
-    """Run until a signal, then shut down gracefully; the process's exit code."""
+async def serve(
+    config: Config, *, open_runtime: RuntimeOpener | None = None, banner: bool = False
+) -> int:
+    """Run until a signal, then shut down gracefully; the process's exit code. ``banner``: say
+    where to connect on stderr once both listeners are up (``announce``)."""
     # Before the runtime opens (seconds): a port another server holds is refused at once.
     busy = taken_on(config.server.hosts, config.server.port)
     if busy is not None:
@@ -203,6 +199,7 @@ async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) ->
     # The memory page, on its own port; its runner stops first, while the runtime still runs.
     runtime = app[RUNTIME_KEY]
     ui = await start_ui(config, runtime.operations, runtime.objects, throttle)
+    _announce(app, runner=runner, ui=ui, config=config, banner=banner)
     embedded_died = watch_embedded_server(config, stop)
     await stop.wait()
     server_died = embedded_died()
@@ -216,13 +213,52 @@ async def serve(config: Config, *, open_runtime: RuntimeOpener | None = None) ->
     return 1 if server_died else 0
 
 
+def _announce(
+    app: web.Application,
+    *,
+    runner: web.AppRunner,
+    ui: web.AppRunner | None,
+    config: Config,
+    banner: bool,
+) -> None:
+    """Tell ``GET /`` where the page listens; print the banner and let the text log's info
+    lines flow, when there is one."""
+    from services.api.announce import banner_lines, bound_port, page_text, print_banner
+    from services.api.http.app import RUNTIME_KEY
+    from services.api.http.pointer import POINTER_KEY
+
+    if ui is not None:
+        app[POINTER_KEY].port = bound_port(ui.addresses, default=config.server.ui_port)
+    if not banner:
+        return
+    runtime = app[RUNTIME_KEY]
+    page = page_text(
+        config,
+        addresses=ui.addresses if ui is not None else None,
+        has_page=runtime.operations is not None,
+    )
+    lines = banner_lines(
+        config,
+        version=installed_version(),
+        mcp_addresses=runner.addresses,
+        page=page,
+        boot_lines=runtime.boot_lines,
+    )
+    print_banner(lines)
+    start_announced()
+
+
 def run(argv: Sequence[str] | None = None, *, open_runtime: RuntimeOpener | None = None) -> int:
     """Parse flags, validate the environment and serve; the exit code."""
     args = _parser().parse_args(argv)
     configure_logging(stdout_is_protocol=args.stdio)
-    tune_allocator(os.environ)
     try:
         config = load_config(os.environ, local=args.local, data_dir=args.data_dir)
+        # A person at a terminal gets a banner and text lines; stdio's stdout is the protocol.
+        text = not args.stdio and text_wanted(config.server.log_format, sys.stderr)
+        if text:
+            configure_logging(text=True)
+        tune_allocator(os.environ)
         if args.local:
             check_data_dir(args.data_dir)
         if args.stdio:
@@ -233,7 +269,8 @@ def run(argv: Sequence[str] | None = None, *, open_runtime: RuntimeOpener | None
     except ConfigError as error:
         print(f"configuration error: {error}", file=sys.stderr)
         return 1
-    return asyncio.run(serve(_with_flags(config, args), open_runtime=open_runtime))
+    config = _with_flags(config, args)
+    return asyncio.run(serve(config, open_runtime=open_runtime, banner=text))
 
 
 def _with_flags(config: Config, args: argparse.Namespace) -> Config:

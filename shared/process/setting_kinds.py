@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Final, Generic, TypeVar
 
 from shared.process.listen import HOST_RULE, parse_hosts
+from shared.process.logs import LOG_FORMATS, LogFormat
 
 T = TypeVar("T")
 
@@ -43,6 +44,13 @@ def _flag(raw: str) -> bool:
     return raw.lower() in ("true", "1")
 
 
+def _log_format(raw: str) -> LogFormat:
+    for known in LOG_FORMATS:
+        if raw.lower() == known:
+            return known
+    raise ValueError(raw)
+
+
 POSITIVE_INT: Final = Kind(int, "a positive integer", lambda v: v > 0)
 MEGABYTES: Final = Kind(int, "a whole number of megabytes, 0 or more", lambda v: v >= 0)
 PORT: Final = Kind(int, "an integer between 1 and 65535", lambda v: 0 < v < 65536)
@@ -65,3 +73,4 @@ NETWORKS: Final = Kind(
     "IP addresses or networks, comma-separated: 10.0.0.0/8, 192.0.2.7, fd00::/8",
     lambda value: len(value) > 0,
 )
+LOG_FORMAT: Final = Kind(_log_format, "auto, text or json", lambda _: True)

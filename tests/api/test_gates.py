@@ -41,12 +41,25 @@ async def test_health_answers_any_method_without_auth(
         assert json.loads(body) == {"status": "ok"}
 
 
-@pytest.mark.parametrize("path", ["/", "/mcp-extra", "/mcp/", "/healthz", "/mcp/tools"])
+@pytest.mark.parametrize("path", ["/mcp-extra", "/mcp/", "/healthz", "/mcp/tools", "/ui"])
 async def test_other_paths_are_404(mcp_url: str, path: str) -> None:
     status, headers, body = await request("POST", f"{root(mcp_url)}{path}", body=LIST_TOOLS)
     assert status == 404
     assert headers["Content-Type"].startswith("application/json")
     assert json.loads(body) == {"error": "not found"}
+
+
+async def test_a_post_to_the_servers_address_without_mcp_names_the_endpoint(
+    mcp_server_factory: McpServerFactory,
+) -> None:
+    # GET / is the pointer (test_banner.py); a client given the address alone POSTs here.
+    url = await mcp_server_factory(api_key=KEY)
+    status, _, body = await request("POST", f"{root(url)}/", body=LIST_TOOLS)
+    assert status == 404
+    assert json.loads(body) == {"error": "not found: MCP is served at POST /mcp"}
+    status, _, body = await request("GET", f"{root(url)}/", headers={"Accept": "*/*"})
+    assert status == 200
+    assert json.loads(body)["tenant_header"] == "X-Memory-Tenant"
 
 
 @pytest.mark.parametrize("origin", ["https://evil.example", "null", "http://127.0.0.1"])

@@ -1,5 +1,5 @@
-"""The API's aiohttp application: the gates, ``POST /mcp``, ``/health``, ``/ready`` and
-``/metrics``.
+"""The API's aiohttp application: the gates, ``POST /mcp``, ``/health``, ``/ready``,
+``/metrics`` and ``GET /`` (a pointer to ``/mcp`` and the memory page).
 
 The runtime (stores, embedder, counters) is entered by one ``cleanup_ctx``. aiohttp runs startup
 inside ``AppRunner.setup()``, before any site listens, so the port is bound only once the stores
@@ -21,6 +21,7 @@ from services.api.http.connections import ConnectionGuard
 from services.api.http.gates import MCP_PATH, METRICS_PATH, gates_middleware
 from services.api.http.host_header import loopback_names
 from services.api.http.mcp_transport import MAX_BODY_BYTES, McpEndpoint
+from services.api.http.pointer import POINTER_KEY, ROOT_PATH, PagePointer, pointer
 from services.api.http.protocol import name_server
 from services.api.http.readiness import READY_PATH, ReadinessCheck, ready_response
 from services.api.http.throttle import KeyThrottle
@@ -114,11 +115,13 @@ def build_app(
     if guard is not None:
         middlewares.insert(0, _handling_middleware(guard))
     app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=middlewares)
+    app[POINTER_KEY] = PagePointer()
     app.cleanup_ctx.append(runtime_context)
     app.on_response_prepare.append(name_server)
     app.router.add_post(MCP_PATH, _mcp)
     app.router.add_route("*", MCP_PATH, _mcp_method_not_allowed)
     app.router.add_get(METRICS_PATH, make_aiohttp_handler())
     app.router.add_get(READY_PATH, _ready)
+    app.router.add_get(ROOT_PATH, pointer)
     # /health and every unknown path are answered by the gates, whatever the router matched.
     return app

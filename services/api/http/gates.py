@@ -2,7 +2,8 @@
 Host of a loopback listener, bearer.
 
 ``/health`` answers before anything else so a liveness probe never depends on auth or storage.
-Every other path but ``/mcp``, ``/ready`` and ``/metrics`` is a 404. A request carrying ``Origin``
+Every other path but ``/mcp``, ``/ready``, ``/metrics`` and ``/`` (a pointer to ``/mcp`` and the
+memory page, ``pointer``) is a 404. A request carrying ``Origin``
 is refused before auth: this cluster-internal endpoint has no browser caller, and Streamable HTTP
 requires that boundary against DNS rebinding. On a loopback listener a request must also name a
 loopback host (``host_header``). With MCP_API_KEY set, ``/mcp`` needs the key as a bearer token,
@@ -19,6 +20,7 @@ from aiohttp.typedefs import Handler, Middleware
 
 from services.api.http.host_header import host_refusal
 from services.api.http.mcp_transport import jsonrpc_error
+from services.api.http.pointer import ROOT_PATH
 from services.api.http.readiness import READY_PATH
 from services.api.http.throttle import KeyThrottle
 
@@ -104,8 +106,13 @@ def gates_middleware(
         path = request.path
         if path == HEALTH_PATH:
             return web.json_response({"status": "ok"})
-        if path not in (MCP_PATH, METRICS_PATH, READY_PATH):
+        if path not in (MCP_PATH, METRICS_PATH, READY_PATH, ROOT_PATH):
             return web.json_response({"error": "not found"}, status=404)
+        if path == ROOT_PATH and request.method not in ("GET", "HEAD"):
+            # A client given the server's address without /mcp: name the endpoint.
+            return web.json_response(
+                {"error": f"not found: MCP is served at POST {MCP_PATH}"}, status=404
+            )
         if "Origin" in request.headers:
             return jsonrpc_error(BROWSER_ORIGIN_CODE, "browser origins are not allowed", status=403)
         if host_names is not None:

@@ -37,7 +37,7 @@ UI_SHUTDOWN_S: Final = 1.0
 MAX_URL_BYTES: Final = 32 * 1024
 
 
-def _off_reason(config: Config) -> str:
+def off_reason(config: Config) -> str:
     if config.backend != "embedded":
         return "set UI_ENABLED=true (with MCP_API_KEY) to serve the memory page outside --local"
     if is_loopback_only(config.server.hosts):
@@ -76,14 +76,14 @@ async def start_ui(
     ``objects`` is the state store its sessions are shared and revoked through, ``throttle``
     the count of wrong keys it shares with ``/mcp``."""
     if not config.server.ui_enabled:
-        logger.info("ui_off", extra={"detail": _off_reason(config)})
+        logger.info("ui_off", extra={"detail": off_reason(config)})
         return None
     if ops is None:
         logger.info("ui_off", extra={"detail": "this runtime has no memory service"})
         return None
     if config.server.mcp_api_key is None and not is_loopback_only(config.server.hosts):
         # Configuration decided on HOST; --host may have widened it since. Never keyless there.
-        logger.warning("ui_off", extra={"detail": _off_reason(config)})
+        logger.warning("ui_off", extra={"detail": off_reason(config)})
         return None
     try:
         access = await _access(config, objects)
