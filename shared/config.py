@@ -37,7 +37,6 @@ from shared.process.setting_kinds import (
 Backend = Literal["postgres", "embedded", "s3"]
 Provider = Literal["bedrock", "openai", "local"]
 
-STDIO_EMBEDDED_GRACE_S: Final = 300.0
 PROVIDERS: Final[tuple[Provider, ...]] = ("bedrock", "openai", "local")
 
 
@@ -74,9 +73,7 @@ class PostgresSettings(msgspec.Struct, frozen=True, kw_only=True):
     # Bytes of tenant snapshots kept for the exact scan (0: scan in SQL always).
     scan_cache_mb: int = 128  # PG_SCAN_CACHE_MB
     # How long the embedded server outlives the last local process using it (0: it stops with
-    # that process). Unset, a stdio server waits STDIO_EMBEDDED_GRACE_S (a desktop client
-    # respawns it often, and a respawn within the grace finds the server running) and any
-    # other process none.
+    # that process). Unset, each kind of process has its own default (``with_stdio_grace``).
     embedded_grace_s: float | None = None  # PG_EMBEDDED_GRACE_S
 
 
@@ -393,12 +390,3 @@ def load_config(
         compactor=_compactor(env),
         deadlines=deadlines,
     )
-
-
-def for_stdio(config: Config) -> Config:
-    """The configuration a ``--stdio`` server runs with: unless ``PG_EMBEDDED_GRACE_S`` is set,
-    the embedded database outlives it by ``STDIO_EMBEDDED_GRACE_S``."""
-    if config.postgres.embedded_grace_s is not None:
-        return config
-    postgres = msgspec.structs.replace(config.postgres, embedded_grace_s=STDIO_EMBEDDED_GRACE_S)
-    return msgspec.structs.replace(config, postgres=postgres)

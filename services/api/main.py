@@ -24,7 +24,7 @@ import msgspec
 from aiohttp import web
 
 from services.api.http.connections import KEEPALIVE_TIMEOUT_S, ConnectionGuard, GuardedSite
-from shared.config import Config, for_stdio, load_config
+from shared.config import Config, load_config
 from shared.errors import BootError, ConfigError, ServiceError, StorageError
 from shared.process.allocator import tune_allocator
 from shared.process.cli import (
@@ -283,12 +283,14 @@ def _with_flags(config: Config, args: argparse.Namespace) -> Config:
 def _run_stdio(config: Config, *, open_runtime: RuntimeOpener | None) -> int:
     """Raises ConfigError: MCP_MEMORY_TENANT is missing or malformed (before anything opens)."""
     from services.api.runtime import open_runtime as real_runtime
-    from services.api.stdio.transport import serve_stdio, stdio_context
+    from services.api.stdio.transport import serve_stdio, stdio_context, with_stdio_grace
 
     context = stdio_context(config.stdio)
     try:
         return asyncio.run(
-            serve_stdio(for_stdio(config), context, open_runtime=open_runtime or real_runtime)
+            serve_stdio(
+                with_stdio_grace(config), context, open_runtime=open_runtime or real_runtime
+            )
         )
     except (StorageError, ServiceError) as error:
         print(f"startup error: {error}", file=sys.stderr)

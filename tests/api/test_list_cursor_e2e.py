@@ -75,8 +75,12 @@ async def test_a_walk_of_300_sees_each_once_while_50_more_are_written(memory_url
             arguments: dict[str, Any] = {"limit": PAGE}
             if cursor is not None:
                 arguments["cursor"] = cursor
-            # Each page is asked for while another client writes up to four more, until fifty.
+            # Each page after the first is asked for while another client writes up to four
+            # more, until fifty. (One written while the first page is read may be on it: the
+            # walk has no position yet, and that memory was there when it took one.)
+            first = cursor is None
             batch = range(ORIGINAL + written, ORIGINAL + min(written + 4, DURING))
+            batch = range(0) if first else batch
             page = asyncio.ensure_future(listed(client, **arguments))
             await asyncio.gather(*(remember(writer, n) for n in batch))
             ids, cursor, text = await page

@@ -21,6 +21,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
+import msgspec
 from mcp.server.stdio import stdio_server
 
 from services.api.http.headers import validated_conversation, validated_tenant
@@ -40,11 +41,23 @@ logger = logging.getLogger(__name__)
 
 TENANT_VARIABLE: Final = "MCP_MEMORY_TENANT"
 CONVERSATION_VARIABLE: Final = "MCP_MEMORY_CONVERSATION"
+STDIO_EMBEDDED_GRACE_S: Final = 300.0
 # How a stdio server is put in a conversation, as a refusal that needs one says it.
 CONVERSATION_VIA: Final = (
     f"{CONVERSATION_VARIABLE} set in this server's environment (the env of its entry in your MCP "
     "client's configuration; stdio has no headers)"
 )
+
+
+def with_stdio_grace(config: Config) -> Config:
+    """The configuration a stdio server runs with: unless ``PG_EMBEDDED_GRACE_S`` is set, the
+    embedded database outlives it by ``STDIO_EMBEDDED_GRACE_S``, since a desktop client respawns
+    its server often and a respawn within the grace finds the database running. Every other
+    process stops the database on leaving unless told otherwise."""
+    if config.postgres.embedded_grace_s is not None:
+        return config
+    postgres = msgspec.structs.replace(config.postgres, embedded_grace_s=STDIO_EMBEDDED_GRACE_S)
+    return msgspec.structs.replace(config, postgres=postgres)
 
 
 def stdio_context(settings: StdioSettings) -> ToolContext:
