@@ -2,7 +2,7 @@
 with the two commands (the server, then the whole suite, which .ci/run runs) and stays short. The
 full flag lists (README + docs/configuration.md + docs/operations.md), the benchmark stages
 (docs/development.md) and the crash-safe write orders (docs/internals.md) are the code's own, so
-none can drift again."""
+none can drift again; and no page speaks in the maintainers' working words or paths."""
 
 from __future__ import annotations
 
@@ -110,3 +110,28 @@ def test_every_docs_link_of_the_readme_and_the_docs_resolves() -> None:
         if not (path.parent / target).exists()
     ]
     assert broken == [], broken
+
+
+# The maintainers' working words: where their runs were kept and what their work units were
+# called. A reader of these pages has neither, so none may appear.
+MAINTAINER_WORDS = re.compile(
+    r"/work/|/tmp/|bench/results/session|\bsessions? \d|\bsession\d|\bissues? \d+\b|"
+    r"\bissue's\b|\(issue|issue \d+'s"
+)
+
+
+def test_no_page_speaks_in_maintainer_paths_or_session_words() -> None:
+    pages = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {match.group(0)!r}"
+        for path in pages
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        for match in MAINTAINER_WORDS.finditer(line)
+    ]
+    assert found == [], "\n".join(found)
+
+
+def test_the_maintainer_words_check_can_fail() -> None:
+    for text in ("--out /tmp/exp/speed5", "session 16", "(issue 27)", "/work/shared/bench-data"):
+        assert MAINTAINER_WORDS.search(text), text
+    assert not MAINTAINER_WORDS.search("a signed session for at most 12 hours")
