@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
 from shared.errors import StorageUnavailableError
@@ -250,3 +251,44 @@ async def test_the_python_example_remembers_and_recalls_as_the_readme_writes(
     assert code == 0, out + err
     assert out.startswith("[MEMORY] 1 memory matched"), out + err
     assert "Releases are tagged vX.Y.Z" in out, out
+
+
+async def test_the_backup_commands_run_as_the_readme_writes(
+    readme_http_server: str, home: Path
+) -> None:
+    """The README's export, import and dry-run import --from, each line run by a shell as written,
+    in the HOME whose data dir the README's server is using (and stops with it)."""
+    (block,) = [
+        block
+        for block in re.findall(r"```sh\n(.*?)```", README.read_text(), flags=re.DOTALL)
+        if block.startswith("mcp-memory export")
+    ]
+    export, import_back, dry_run = block.strip().splitlines()
+    # Something to export, stored through the server; a reference-server file to convert.
+    remember = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "remember", "arguments": {"content": "We deploy with make deploy"}},
+    }
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(
+            f"http://127.0.0.1:{readme_http_server}/mcp",
+            json=remember,
+            headers={"X-Memory-Tenant": "my-project"},
+        ) as answer,
+    ):
+        assert (await answer.json())["result"]["isError"] is False
+    entity = {"type": "entity", "name": "Billing API", "entityType": "service"}
+    (home / "memory.jsonl").write_text(json.dumps({**entity, "observations": ["Owned by Maria"]}))
+    env = user_env(home)
+    code, out, err = await run(["bash", "-c", export], env, cwd=home)
+    assert code == 0, out + err
+    (line,) = (home / "my-project.jsonl").read_text().splitlines()
+    assert json.loads(line)["content"] == "We deploy with make deploy", line
+    code, out, err = await run(["bash", "-c", import_back], env, cwd=home)
+    assert code == 0, out + err
+    code, out, err = await run(["bash", "-c", dry_run], env, cwd=home)
+    assert code == 0, out + err
+    assert "Owned by Maria" in out, out + err
