@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -553,16 +554,34 @@ def _counter_lines(rows: list[dict[str, Any]]) -> list[str]:
     return [*lines, ""]
 
 
+PLACEHOLDERS = (
+    "`DATA` is the folder the data sets are read from and `OUT` the one the results are written "
+    'to ([development.md](development.md), "Benchmarks").'
+)
+
+
+def public_command(command: str) -> str:
+    """The command as a reader runs it: where this machine keeps the data sets and the results is
+    nobody else's business, so ``--data`` and ``--out`` name their roles, not the paths."""
+    return re.sub(
+        r"(--data|--out)(=|\s+)(\S+)",
+        lambda match: f"{match.group(1)} {'DATA' if match.group(1) == '--data' else 'OUT'}",
+        command,
+    )
+
+
 def summary(results: dict[str, Any], *, plot_ref: str | None) -> str:
     m = results["machine"]
     load = results["load"]
     lines = [
         "# Benchmarks",
         "",
-        f"Written by `{results['command']}` (commit {results.get('commit') or 'unknown'}, "
+        f"Written by `{public_command(results['command'])}` "
+        f"(commit {results.get('commit') or 'unknown'}, "
         f"{results['started_at']}, {results['duration_s'] / 60:.0f} min"
         + (", **smoke sizes**" if results["smoke"] else "")
-        + ").",
+        + ")."
+        + (f" {PLACEHOLDERS}" if public_command(results["command"]) != results["command"] else ""),
         "",
         f"Machine: {m['cpu_model']}, {m['cores']} cores, {m['ram_gib']} GiB RAM, Python "
         f"{m['python']}, Linux {m['kernel']}. Embedded PostgreSQL (pgserver) and the local "
@@ -657,7 +676,7 @@ def _quality_targets(results: dict[str, Any]) -> list[str]:
             )
     if not rows:
         return []
-    return ["## Retrieval targets (issue 15)", "", *_targets_table(rows), ""]
+    return ["## Retrieval targets", "", *_targets_table(rows), ""]
 
 
 def _beam_targets(beam: dict[str, Any]) -> list[tuple[str, str, bool]]:
@@ -807,7 +826,7 @@ def _revision_lines(revisions: dict[str, Any]) -> list[str]:
         ),
     ]
     lines = [
-        "## Corrections and expiry (issue 17)",
+        "## Corrections and expiry",
         "",
         f"{pairs} (old fact, revised fact) pairs from coding-project chats "
         "(`bench/data/revisions.json`) among "
@@ -865,7 +884,7 @@ def _multiproc_lines(multi: dict[str, Any]) -> list[str]:
         ),
     ]
     lines = [
-        "## Several API processes on one PostgreSQL (issue 19)",
+        "## Several API processes on one PostgreSQL",
         "",
         f"Three API processes and the compactor on one embedded PostgreSQL, "
         f"{multi['memories']:,} memories in one tenant; each process recalls (concurrency 2) "
@@ -957,7 +976,7 @@ def _headline(speed: dict[str, Any], runs: list[dict[str, Any]]) -> list[str]:
     verdict = "met" if _met(row) else "**missed**"
     gauge = (row.get("cpu_ms_per_call") or {}).get("client")
     lines = [
-        f"Target (issue 3): recall p50 ≤ {TARGET_P50_MS:.0f} ms and p95 ≤ {TARGET_P95_MS:.0f} ms "
+        f"Target: recall p50 ≤ {TARGET_P50_MS:.0f} ms and p95 ≤ {TARGET_P95_MS:.0f} ms "
         f"at 10,000 memories, concurrency 1 — measured p50 {row['p50_ms']:.1f} ms, p95 "
         f"{row['p95_ms']:.1f} ms: {verdict}.",
         "",
@@ -994,4 +1013,4 @@ def _headline(speed: dict[str, Any], runs: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-__all__ = ["git_commit", "machine", "plot", "speed_run", "summary", "target_row"]
+__all__ = ["git_commit", "machine", "plot", "public_command", "speed_run", "summary", "target_row"]

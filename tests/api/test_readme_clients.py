@@ -1,6 +1,8 @@
 """The README's client commands, read from the README and run as it writes them: the Claude Code
-CLI adds the stdio server and lists it connected, and the pinned MCP Inspector CLI calls the
-server over HTTP and launches it over stdio.
+CLI adds the stdio server and lists it connected, the pinned MCP Inspector CLI calls the server
+over HTTP and launches it over stdio, curl calls a tool with the tenant header, and the Python
+example (the official MCP client) remembers and recalls; every client configuration is JSON that
+sets the tenant.
 
 What is not the README's own: the tools resolve to the copies ``tests/thirdparty`` installs
 (``npx <package>@<version>`` becomes the installed launcher of that same pinned version, on its
@@ -17,11 +19,14 @@ import json
 import os
 import re
 import shlex
+import shutil
+import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
 from shared.errors import StorageUnavailableError
@@ -201,3 +206,89 @@ async def test_the_inspector_launches_the_server_over_stdio_as_the_readme_writes
         assert [tool["name"] for tool in listed["tools"]][:2] == ["recall", "remember"]
     finally:
         await embedded_server_stopped(home / ".local" / "share" / "mcp-memory")
+
+
+def test_every_client_configuration_is_json_that_sets_the_tenant() -> None:
+    blocks = re.findall(r"```json\n(.*?)```", README.read_text(), flags=re.DOTALL)
+    assert len(blocks) == 4
+    for block in blocks:
+        config: dict[str, Any] = json.loads(block)
+        (server,) = (config.get("mcpServers") or config["servers"]).values()
+        tenant = (
+            server.get("headers", {}).get("X-Memory-Tenant") or server["env"]["MCP_MEMORY_TENANT"]
+        )
+        assert tenant == "my-project", block
+
+
+async def test_curl_recalls_over_http_as_the_readme_writes(
+    readme_http_server: str, home: Path
+) -> None:
+    if shutil.which("curl") is None:
+        reason = "curl is not installed (apt-get install curl)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{reason} (CI=true: this test must run in CI)")
+        pytest.skip(reason)
+    argv = readme_command("curl")
+    url = "http://127.0.0.1:3000/mcp"
+    assert url in argv
+    argv[argv.index(url)] = url.replace("3000", readme_http_server)
+    code, out, err = await run(argv, user_env(home), cwd=home)
+    assert code == 0, out + err
+    answer: dict[str, Any] = json.loads(out)
+    assert answer["result"]["isError"] is False, answer
+    assert answer["result"]["content"][0]["text"].startswith("[MEMORY] "), answer
+
+
+async def test_the_python_example_remembers_and_recalls_as_the_readme_writes(
+    readme_http_server: str, home: Path
+) -> None:
+    (block,) = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
+    url = "http://127.0.0.1:3000/mcp"
+    assert url in block
+    script = home / "example.py"
+    script.write_text(block.replace(url, url.replace("3000", readme_http_server)))
+    code, out, err = await run([sys.executable, str(script)], user_env(home), cwd=home)
+    assert code == 0, out + err
+    assert out.startswith("[MEMORY] 1 memory matched"), out + err
+    assert "Releases are tagged vX.Y.Z" in out, out
+
+
+async def test_the_backup_commands_run_as_the_readme_writes(
+    readme_http_server: str, home: Path
+) -> None:
+    """The README's export, import and dry-run import --from, each line run by a shell as written,
+    in the HOME whose data dir the README's server is using (and stops with it)."""
+    (block,) = [
+        block
+        for block in re.findall(r"```sh\n(.*?)```", README.read_text(), flags=re.DOTALL)
+        if block.startswith("mcp-memory export")
+    ]
+    export, import_back, dry_run = block.strip().splitlines()
+    # Something to export, stored through the server; a reference-server file to convert.
+    remember = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "remember", "arguments": {"content": "We deploy with make deploy"}},
+    }
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(
+            f"http://127.0.0.1:{readme_http_server}/mcp",
+            json=remember,
+            headers={"X-Memory-Tenant": "my-project"},
+        ) as answer,
+    ):
+        assert (await answer.json())["result"]["isError"] is False
+    entity = {"type": "entity", "name": "Billing API", "entityType": "service"}
+    (home / "memory.jsonl").write_text(json.dumps({**entity, "observations": ["Owned by Maria"]}))
+    env = user_env(home)
+    code, out, err = await run(["bash", "-c", export], env, cwd=home)
+    assert code == 0, out + err
+    (line,) = (home / "my-project.jsonl").read_text().splitlines()
+    assert json.loads(line)["content"] == "We deploy with make deploy", line
+    code, out, err = await run(["bash", "-c", import_back], env, cwd=home)
+    assert code == 0, out + err
+    code, out, err = await run(["bash", "-c", dry_run], env, cwd=home)
+    assert code == 0, out + err
+    assert "Owned by Maria" in out, out + err

@@ -247,6 +247,6 @@ def test_smoke_run_writes_every_stage(tmp_path: Path) -> None:
 
     summary = (out / "summary.md").read_text()
     assert summary.startswith("# Benchmarks") and "LoCoMo" in summary
-    assert "## Retrieval targets (issue 15)" in summary and "## Keyword probe" in summary
+    assert "## Retrieval targets" in summary and "## Keyword probe" in summary
     assert "## Probable updates" in summary
     print(f"smoke run took {elapsed:.1f} s")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.__main__ import merged
-from bench._report import _headline
+from bench._report import _headline, public_command
 
 
 def results(
@@ -51,3 +51,14 @@ def test_a_single_run_gets_no_runs_table(tmp_path: Path) -> None:
     combined = merged([saved(tmp_path, "one", results("ddd", "day 3", ["speed"], 14.0, 4.0))])
     text = "\n".join(_headline(combined["speed"], combined["speed_runs"]))
     assert "met." in text and "every speed run" not in text
+
+
+def test_the_published_command_names_no_path_of_the_machine_it_ran_on() -> None:
+    command = (
+        "python -m bench --data /work/shared/bench-data --out /tmp/exp/speed5 --only speed; then "
+        "python -m bench --data=/srv/data --out bench/results/run9 --only soak (its soak)"
+    )
+    assert public_command(command) == (
+        "python -m bench --data DATA --out OUT --only speed; then "
+        "python -m bench --data DATA --out OUT --only soak (its soak)"
+    )

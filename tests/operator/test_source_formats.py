@@ -232,11 +232,16 @@ def test_front_matter_reads_scalars_and_both_list_forms() -> None:
 
 
 def test_every_import_from_command_in_the_docs_parses_and_names_a_format() -> None:
-    """The README's and docs/importing.md's commands, as written, against the CLI's parser."""
+    """The commands of the README, docs/operations.md and docs/importing.md, as written, against
+    the CLI's parser."""
     root = Path(__file__).resolve().parents[2]
     commands = [
         line.split("#", 1)[0].split(">", 1)[0]
-        for doc in (root / "README.md", root / "docs" / "importing.md")
+        for doc in (
+            root / "README.md",
+            root / "docs" / "operations.md",
+            root / "docs" / "importing.md",
+        )
         for block in re.findall(r"```sh\n(.*?)```", doc.read_text(), flags=re.DOTALL)
         for line in block.splitlines()
         if "--from " in line and line.startswith("mcp-memory import")
