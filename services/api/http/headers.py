@@ -84,8 +84,8 @@ def tenant_of(headers: MultiMapping[str]) -> str:
         EXPLICIT_TENANT_HEADER,
         f"{EXPLICIT_TENANT_HEADER} header is required — add "
         f'"headers": {{"{EXPLICIT_TENANT_HEADER}": "<project>"}} to this server\'s entry in your '
-        f"MCP client's configuration (Agent Studio stamps {STAMPED_TENANT_HEADER} on a bound "
-        "project's runs)",
+        f"MCP client's configuration (a platform that binds its runs to a project may send "
+        f"{STAMPED_TENANT_HEADER} instead)",
     )
 
 
