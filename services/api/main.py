@@ -21,9 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
-from aiohttp import web
 
-from services.api.http.connections import KEEPALIVE_TIMEOUT_S, ConnectionGuard, GuardedSite
 from shared.config import Config, load_config
 from shared.errors import BootError, ConfigError, ServiceError, StorageError
 from shared.process.allocator import tune_allocator
@@ -42,7 +40,10 @@ from shared.storage.data_dir import DATA_DIR_EXIT_CODE, DataDirError, check_data
 from shared.storage.factory import watch_embedded_server
 
 if TYPE_CHECKING:
+    from aiohttp import web
+
     from services.api.http.app import RuntimeOpener
+    from services.api.http.connections import ConnectionGuard
 
 logger = logging.getLogger(__name__)
 
@@ -143,6 +144,8 @@ async def _start(
         raise BootError(f"configuration error: {error}") from error
     except ServiceError as error:
         raise BootError(f"startup error: {error}") from error
+    from services.api.http.connections import GuardedSite
+
     site = GuardedSite(runner, guard, hosts=hosts, port=port)
     try:
         await site.start()
@@ -169,8 +172,11 @@ async def serve(
         )
         return 1
     # Imported here, not at the top: the MCP SDK takes seconds to import, and a configuration
-    # refusal should not wait for it.
+    # refusal should not wait for it; nor does a stdio server need the web stack at all.
+    from aiohttp import web
+
     from services.api.http.app import RUNTIME_KEY, build_app
+    from services.api.http.connections import KEEPALIVE_TIMEOUT_S, ConnectionGuard
     from services.api.http.throttle import KeyThrottle
     from services.api.runtime import open_runtime as real_runtime
     from services.api.ui import start_ui

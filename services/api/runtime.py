@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator, Callable
 
 import msgspec
 
-from services.api.http.readiness import ReadinessCheck, storage_check
 from services.api.metrics import PrometheusCounterEvents, scan_metrics
+from services.api.storage_probe import ReadinessCheck, storage_check
 from services.api.store_deadlines import GuardedObjectStore, GuardedVectorStore, TimedEmbedder
 from services.api.tools import build_catalogue
 from services.api.tools.definition import ToolSpec

@@ -12,8 +12,8 @@ import mcp_types as types
 from aiohttp import web
 
 from services.api.http.app import build_app
-from services.api.http.readiness import READY_TIMEOUT_S
 from services.api.runtime import open_runtime
+from services.api.storage_probe import READY_TIMEOUT_S
 from shared.config import load_config
 from tests.api.conftest import mcp_session
 from tests.conftest import run_admin

@@ -27,8 +27,8 @@ import pytest
 from aiohttp import web
 
 from services.api.http.app import build_app
-from services.api.http.readiness import READY_TIMEOUT_S
 from services.api.runtime import open_runtime
+from services.api.storage_probe import READY_TIMEOUT_S
 from shared.config import load_config
 from shared.process.logs import JsonLineFormatter
 from tests.api.conftest import mcp_session

@@ -23,8 +23,9 @@ from services.api.http.host_header import loopback_names
 from services.api.http.mcp_transport import MAX_BODY_BYTES, McpEndpoint
 from services.api.http.pointer import POINTER_KEY, ROOT_PATH, PagePointer, pointer
 from services.api.http.protocol import name_server
-from services.api.http.readiness import READY_PATH, ReadinessCheck, ready_response
+from services.api.http.readiness import READY_PATH, ready_response
 from services.api.http.throttle import KeyThrottle
+from services.api.storage_probe import ReadinessCheck
 from services.api.tools.definition import ToolSpec
 from shared.config import Config
 from shared.process.version import installed_version
