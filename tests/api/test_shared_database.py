@@ -21,6 +21,7 @@ from shared.storage.postgres.embedded import (
     pgdata_path,
     server_alive,
 )
+from shared.storage.postgres.keeper import FIRST_USER_WAIT_S
 from tests.api._process import clean_env
 from tests.api._stdio_process import BOOT_TIMEOUT_S, stdio_server
 
@@ -163,3 +164,15 @@ async def test_the_last_to_leave_sets_the_grace(embedded_data_dir: Path) -> None
     assert not server_alive(embedded_data_dir)
     await until_stopped(embedded_data_dir, within_s=10)
     assert starts(embedded_data_dir) == 1
+
+
+async def test_a_first_user_leaving_at_once_with_no_grace_stops_the_server_at_once(
+    embedded_data_dir: Path,
+) -> None:
+    """The wait for a first user (the starter's time to connect) ends with that user: one that
+    leaves before the keeper has looked again is not waited for."""
+    started = time.monotonic()
+    async with embedded_database(embedded_data_dir, grace_s=0):
+        pass
+    assert not server_alive(embedded_data_dir)
+    assert time.monotonic() - started < FIRST_USER_WAIT_S

@@ -124,6 +124,7 @@ class Keeper:
         self._url = url
         self._grace_s = grace_s
         self._users = 0
+        self._served = False  # until a first user came, the starter has FIRST_USER_WAIT_S
         self._changed = asyncio.Event()
         self._done = asyncio.Event()
         # With no grace, the last user's connection stays open until the server is released:
@@ -165,6 +166,7 @@ class Keeper:
             writer.close()
             return
         self._users += 1
+        self._served = True
         self._changed.set()
         for parked in self._leaving:
             parked.close()  # the server stays: nobody needs to wait for its release
@@ -187,15 +189,13 @@ class Keeper:
                 writer.close()
 
     async def _until_unused(self) -> None:
-        first = True  # no user yet: the starter gets FIRST_USER_WAIT_S to connect
         while not self._done.is_set():
             self._changed.clear()
             if self._users > 0:
-                first = False
                 await self._next_change()
                 continue
             # The grace of the last user to leave, read now: it changes as users come and go.
-            wait_s = max(self._grace_s, FIRST_USER_WAIT_S) if first else self._grace_s
+            wait_s = self._grace_s if self._served else max(self._grace_s, FIRST_USER_WAIT_S)
             try:
                 await asyncio.wait_for(self._next_change(), timeout=wait_s)
             except TimeoutError:
