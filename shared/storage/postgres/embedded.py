@@ -5,15 +5,16 @@ only on a Unix socket; the backend then uses it through the same code as any oth
 
 Several processes may share one data dir (the API and the compactor both run ``--local``).
 pgserver keeps the pids of its users in ``.handle_pids.json`` inside the data dir, under an
-inter-process file lock, and the process that removes the last pid stops the server. Two things
+inter-process file lock, and the process that removes the last pid stops the server. Three things
 are added here:
 
 * a process that died without running its exit hooks (SIGKILL, OOM) leaves its pid behind, and
   the server would then never stop; dead pids are dropped before joining and before leaving;
 * within one process, users are counted, so the server is joined once and left (stopping it
   when no other live process uses it) when the last user closes, not only at interpreter exit;
-* the processes that serve (``embedded_database``) hold it through a keeper process of their
-  own, so a server they were starting or stopping when killed is still stopped (``keeper``).
+* the local processes (``embedded_database``) hold it through the data dir's one keeper, which
+  they reach through ``keeper.sock`` and which stops the server after the last one's grace,
+  even when that one was killed while the server was still starting (``keeper``).
 
 pgserver blocks on subprocesses (initdb, pg_ctl): ``acquire_server`` and ``release_server``
 block, and run in the keeper, off any event loop.
