@@ -28,7 +28,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from bench._data import Conversation
 from shared.embedding.local import TOKENIZER_PATH
-from shared.storage.postgres.embedded import keeper_socket_path, server_alive
+from shared.storage.postgres.embedded import embedded_database, keeper_socket_path, server_alive
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 PEER_VENV: Final = ROOT / "tests" / "thirdparty" / "mcp-memory-service"
@@ -127,29 +127,14 @@ def _peer(home: Path) -> Server | None:
     )
 
 
-def _stop_database(data_dir: Path) -> None:
-    """Leave no database running: a process with no grace joins and leaves, which stops it."""
-    if not keeper_socket_path(data_dir).exists():
-        return
-    subprocess.run(
-        [
-            str(Path(sys.executable).parent / "mcp-memory"),
-            "export",
-            "--local",
-            "--data-dir",
-            str(data_dir),
-            "--tenant",
-            TENANT,
-        ],
-        env={**os.environ, "PG_EMBEDDED_GRACE_S": "0", "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.DEVNULL,
-        check=True,
-    )
-    deadline = time.monotonic() + 30
-    while server_alive(data_dir):
-        if time.monotonic() > deadline:
-            raise RuntimeError("the embedded database did not stop")
-        time.sleep(0.05)
+async def _stop_database(data_dir: Path) -> None:
+    """Leave no database running: join the keeper and leave it last, with no grace, which
+    stops the database before the leaving returns."""
+    if keeper_socket_path(data_dir).exists():
+        async with embedded_database(data_dir, grace_s=0):
+            pass
+    if server_alive(data_dir):
+        raise RuntimeError("the embedded database did not stop")
 
 
 def _medians(runs: list[dict[str, float]]) -> dict[str, Any]:
@@ -174,7 +159,7 @@ async def run_first_answer(
     warm: list[dict[str, float]] = []
     peers: list[dict[str, float]] = []
     for rep in range(reps):
-        _stop_database(data_dir)
+        await _stop_database(data_dir)
         cold.append(await _first_answer(_ours(data_dir, grace_s=600)))
         # The database the cold run left running (its grace) is what a respawn finds.
         warm.append(await _first_answer(_ours(data_dir, grace_s=600)))
@@ -186,7 +171,7 @@ async def run_first_answer(
             + (f", mcp-memory-service {peers[-1]['first_recall_s']} s" if peers else "")
         )
     with contextlib.suppress(subprocess.CalledProcessError):
-        _stop_database(data_dir)
+        await _stop_database(data_dir)
     result: dict[str, Any] = {
         "memories": len(texts),
         "cold": _medians(cold),

@@ -35,7 +35,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import botocore.session
 import pytest
 import yaml
@@ -45,7 +44,7 @@ from botocore.model import StructureShape
 
 from bench.__main__ import _parser as bench_parser
 from services.api.main import _parser as api_parser
-from tests.api._process import CONSOLE_SCRIPT, start, stop
+from tests.api._process import CONSOLE_SCRIPT, remember_over_http, start, stop
 from tests.api.test_readme_clients import run, user_env
 from tests.conftest import run_admin, with_database
 from tests.deploy.render import (
@@ -388,21 +387,9 @@ async def test_the_s3_setup_and_server_run_as_written(
             (listening,) = [event for event in api.events if event.get("event") == "listening"] or [
                 pytest.fail(f"the server did not start: {api.events}")
             ]
-            remember = {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "remember", "arguments": {"content": "We deploy on Tuesdays"}},
-            }
-            async with (
-                aiohttp.ClientSession() as http,
-                http.post(
-                    f"http://127.0.0.1:{listening['port']}/mcp",
-                    json=remember,
-                    headers={"X-Memory-Tenant": "my-project"},
-                ) as answer,
-            ):
-                result = (await answer.json())["result"]
+            result = await remember_over_http(
+                listening["port"], "We deploy on Tuesdays", tenant="my-project"
+            )
             assert result["isError"] is False, result
         finally:
             if api.process.returncode is None:

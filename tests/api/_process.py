@@ -112,3 +112,24 @@ async def local_api(**env: str) -> AsyncIterator[tuple[ApiProcess, str, str]]:
             assert await api.exit_code(timeout_s=SHUTDOWN_GRACE_S) == 0
         finally:
             await stop(api)
+
+
+async def remember_over_http(port: int | str, content: str, *, tenant: str) -> dict[str, Any]:
+    """One ``remember`` sent as a bare JSON-RPC request to ``POST /mcp``, as the README's curl
+    line sends it; the JSON-RPC result."""
+    import aiohttp
+
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "remember", "arguments": {"content": content}},
+    }
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(
+            f"http://127.0.0.1:{port}/mcp", json=request, headers={"X-Memory-Tenant": tenant}
+        ) as answer,
+    ):
+        result: dict[str, Any] = (await answer.json())["result"]
+    return result

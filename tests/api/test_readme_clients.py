@@ -26,12 +26,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
 
 from shared.errors import StorageUnavailableError
 from shared.storage.postgres.embedded import embedded_database, pgdata_path
-from tests.api._process import CONSOLE_SCRIPT, REPO, clean_env, start, stop
+from tests.api._process import CONSOLE_SCRIPT, REPO, clean_env, remember_over_http, start, stop
 from tests.api.test_inspector_cli import INSPECTOR, INSTALL, NODE, THIRDPARTY
 
 README = REPO / "README.md"
@@ -265,21 +264,10 @@ async def test_the_backup_commands_run_as_the_readme_writes(
     ]
     export, import_back, dry_run = block.strip().splitlines()
     # Something to export, stored through the server; a reference-server file to convert.
-    remember = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": "remember", "arguments": {"content": "We deploy with make deploy"}},
-    }
-    async with (
-        aiohttp.ClientSession() as http,
-        http.post(
-            f"http://127.0.0.1:{readme_http_server}/mcp",
-            json=remember,
-            headers={"X-Memory-Tenant": "my-project"},
-        ) as answer,
-    ):
-        assert (await answer.json())["result"]["isError"] is False
+    stored = await remember_over_http(
+        readme_http_server, "We deploy with make deploy", tenant="my-project"
+    )
+    assert stored["isError"] is False, stored
     entity = {"type": "entity", "name": "Billing API", "entityType": "service"}
     (home / "memory.jsonl").write_text(json.dumps({**entity, "observations": ["Owned by Maria"]}))
     env = user_env(home)
