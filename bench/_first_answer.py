@@ -1,8 +1,10 @@
 """A desktop client's first answer: spawn a stdio server, ``initialize``, ``tools/list``, one
 recall answered, through the official MCP client, on a data dir already holding memories.
 
-Cold is no database running (every run starts it: ``PG_EMBEDDED_GRACE_S=0``); warm is one left
-running by the previous process within its grace, as a client respawning its server finds it.
+Cold is no database and no resident running (each run starts the database); warm is what the
+previous process left running within its grace, as a client respawning its server a few seconds
+later finds it: the database, and the resident that then serves the new process's client
+(``services.api.stdio.sharing``).
 When doobidoo's mcp-memory-service is installed where the suite's third-party tests keep it
 (``tests/thirdparty/mcp-memory-service``, with onnxruntime), it runs the same sequence on the
 same MiniLM int8 weights, alternated with ours, and the ratios are ours over its.
@@ -10,6 +12,7 @@ same MiniLM int8 weights, alternated with ours, and the ratios are ours over its
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
@@ -27,6 +30,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from bench._data import Conversation
+from services.api.stdio.sharing import stop_resident
 from shared.embedding.local import TOKENIZER_PATH
 from shared.storage.postgres.embedded import embedded_database, keeper_socket_path, server_alive
 
@@ -38,6 +42,9 @@ TENANT: Final = "first-answer"
 TIMEOUT_S: Final = 120.0
 FIRST_ANSWER_REPS: Final = 5
 FIRST_ANSWER_REPS_SMOKE: Final = 1
+# How long after the last client left a warm start respawns: a resident takes about a second
+# to start, and a client restarting its server (a desktop app relaunched) takes longer.
+RESPAWN_AFTER_S: Final = 3.0
 
 
 @dataclass(frozen=True)
@@ -128,8 +135,10 @@ def _peer(home: Path) -> Server | None:
 
 
 async def _stop_database(data_dir: Path) -> None:
-    """Leave no database running: join the keeper and leave it last, with no grace, which
-    stops the database before the leaving returns."""
+    """Leave no resident and no database running: stop the resident, then join the keeper and
+    leave it last, with no grace, which stops the database before the leaving returns."""
+    if not await asyncio.to_thread(stop_resident, data_dir):
+        raise RuntimeError("the resident did not stop")
     if keeper_socket_path(data_dir).exists():
         async with embedded_database(data_dir, grace_s=0):
             pass
@@ -161,7 +170,8 @@ async def run_first_answer(
     for rep in range(reps):
         await _stop_database(data_dir)
         cold.append(await _first_answer(_ours(data_dir, grace_s=600)))
-        # The database the cold run left running (its grace) is what a respawn finds.
+        # What the cold run left running (its grace) is what a respawn finds.
+        await asyncio.sleep(RESPAWN_AFTER_S)
         warm.append(await _first_answer(_ours(data_dir, grace_s=600)))
         if peer is not None:
             peers.append(await _first_answer(peer))

@@ -96,7 +96,8 @@ def test_the_benchmarks_call_the_operations_not_the_transport() -> None:
     """bench/ stores and recalls through shared.operations. Only the transport's own benchmarks
     build the HTTP application (around a stand-in tool), and the in-process step timer
     (bench/_steps.py) times the recall tool's prose, the tool whole and the server's MCP framing
-    of its answer (bench/_framing.py) as steps of their own."""
+    of its answer (bench/_framing.py) as steps of their own. The first-answer bench stops the
+    stdio resident between its cold runs (bench/_first_answer.py)."""
     transport = {
         f"{path.relative_to(ROOT)} imports {name}"
         for path in modules_under("bench")
@@ -104,6 +105,7 @@ def test_the_benchmarks_call_the_operations_not_the_transport() -> None:
         if name == "services" or name.startswith("services.")
     }
     assert transport == {
+        "bench/_first_answer.py imports services.api.stdio.sharing",
         "bench/_framing.py imports services.api.http.mcp_transport",
         "bench/_framing.py imports services.api.tools.definition",
         "bench/_speed.py imports services.api.http.app",
@@ -169,10 +171,12 @@ def test_only_config_reads_the_environment_for_settings() -> None:
         for path in modules_under(folder)
         if "os.environ" in path.read_text() or "os.getenv" in path.read_text()
     ]
-    # main modules hand os.environ to load_config; cli reads HOSTNAME for the process id.
+    # main modules (the stdio resident is a process of its own) hand os.environ to load_config;
+    # cli reads HOSTNAME for the process id.
     allowed = {
         "shared/config.py",
         "services/api/main.py",
+        "services/api/stdio/resident.py",
         "services/compactor/main.py",
         "services/operator/main.py",
         "shared/process/cli.py",

@@ -288,16 +288,21 @@ def _with_flags(config: Config, args: argparse.Namespace) -> Config:
 
 def _run_stdio(config: Config, *, open_runtime: RuntimeOpener | None) -> int:
     """Raises ConfigError: MCP_MEMORY_TENANT is missing or malformed (before anything opens)."""
+    from services.api.stdio.relay import relayed
+    from services.api.stdio.sharing import shares_a_resident, with_stdio_grace
+
+    config = with_stdio_grace(config)
+    # A test's own runtime is served in this process, never by a resident.
+    if open_runtime is None and shares_a_resident(config):
+        code = relayed(config)
+        if code is not None:
+            return code
     from services.api.runtime import open_runtime as real_runtime
-    from services.api.stdio.transport import serve_stdio, stdio_context, with_stdio_grace
+    from services.api.stdio.transport import serve_stdio, stdio_context
 
     context = stdio_context(config.stdio)
     try:
-        return asyncio.run(
-            serve_stdio(
-                with_stdio_grace(config), context, open_runtime=open_runtime or real_runtime
-            )
-        )
+        return asyncio.run(serve_stdio(config, context, open_runtime=open_runtime or real_runtime))
     except (StorageError, ServiceError) as error:
         print(f"startup error: {error}", file=sys.stderr)
         return 1

@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from services.api.stdio.sharing import stop_resident
 from shared.errors import StorageUnavailableError
 from shared.storage.postgres.embedded import embedded_database, pgdata_path
 from tests.api._process import CONSOLE_SCRIPT, REPO, clean_env, remember_over_http, start, stop
@@ -118,7 +119,9 @@ async def embedded_server_stopped(data_dir: Path, *, timeout_s: float = 60.0) ->
     """Stop the embedded PostgreSQL the client's server left running for its grace (a client
     starts the server with an environment of its own, so the suite's PG_EMBEDDED_GRACE_S=0 does
     not reach it), waiting for a server still finishing its start: this test joins the keeper
-    and leaves it with no grace until the database has stopped."""
+    and leaves it with no grace until the database has stopped, once the resident the server
+    left (services.api.stdio.sharing) has stopped."""
+    assert await asyncio.to_thread(stop_resident, data_dir), "the resident did not stop"
     pid_file = pgdata_path(data_dir) / "postmaster.pid"
     deadline = time.monotonic() + timeout_s
     while pid_file.exists():

@@ -7,25 +7,30 @@ may come from ``MCP_MEMORY_CONVERSATION``; both by the headers' rules, never fro
 The handshake and ``tools/list`` are answered at once and the runtime opens behind them; a tool
 call waits for it. The process serves one client until its stdin closes or a signal arrives, then
 leaves the runtime, which runs the final counter flush. Several such processes (one per editor
-window) may share one embedded data dir: they are processes on one PostgreSQL, as pods are.
+window) may share one embedded data dir: they are processes on one PostgreSQL, as pods are. On
+its way out, a server leaves a resident behind for the data dir, which serves the next ones
+(``services.api.stdio.sharing``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import os
 import signal
+import socket
 import sys
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TextIO
 
-import msgspec
+import anyio
 from mcp.server.stdio import stdio_server
 
 from services.api.http.headers import validated_conversation, validated_tenant
 from services.api.stdio.deferred import BackgroundRuntime, tool_definitions, waiting_catalogue
+from services.api.stdio.sharing import shares_a_resident, start_resident
 from services.api.stdio.wire import ScreenedStdin, claimed_stdin
 from services.api.tools.catalogue_server import SERVER_NAME, CatalogueServer
 from services.api.tools.definition import ToolContext, ToolSpec
@@ -41,23 +46,11 @@ logger = logging.getLogger(__name__)
 
 TENANT_VARIABLE: Final = "MCP_MEMORY_TENANT"
 CONVERSATION_VARIABLE: Final = "MCP_MEMORY_CONVERSATION"
-STDIO_EMBEDDED_GRACE_S: Final = 300.0
 # How a stdio server is put in a conversation, as a refusal that needs one says it.
 CONVERSATION_VIA: Final = (
     f"{CONVERSATION_VARIABLE} set in this server's environment (the env of its entry in your MCP "
     "client's configuration; stdio has no headers)"
 )
-
-
-def with_stdio_grace(config: Config) -> Config:
-    """The configuration a stdio server runs with: unless ``PG_EMBEDDED_GRACE_S`` is set, the
-    embedded database outlives it by ``STDIO_EMBEDDED_GRACE_S``, since a desktop client respawns
-    its server often and a respawn within the grace finds the database running. Every other
-    process stops the database on leaving unless told otherwise."""
-    if config.postgres.embedded_grace_s is not None:
-        return config
-    postgres = msgspec.structs.replace(config.postgres, embedded_grace_s=STDIO_EMBEDDED_GRACE_S)
-    return msgspec.structs.replace(config, postgres=postgres)
 
 
 def stdio_context(settings: StdioSettings) -> ToolContext:
@@ -98,13 +91,26 @@ class StdioEndpoint:
     async def serve(self) -> None:
         """Until the client closes stdin."""
         with claimed_stdin() as wire:
-            # Every line the SDK would drop unanswered is answered (services.api.stdio.wire).
-            stdin = ScreenedStdin(wire)
-            async with stdio_server(stdin=stdin) as (read_stream, write_stream):
-                stdin.answer_with(write_stream)
-                await self.server.run(
-                    read_stream, write_stream, self.server.create_initialization_options()
-                )
+            await self._serve(wire, stdout=None)
+
+    async def serve_socket(self, conn: socket.socket) -> None:
+        """Until the relay at the other end of ``conn`` (a blocking socket) closes its side:
+        the same session over a Unix socket (services.api.stdio.resident)."""
+        with (
+            io.TextIOWrapper(conn.makefile("rb"), encoding="utf-8", errors="replace") as wire,
+            io.TextIOWrapper(conn.makefile("wb"), encoding="utf-8", write_through=True) as out,
+        ):
+            await self._serve(wire, stdout=anyio.wrap_file(out))
+
+    async def _serve(self, wire: TextIO, *, stdout: anyio.AsyncFile[str] | None) -> None:
+        # Every line the SDK would drop unanswered is answered (services.api.stdio.wire).
+        stdin = ScreenedStdin(wire)
+        # No stdout given: the SDK claims the process's own.
+        async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
+            stdin.answer_with(write_stream)
+            await self.server.run(
+                read_stream, write_stream, self.server.create_initialization_options()
+            )
 
 
 def _log_serving(runtime: RuntimeView, context: ToolContext, *, open_ms: int) -> None:
@@ -167,6 +173,9 @@ async def serve_stdio(config: Config, context: ToolContext, *, open_runtime: Run
     await runtime.close()
     logger.info("shutdown_complete")
     code = 1 if server_died or runtime.failed else 0
+    if code == 0 and shares_a_resident(config) and config.postgres.data_dir is not None:
+        # The next stdio server of this data dir is served at once (services.api.stdio.sharing).
+        start_resident(config.postgres.data_dir)
     if abandoned:
         # That thread would also hold the interpreter's exit (asyncio joins its executor):
         # everything is flushed and closed, so the process ends here.
