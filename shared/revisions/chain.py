@@ -112,18 +112,24 @@ class Replacements:
         older = self._older.get(memory_id, ())
         return tuple(sorted(old for old in older if memory_id in self._standing(old)))
 
-    def current(self, memory_id: str) -> tuple[str, ...]:
-        """The newest versions this one leads to (A → B → C gives C; the memory itself when
-        nothing replaced it), oldest first. Never empty: the standing records form no cycle,
-        so every walk along them ends at a memory nothing retires."""
-        seen = {memory_id}
+    def newer(self, memory_id: str) -> set[str]:
+        """Every version newer than this one, along the records that stand (they form no cycle,
+        so the walk ends)."""
+        reached: set[str] = set()
         frontier = [memory_id]
         while frontier:
-            for newer in self._standing(frontier.pop()):
-                if newer not in seen:
-                    seen.add(newer)
-                    frontier.append(newer)
-        return tuple(sorted(v for v in seen if not self.retired(v)))
+            for step in self._standing(frontier.pop()):
+                if step not in reached:
+                    reached.add(step)
+                    frontier.append(step)
+        return reached
+
+    def current(self, memory_id: str) -> tuple[str, ...]:
+        """The newest versions this one leads to (A → B → C gives C; the memory itself when
+        nothing replaced it), oldest first. Never empty: every walk along the standing records
+        ends at a memory nothing retires."""
+        reached = self.newer(memory_id) | {memory_id}
+        return tuple(sorted(v for v in reached if not self.retired(v)))
 
     def versions(self, memory_id: str) -> tuple[str, ...]:
         """Every memory connected to this one by replacements, itself included, newest first
