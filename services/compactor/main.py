@@ -26,7 +26,6 @@ from services.compactor.jobs import JOBS, JobContext, JobRunner
 from services.compactor.metrics import CompactorMetrics
 from services.compactor.schedule import build_scheduler
 from shared.config import Config, load_config
-from shared.counters import COMPACTION_LAG_MS
 from shared.errors import BootError, ConfigError, StorageError
 from shared.memories.expiry import Expirer
 from shared.memories.reconcile import Reconciler
@@ -108,13 +107,11 @@ async def _run(config: Config, *, metrics_port: int, stop: asyncio.Event) -> Non
             objects=stores.objects,
             process_id=process_id(),
             clock_ms=wall_clock_ms,
-            lag_ms=COMPACTION_LAG_MS,
         )
         runner = JobRunner(
             JobContext(
                 objects=stores.objects,
                 clock_ms=wall_clock_ms,
-                lag_ms=COMPACTION_LAG_MS,
                 housekeeping=stores.housekeeping,
                 reconciler=Reconciler(context),
                 expirer=Expirer(context),

@@ -29,12 +29,11 @@ from typing import Final, TextIO
 
 from services.operator.paths import PathRefusedError, check_paths
 from services.operator.progress import Progress
-from services.operator.sources import SourceArgumentsError, import_source
+from services.operator.sources import SourceArgumentsError, import_source, opened_importer
 from shared.config import Config, load_config
-from shared.embedding import Embedder, open_embedder
 from shared.errors import ConfigError, InvalidInputError, RefusedError, ServiceError, StorageError
 from shared.model.ids import is_tenant, wall_clock_ms
-from shared.process.cli import DEFAULT_DATA_DIR, add_version_argument, process_id
+from shared.process.cli import DEFAULT_DATA_DIR, add_version_argument
 from shared.process.logs import configure_logging
 from shared.storage import Stores, open_stores
 from shared.storage.data_dir import DATA_DIR_EXIT_CODE, DataDirError, check_data_dir
@@ -153,12 +152,6 @@ def _side(args: argparse.Namespace, side: str) -> Config:
     return load_config(environ, local=local, data_dir=getattr(args, f"{side}_data_dir"))
 
 
-@contextlib.asynccontextmanager
-async def _with_model(config: Config) -> AsyncIterator[tuple[Stores, Embedder]]:
-    async with open_stores(config) as stores, open_embedder(config) as model:
-        yield stores, model
-
-
 async def _tenants(stores: Stores, tenant: str | None) -> list[str]:
     if tenant is not None:
         if not is_tenant(tenant):
@@ -224,15 +217,8 @@ async def _copy(
     """migrate and reembed: every record of the source, imported into the target."""
     async with (
         open_stores(source) as source_stores,
-        _with_model(target) as (target_stores, model),
+        opened_importer(target, require_empty=require_empty) as importer,
     ):
-        importer = Importer(
-            target_stores,
-            model,
-            process_id=process_id(),
-            clock_ms=wall_clock_ms,
-            require_empty=require_empty,
-        )
         names = await _tenants(source_stores, tenant)
 
         async def exported() -> AsyncIterator[tuple[str, ExportedMemory]]:
@@ -270,14 +256,7 @@ async def _run(args: argparse.Namespace, environ: Mapping[str, str]) -> str:
         config = load_config(environ, local=args.local, data_dir=args.data_dir)
         if args.tenant is not None and not is_tenant(args.tenant):
             raise CommandRefusedError(f"--tenant {args.tenant!r} is not a valid tenant name")
-        async with _with_model(config) as (stores, model):
-            importer = Importer(
-                stores,
-                model,
-                process_id=process_id(),
-                clock_ms=wall_clock_ms,
-                link_updates=args.link_updates,
-            )
+        async with opened_importer(config, link_updates=args.link_updates) as importer:
             with _rereadable(args.input) as source:
                 report = await _import_stream(importer, source, tenant=args.tenant)
     else:

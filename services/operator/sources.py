@@ -8,11 +8,12 @@ one import. The summary of what was taken and what skipped, and why, goes to std
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 
 from services.operator.progress import Progress
-from shared.config import load_config
+from shared.config import Config, load_config
 from shared.embedding import open_embedder
 from shared.errors import RefusedError
 from shared.model.ids import is_tenant, wall_clock_ms
@@ -27,6 +28,14 @@ class SourceArgumentsError(RefusedError):
     """``--from`` without what it needs."""
 
 
+@contextlib.asynccontextmanager
+async def opened_importer(config: Config, **options: bool) -> AsyncIterator[Importer]:
+    """An importer into ``config``'s stores, embedding with its model; ``options`` are the
+    Importer's (``link_updates``, ``require_empty``)."""
+    async with open_stores(config) as stores, open_embedder(config) as model:
+        yield Importer(stores, model, process_id=process_id(), clock_ms=wall_clock_ms, **options)
+
+
 def _converted(args: argparse.Namespace) -> Conversion:
     if args.tenant is None or args.input is None:
         raise SourceArgumentsError(
@@ -36,7 +45,7 @@ def _converted(args: argparse.Namespace) -> Conversion:
     if not is_tenant(args.tenant):
         raise SourceArgumentsError(f"--tenant {args.tenant!r} is not a valid tenant name")
     conversion = FORMATS[args.source](args.input, args.tenant)
-    check(conversion, tenant=args.tenant)
+    check(conversion)
     return conversion
 
 
@@ -56,19 +65,10 @@ async def import_source(args: argparse.Namespace, environ: Mapping[str, str]) ->
     if not conversion.taken:
         return "nothing to take: the source holds no memories this import can use"
     config = load_config(environ, local=args.local, data_dir=args.data_dir)
-    async with open_stores(config) as stores, open_embedder(config) as model:
-        importer = Importer(
-            stores,
-            model,
-            process_id=process_id(),
-            clock_ms=wall_clock_ms,
-            link_updates=args.link_updates,
-        )
+    async with opened_importer(config, link_updates=args.link_updates) as importer:
         progress = Progress("import", total=len(conversion.taken))
         try:
-            report = await import_conversion(
-                importer, conversion, tenant=args.tenant, progress=progress.advance
-            )
+            report = await import_conversion(importer, conversion, progress=progress.advance)
         finally:
             progress.close()
     return (

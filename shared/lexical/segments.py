@@ -64,7 +64,9 @@ class LexiconShard(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True
         )
 
 
-class MergedLexicon(msgspec.Struct, frozen=True, kw_only=True):
+class MergedHeader(msgspec.Struct, frozen=True, kw_only=True):
+    """merged.json without its documents: decoding it skips them without building them."""
+
     v: int = LEXICON_VERSION
     watermark: str = ""
     # What the fold that wrote this absorbed: the watermark it started from and a digest of the
@@ -73,30 +75,20 @@ class MergedLexicon(msgspec.Struct, frozen=True, kw_only=True):
     # reading them again (``Lexicon`` does). Empty when a backfill wrote it.
     folded_from: str = ""
     absorbed: str = ""
+
+
+class MergedLexicon(MergedHeader, frozen=True, kw_only=True):
     docs: Documents = msgspec.field(default_factory=dict)
     labels: Labels = msgspec.field(default_factory=dict)
 
 
-class FoldingLexicon(msgspec.Struct, frozen=True, kw_only=True):
+class FoldingLexicon(MergedHeader, frozen=True, kw_only=True):
     """merged.json as a fold reads and writes it: each document left as its JSON text. A fold
     never looks inside a document, and decoding them into dicts would make several times the
     small objects on every fold, which the allocator keeps as fragments."""
 
-    v: int = LEXICON_VERSION
-    watermark: str = ""
-    folded_from: str = ""
-    absorbed: str = ""
     docs: dict[str, msgspec.Raw] = msgspec.field(default_factory=dict)
     labels: Labels = msgspec.field(default_factory=dict)
-
-
-class MergedHeader(msgspec.Struct, frozen=True, kw_only=True):
-    """merged.json without its documents: decoding it skips them without building them."""
-
-    v: int = LEXICON_VERSION
-    watermark: str = ""
-    folded_from: str = ""
-    absorbed: str = ""
 
 
 _SHARD_DECODER: Final = msgspec.json.Decoder(LexiconShard)

@@ -99,16 +99,15 @@ class Expirer:
         # a memory that is itself expired is deleted.
         doomed = [m for m in found.values() if m.expires_at is not None and m.expired_by(now_ms)]
         doomed_ids = [m.id for m in doomed]
+        gone = [memory_id for memory_id in ids if memory_id not in found or memory_id in doomed_ids]
         records = [
             replaced_key(tenant, memory_id, new_id)
-            for memory_id in ids
-            if memory_id not in found or memory_id in doomed_ids
+            for memory_id in gone
             for new_id in replacements.successors(memory_id)
         ]
         records += [
             link_key(tenant, old_id, new_id, kind)
-            for memory_id in ids
-            if memory_id not in found or memory_id in doomed_ids
+            for memory_id in gone
             for old_id, new_id, kind in replacements.link_records(memory_id)
         ]
         keys = [index_key(m) for m in doomed] + records

@@ -105,24 +105,11 @@ async def replaceable(
     return memory
 
 
-def _reach(replacements: Replacements, memory_id: str) -> set[str]:
-    """Every version newer than ``memory_id`` along the records that stand (they form no
-    cycle, so the walk ends)."""
-    reached: set[str] = set()
-    frontier = [memory_id]
-    while frontier:
-        for step in replacements.replaced_by(frontier.pop()):
-            if step not in reached:
-                reached.add(step)
-                frontier.append(step)
-    return reached
-
-
 def _live(visibility: Visibility, memories: Iterable[Memory]) -> dict[str, set[str]]:
     """Those of ``memories`` this request can name (its own or a project memory, not
     expired), each with the versions newer than it."""
     return {
-        m.id: _reach(visibility.replacements, m.id)
+        m.id: visibility.replacements.newer(m.id)
         for m in memories
         if m.visible_to(visibility.conversation) and not m.expired(visibility.now_iso)
     }
@@ -132,7 +119,7 @@ async def _seen_newer(
     vectors: VectorStore, tenant: str, visibility: Visibility, memory_id: str
 ) -> dict[str, set[str]]:
     """The versions newer than ``memory_id`` that this request can still name."""
-    newer = _reach(visibility.replacements, memory_id)
+    newer = visibility.replacements.newer(memory_id)
     return _live(visibility, await vectors.get(tenant, sorted(newer)) if newer else [])
 
 

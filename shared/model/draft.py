@@ -34,7 +34,7 @@ MAX_TAG_BYTES: Final = 64
 
 class Limits(TypedDict, total=False):
     """What a field's ``Meta.extra`` may ask; the remember tool's arguments ask the same checks
-    by the same names (``services.api.tools.arguments.Checks``)."""
+    (``services.api.tools.arguments.Checks`` extends these)."""
 
     non_blank: bool  # a string with something besides white space
     max_utf8_bytes: int  # a string's size as stored; on a tuple's entries, each entry's

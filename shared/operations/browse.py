@@ -10,25 +10,11 @@ import msgspec
 from shared.memories.cursor import cursor_position, make_cursor
 from shared.memories.listing import ListFilter, Listing, StatsAnswer, listed, tally
 from shared.memories.repairs import drop_orphan_keys
-from shared.model import Memory, MemoryType
+from shared.model import Memory
 from shared.model.counters import AccessCount
 from shared.operations.context import OperationsContext
 from shared.storage import Stores, index_tenants
 from shared.transfer import ExportedMemory, export_tenant
-
-
-async def list_memories(
-    ops: OperationsContext,
-    tenant: str,
-    conversation: str | None,
-    *,
-    memory_type: MemoryType | None,
-    limit: int,
-) -> list[Memory]:
-    listing = await browse(
-        ops, tenant, conversation, match=ListFilter(memory_type=memory_type), limit=limit
-    )
-    return listing.memories
 
 
 class ListPage(msgspec.Struct, frozen=True, kw_only=True):

@@ -4,11 +4,24 @@ linked (an older memory that stays current, ranked below the newer one)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Final
 
 from shared.model.keys import RevisionKind
 from shared.revisions.cycles import cyclic_components
+
+
+def reached(starts: Iterable[str], step: Callable[[str], Iterable[str]]) -> set[str]:
+    """Every id ``step`` leads to from ``starts``, in any number of steps; a start only when a
+    step leads back to it."""
+    found: set[str] = set()
+    frontier = list(starts)
+    while frontier:
+        for linked in step(frontier.pop()):
+            if linked not in found:
+                found.add(linked)
+                frontier.append(linked)
+    return found
 
 
 class Replacements:
@@ -112,31 +125,25 @@ class Replacements:
         older = self._older.get(memory_id, ())
         return tuple(sorted(old for old in older if memory_id in self._standing(old)))
 
+    def newer(self, memory_id: str) -> set[str]:
+        """Every version newer than this one, along the records that stand."""
+        return reached([memory_id], self._standing)
+
     def current(self, memory_id: str) -> tuple[str, ...]:
         """The newest versions this one leads to (A → B → C gives C; the memory itself when
-        nothing replaced it), oldest first. Never empty: the standing records form no cycle,
-        so every walk along them ends at a memory nothing retires."""
-        seen = {memory_id}
-        frontier = [memory_id]
-        while frontier:
-            for newer in self._standing(frontier.pop()):
-                if newer not in seen:
-                    seen.add(newer)
-                    frontier.append(newer)
-        return tuple(sorted(v for v in seen if not self.retired(v)))
+        nothing replaced it), oldest first. Never empty: every walk along the standing records
+        ends at a memory nothing retires."""
+        leads_to = self.newer(memory_id) | {memory_id}
+        return tuple(sorted(v for v in leads_to if not self.retired(v)))
 
     def versions(self, memory_id: str) -> tuple[str, ...]:
         """Every memory connected to this one by replacements, itself included, newest first
         (ids are ULIDs, so their order is the order they were written in)."""
-        seen = {memory_id}
-        frontier = [memory_id]
-        while frontier:
-            at = frontier.pop()
-            for linked in self._newer.get(at, set()) | self._older.get(at, set()):
-                if linked not in seen:
-                    seen.add(linked)
-                    frontier.append(linked)
-        return tuple(sorted(seen, reverse=True))
+
+        def either_way(at: str) -> set[str]:
+            return self._newer.get(at, set()) | self._older.get(at, set())
+
+        return tuple(sorted(reached([memory_id], either_way) | {memory_id}, reverse=True))
 
     def _standing(self, memory_id: str) -> set[str]:
         """The successors named by records that are not void (see the class docstring)."""

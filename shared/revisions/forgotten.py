@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 
 from shared.model import Memory
-from shared.revisions.chain import Replacements
+from shared.revisions.chain import Replacements, reached
 
 
 def provably_seen(
@@ -46,11 +46,4 @@ def _reach(
 ) -> set[str]:
     """The bodiless ids reached from ``starts`` by ``step``, through bodiless ids only (a
     version with a body is judged by its body)."""
-    reached: set[str] = set()
-    frontier = list(starts)
-    while frontier:
-        for linked in step(frontier.pop()):
-            if linked not in bodies and linked not in reached:
-                reached.add(linked)
-                frontier.append(linked)
-    return reached
+    return reached(starts, lambda at: [linked for linked in step(at) if linked not in bodies])

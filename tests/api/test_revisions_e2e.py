@@ -23,11 +23,12 @@ from shared.config import Config, load_config
 from shared.counters import CounterTracker
 from shared.embedding import Embedder, open_embedder
 from shared.lexical import Lexicon
+from shared.memories.listing import ListFilter
 from shared.memories.selection import BULK_FORGET_BATCH
 from shared.model import Memory, index_key, iso_ms, new_ulid
 from shared.model.keys import replaced_key
 from shared.operations import OperationsContext, operations_context
-from shared.operations.browse import list_memories, stats
+from shared.operations.browse import list_page, stats
 from shared.operations.recall import recall
 from shared.revisions import DEFAULT_CACHE_TTL_MS, ReplacementLog
 from shared.storage import Stores, open_stores
@@ -465,7 +466,7 @@ async def test_another_process_sees_a_replacement_within_the_cache_window(
     old = await stored(servers.first, headers, PORT_OLD)
     async with second_process(servers) as other:
         # The other process reads (and caches) this tenant's records before the replacement.
-        listed = await list_memories(other, tenant, None, memory_type=None, limit=20)
+        listed = (await list_page(other, tenant, None, match=ListFilter(), limit=20)).memories
         assert [m.id for m in listed] == [old]
         text = await tool(
             servers.first, "remember", {"content": PORT_NEW, "replaces": old}, headers
@@ -475,7 +476,7 @@ async def test_another_process_sees_a_replacement_within_the_cache_window(
         assert ids_in(await tool(servers.first, "list_memories", {}, headers)) == [new]
         # In the other once its cached view is older than the window (60 s).
         servers.clock.advance(DEFAULT_CACHE_TTL_MS + 1)
-        listed = await list_memories(other, tenant, None, memory_type=None, limit=20)
+        listed = (await list_page(other, tenant, None, match=ListFilter(), limit=20)).memories
         assert [m.id for m in listed] == [new]
         answer = await recall(other, tenant, None, query=PORT_QUERY, mode="exploratory", limit=10)
         assert answer.outcome is not None

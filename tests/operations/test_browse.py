@@ -15,7 +15,6 @@ from shared.operations.browse import (
     access_counts,
     browse,
     export,
-    list_memories,
     list_page,
     tenants,
 )
@@ -83,7 +82,7 @@ async def test_a_cursor_pages_through_every_memory_once_newest_first(
         before = page.memories[-1].id
     assert seen == newest_first
     # list_memories is the same walk without a cursor.
-    listed = await list_memories(ops, "acme", None, memory_type=None, limit=3)
+    listed = (await list_page(ops, "acme", None, match=ListFilter(), limit=3)).memories
     assert [m.id for m in listed] == newest_first[:3]
 
 

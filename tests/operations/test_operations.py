@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import asyncpg
 
-from shared.memories.listing import STATS_SCAN_CAP
+from shared.memories.listing import STATS_SCAN_CAP, ListFilter
 from shared.model import Draft
 from shared.operations import OperationsContext
 from shared.operations import remember as remembering
-from shared.operations.browse import list_memories, stats
+from shared.operations.browse import list_page, stats
 from shared.operations.forget import forget
 from shared.operations.recall import recall
 from tests.operations.conftest import Clock
@@ -133,7 +133,7 @@ async def test_conversation_notes_are_seen_only_by_their_conversation(
         assert other.visible == 1  # only the project memory, never the other thread's note
         assert other.outcome is not None
         assert note not in {r.memory.id for r in other.outcome.results}
-    listed = await list_memories(ops, "acme", "chat:2", memory_type=None, limit=20)
+    listed = (await list_page(ops, "acme", "chat:2", match=ListFilter(), limit=20)).memories
     assert [m.id for m in listed] == [project]
     assert (await stats(ops, "acme", "chat:2")).total == 1
     assert (await stats(ops, "acme", "chat:1")).total == 2
@@ -177,14 +177,14 @@ async def test_list_is_newest_first_and_filters_by_type(
             await remember(ops, f"Fact number {i} about topic {i * 7}.", memory_type=memory_type)
         )
         clock.advance(1000)
-    listed = await list_memories(ops, "acme", None, memory_type=None, limit=20)
+    listed = (await list_page(ops, "acme", None, match=ListFilter(), limit=20)).memories
     assert [m.id for m in listed] == list(reversed(ids))
-    projects = await list_memories(ops, "acme", None, memory_type="project", limit=20)
+    projects = (
+        await list_page(ops, "acme", None, match=ListFilter(memory_type="project"), limit=20)
+    ).memories
     assert [m.id for m in projects] == [ids[2], ids[0]]
-    assert [m.id for m in await list_memories(ops, "acme", None, memory_type=None, limit=2)] == [
-        ids[3],
-        ids[2],
-    ]
+    newest = (await list_page(ops, "acme", None, match=ListFilter(), limit=2)).memories
+    assert [m.id for m in newest] == [ids[3], ids[2]]
 
 
 async def test_list_pages_past_other_threads_notes(ops: OperationsContext, pg_url: str) -> None:
@@ -197,7 +197,7 @@ async def test_list_pages_past_other_threads_notes(ops: OperationsContext, pg_ur
         "#deadbeefdeadbeef'",
         1500,
     )
-    listed = await list_memories(ops, "acme", "chat:y", memory_type=None, limit=1)
+    listed = (await list_page(ops, "acme", "chat:y", match=ListFilter(), limit=1)).memories
     assert [m.id for m in listed] == [project]
 
 

@@ -10,11 +10,12 @@ from shared.counters import COMPACTION_LAG_MS
 from shared.embedding import Embedder
 from shared.errors import BudgetError
 from shared.memories.forgetting import RECHECK_MS, ForgetJournal, record_prefix
+from shared.memories.listing import ListFilter
 from shared.memories.selection import ForgetFilter
 from shared.model import Draft, Memory, index_key, index_prefix, iso_ms, new_ulid
 from shared.operations import OperationsContext
 from shared.operations import remember as remembering
-from shared.operations.browse import list_memories, stats
+from shared.operations.browse import list_page, stats
 from shared.operations.forget import forget_matching
 from shared.storage import Stores
 from tests.operations.conftest import Clock
@@ -49,13 +50,13 @@ async def test_list_deletes_a_bodiless_key_once_older_than_the_lag(
     )
     await stores.objects.put(index_key(orphan), "")
 
-    listed = await list_memories(ops, "acme", None, memory_type=None, limit=10)
+    listed = (await list_page(ops, "acme", None, match=ListFilter(), limit=10)).memories
     assert [m.id for m in listed] == [kept]
     assert len(await keys_of(stores)) == 2, "younger than the lag: maybe a write in flight"
     assert (await stats(ops, "acme", None)).total == 2
 
     clock.advance(COMPACTION_LAG_MS + 1)
-    listed = await list_memories(ops, "acme", None, memory_type=None, limit=10)
+    listed = (await list_page(ops, "acme", None, match=ListFilter(), limit=10)).memories
     assert [m.id for m in listed] == [kept]
     assert [key.split("#")[1] for key in await keys_of(stores)] == [kept]
     assert (await stats(ops, "acme", None)).total == 1
@@ -70,7 +71,7 @@ async def test_already_known_restores_the_key_an_old_order_crash_left_out(
         id=new_ulid(clock.now_ms), tenant="acme", content=FACT, created_at=iso_ms(clock.now_ms)
     )
     await stores.vectors.put(lost, await local_embedder.embed(FACT))
-    assert await list_memories(ops, "acme", None, memory_type=None, limit=10) == []
+    assert (await list_page(ops, "acme", None, match=ListFilter(), limit=10)).memories == []
 
     answer = await remembering.remember(
         ops,
@@ -80,7 +81,7 @@ async def test_already_known_restores_the_key_an_old_order_crash_left_out(
     )
 
     assert answer.already_known and answer.memory.id == lost.id
-    listed = await list_memories(ops, "acme", None, memory_type=None, limit=10)
+    listed = (await list_page(ops, "acme", None, match=ListFilter(), limit=10)).memories
     assert [m.id for m in listed] == [lost.id]
     assert (await stats(ops, "acme", None)).total == 1
     again = await remembering.remember(
@@ -131,7 +132,7 @@ async def test_a_bulk_forget_killed_after_the_vectors_is_hidden_at_once_and_fini
     # (a restarted API has nothing cached), and then stats, list and the forget agree.
     clock.advance(RECHECK_MS)
     assert (await stats(ops, "acme", None)).total == 4
-    listed = await list_memories(ops, "acme", None, memory_type=None, limit=10)
+    listed = (await list_page(ops, "acme", None, match=ListFilter(), limit=10)).memories
     assert {m.id for m in listed} == set(scratch[3:] + kept)
     counted = await forget_matching(
         ops, "acme", None, match=ForgetFilter(category="scratch"), confirm=False
@@ -166,7 +167,7 @@ async def test_a_forget_whose_keys_fail_to_delete_is_finished_by_a_later_reader(
     await stalled.begin("acme", [gone], [key])  # killed before anything was deleted
     assert (await stats(ops, "acme", None)).total == 1
     clock.advance(COMPACTION_LAG_MS + 1)
-    listed = await list_memories(ops, "acme", None, memory_type=None, limit=10)
+    listed = (await list_page(ops, "acme", None, match=ListFilter(), limit=10)).memories
     assert [m.id for m in listed] == [kept]
     assert await stores.vectors.get("acme", [gone]) == []
     assert [k.split("#")[1] for k in await keys_of(stores)] == [kept]

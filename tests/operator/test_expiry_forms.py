@@ -19,9 +19,10 @@ import pytest
 from shared.config import load_config
 from shared.embedding import Embedder
 from shared.memories import write_memory
+from shared.memories.listing import ListFilter
 from shared.model import Memory, index_key, iso_ms, new_ulid
 from shared.operations import OperationsContext
-from shared.operations.browse import list_memories, stats
+from shared.operations.browse import list_page, stats
 from shared.operations.history import get
 from shared.operations.recall import recall
 from shared.storage import Stores, open_stores
@@ -95,7 +96,9 @@ async def seen_by_every_reader(
         answer = await recall(ops, TENANT, None, query=content, mode="balanced", limit=10)
         found = {r.memory.id for r in answer.outcome.results} if answer.outcome else set()
         recalled |= {n for n, i in ids.items() if i in found}
-    listed = {m.id for m in await list_memories(ops, TENANT, None, memory_type=None, limit=50)}
+    listed = {
+        m.id for m in (await list_page(ops, TENANT, None, match=ListFilter(), limit=50)).memories
+    }
     counted = await stats(ops, TENANT, None)
     code, out, err = await cli("export", "--tenant", TENANT, env=env)
     assert code == 0, err

@@ -96,7 +96,7 @@ def test_the_imports_limits_are_named_with_the_sources_place(tmp_path: Path) -> 
     for line, expected in cases:
         path = graph(tmp_path, {**ENTITY, "observations": ["fine"]}, line)
         with pytest.raises(SourceError) as caught:
-            check(convert("server-memory", path), tenant=TENANT)
+            check(convert("server-memory", path))
         assert expected in str(caught.value) and "memory.jsonl line 2" in str(caught.value)
 
 
@@ -131,7 +131,7 @@ def test_mcp_memory_service_refusals_name_the_memory_and_field(tmp_path: Path) -
     many = {"content": "x", "created_at": 1.0, "tags": [f"t{n}" for n in range(21)]}
     path.write_text(json.dumps({"memories": [many]}))
     with pytest.raises(SourceError, match=r"memories\[0\]: `tags` may hold at most 20"):
-        check(convert("mcp-memory-service", path), tenant=TENANT)
+        check(convert("mcp-memory-service", path))
 
 
 def test_mem0_and_openmemory_map_categories_agents_and_states(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Annotated, Any, Final, TypeAlias, TypedDict, TypeVar, Unpack
+from typing import Annotated, Any, Final, TypeAlias, TypeVar, Unpack
 
 import msgspec
 import msgspec.inspect as mi
@@ -26,6 +26,7 @@ from shared.model import (
     MemoryType,
     Scope,
 )
+from shared.model.draft import Limits
 from shared.ranking import RECALL_MODES, RecallMode
 
 MIN_LIMIT: Final = 1
@@ -34,15 +35,13 @@ MAX_LIMIT: Final = 50
 T = TypeVar("T")
 
 
-class Checks(TypedDict, total=False):
-    """What a field may ask beyond msgspec's own constraints (its ``Meta.extra``)."""
+class Checks(Limits, total=False):
+    """What a field may ask beyond msgspec's own constraints (its ``Meta.extra``): a memory
+    field's limits (on a list, ``max_utf8_bytes`` is each entry's), and these."""
 
-    non_blank: bool  # a string with something besides white space
     memory_id: bool  # a 26-character ULID, as recall and list_memories show it
     iso_time: bool  # an ISO 8601 date or date and time (a date alone is midnight UTC)
-    max_utf8_bytes: int  # on a string, or on a list's strings: each entry
     max_utf16_units: int  # characters as JavaScript and the Retrieve API count them
-    max_entries: int  # a list's length, counted after its struct's __post_init__
     hint: str  # said after a refusal of the field's type or limit: what to do instead
     choices: tuple[str, ...]  # a Literal's values in their declared order (msgspec sorts them)
 

@@ -14,13 +14,12 @@ from shared.storage import ObjectStore
 
 
 class JobRun(msgspec.Struct, frozen=True, kw_only=True):
-    """What every job's run returns: the tenants it went over, how many failed, and its time.
-    Each job's result adds its own figures, its own metrics and its own fields of the
-    ``compactor_job`` log line."""
+    """What every job's run returns: the tenants it went over and how many failed (the runner
+    times the run). Each job's result adds its own figures, its own metrics and its own fields
+    of the ``compactor_job`` log line."""
 
     tenants: int = 0
     tenants_failed: int = 0
-    duration_s: float = 0.0
 
     def record(self, metrics: CompactorMetrics) -> None:
         raise NotImplementedError

@@ -10,7 +10,6 @@ is storage hygiene, not correctness, and it runs far less often than the fold jo
 from __future__ import annotations
 
 import logging
-import time
 
 from services.compactor.jobs.context import JobContext, JobRun
 from services.compactor.metrics import CompactorMetrics
@@ -41,7 +40,6 @@ async def gc_shards(ctx: JobContext) -> GcJobResult:
     Raises:
         StorageError: the tenant scan itself failed.
     """
-    started = time.perf_counter()
     tenants = failed = deleted = 0
     for log in (COUNTER_LOG, LEXICON_LOG):
         backlog = await log.backlog(ctx.objects, now_ms=ctx.clock_ms(), lag_ms=ctx.lag_ms)
@@ -64,5 +62,4 @@ async def gc_shards(ctx: JobContext) -> GcJobResult:
         tenants_failed=failed,
         shards_deleted=deleted,
         store_rows_pruned=pruned,
-        duration_s=time.perf_counter() - started,
     )

@@ -10,7 +10,6 @@ written first, costs only an over-count in memory_stats until it is repaired.
 from __future__ import annotations
 
 import logging
-import time
 
 from services.compactor.jobs.context import JobContext, JobRun
 from services.compactor.metrics import CompactorMetrics
@@ -49,7 +48,6 @@ async def reconcile_stores(ctx: JobContext) -> ReconcileJobResult:
     reconciler = ctx.reconciler
     if reconciler is None:
         raise InvariantError("the reconcile job was given no reconciler")
-    started = time.perf_counter()
     found = await reconciler.inventory()
     failed = 0
     repaired = ReconcileResult()
@@ -60,9 +58,4 @@ async def reconcile_stores(ctx: JobContext) -> ReconcileJobResult:
             # One tenant's broken object or a transient error must not starve the others.
             failed += 1
             logger.exception("compactor_reconcile_failed", extra={"tenant": tenant})
-    return ReconcileJobResult(
-        tenants=len(found),
-        tenants_failed=failed,
-        repaired=repaired,
-        duration_s=time.perf_counter() - started,
-    )
+    return ReconcileJobResult(tenants=len(found), tenants_failed=failed, repaired=repaired)

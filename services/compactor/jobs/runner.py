@@ -47,9 +47,10 @@ class JobRunner:
             except Exception:
                 self._failed(job.name, started)
                 return None
+            duration_s = time.perf_counter() - started
             result.record(self._metrics)
             self._metrics.tenant_failures.labels(job=job.name).inc(result.tenants_failed)
-            self._finished(job.name, result.tenants_failed, result.duration_s)
+            self._finished(job.name, result.tenants_failed, duration_s)
             logger.info(
                 "compactor_job",
                 extra={
@@ -57,7 +58,7 @@ class JobRunner:
                     "tenants": result.tenants,
                     "tenantsFailed": result.tenants_failed,
                     **result.log_fields(),
-                    "ms": round(result.duration_s * 1000),
+                    "ms": round(duration_s * 1000),
                 },
             )
             return result

@@ -40,7 +40,7 @@ HEADING: Final = re.compile(r"^\s*#{1,6}\s")
 
 def convert(folder: Path, tenant: str) -> Conversion:
     """Raises SourceError for a note that is not UTF-8 or has a bad date."""
-    conversion = Conversion()
+    conversion = Conversion(tenant)
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder)
         if any(part.startswith(".") for part in relative.parts) or path.is_dir():
@@ -51,7 +51,7 @@ def convert(folder: Path, tenant: str) -> Conversion:
         if path.suffix.lower() != ".md":
             conversion.skip(str(relative), "not a Markdown (.md) file")
             continue
-        _note(conversion, path, relative.as_posix(), tenant)
+        _note(conversion, path, relative.as_posix())
     return conversion
 
 
@@ -60,13 +60,12 @@ class _Note:
     """What every memory of one note shares."""
 
     origin: str
-    tenant: str
     title: str
     created: str
     tags: list[str]
 
 
-def _note(conversion: Conversion, path: Path, origin: str, tenant: str) -> None:
+def _note(conversion: Conversion, path: Path, origin: str) -> None:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
@@ -78,7 +77,6 @@ def _note(conversion: Conversion, path: Path, origin: str, tenant: str) -> None:
     listed = raw_tags if isinstance(raw_tags, list) else raw_tags.split(",")
     note = _Note(
         origin=origin,
-        tenant=tenant,
         title=_string(keys.get("title")) or path.stem,
         created=date_of(keys.get("created") or keys.get("date"), origin, "created")
         or file_date(path),
@@ -93,7 +91,6 @@ def _note(conversion: Conversion, path: Path, origin: str, tenant: str) -> None:
     if prose:
         conversion.take(
             f"{origin} text",
-            tenant=tenant,
             created_at=note.created,
             key=f"basic-memory\x00{origin}\x00text",
             content=f"{note.title}: " + "\n".join(prose),
@@ -123,7 +120,6 @@ def _structured(conversion: Conversion, note: _Note, place: str, line: str) -> b
         return False
     conversion.take(
         place,
-        tenant=note.tenant,
         created_at=note.created,
         key=key,
         content=content,

@@ -53,8 +53,10 @@ class Skipped:
 
 @dataclass
 class Conversion:
-    """One source read whole: the records to import, and what was left out with its reason."""
+    """One source read whole for one of our tenants: the records to import, and what was left
+    out with its reason."""
 
+    tenant: str
     taken: list[Taken] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     _ids: dict[str, str] = field(default_factory=dict)
@@ -63,7 +65,6 @@ class Conversion:
         self,
         origin: str,
         *,
-        tenant: str,
         key: str,
         content: str,
         created_at: str,
@@ -80,7 +81,7 @@ class Conversion:
             return
         record = ExportedMemory(
             id=record_id,
-            tenant=tenant,
+            tenant=self.tenant,
             content=content,
             created_at=created_at,
             memory_type=memory_type,

@@ -46,18 +46,16 @@ def convert(path: Path, tenant: str) -> Conversion:
         )
     meta = payload.get("export_metadata")
     fallback = meta.get("export_timestamp") if isinstance(meta, dict) else None
-    conversion = Conversion()
+    conversion = Conversion(tenant)
     for index, item in enumerate(payload["memories"]):
         origin = f"{path.name} memories[{index}]"
         if not isinstance(item, dict):
             raise SourceError(origin, "memories", "each memory must be a JSON object")
-        _memory(conversion, item, origin, tenant, fallback)
+        _memory(conversion, item, origin, fallback)
     return conversion
 
 
-def _memory(
-    conversion: Conversion, item: dict[str, object], origin: str, tenant: str, fallback: object
-) -> None:
+def _memory(conversion: Conversion, item: dict[str, object], origin: str, fallback: object) -> None:
     content = text_field(item, "content", origin, required=True) or ""
     if not content.strip():
         conversion.skip(origin, "empty `content`")
@@ -79,7 +77,6 @@ def _memory(
     key = digest or hashlib.sha256(content.strip().lower().encode()).hexdigest()
     conversion.take(
         origin,
-        tenant=tenant,
         key=f"mcp-memory-service\x00{key}",
         content=content,
         created_at=created,

@@ -39,12 +39,12 @@ def convert(path: Path, tenant: str) -> Conversion:
     payload = _payload(path)
     items, names = _items(payload, path.name)
     fallback = file_date(path)
-    conversion = Conversion()
+    conversion = Conversion(tenant)
     for index, item in enumerate(items):
         origin = f"{path.name} memory {index + 1}"
         if not isinstance(item, dict):
             raise SourceError(origin, "memories", "each memory must be a JSON object")
-        _memory(conversion, item, origin, tenant, fallback, names)
+        _memory(conversion, item, origin, fallback, names)
     return conversion
 
 
@@ -88,7 +88,6 @@ def _memory(
     conversion: Conversion,
     item: dict[str, object],
     origin: str,
-    tenant: str,
     fallback: str,
     names: dict[str, str],
 ) -> None:
@@ -119,7 +118,6 @@ def _memory(
     key = str(source_id) if source_id not in (None, "") else content
     conversion.take(
         origin,
-        tenant=tenant,
         key=f"mem0\x00{key}",
         content=content,
         created_at=created,

@@ -23,14 +23,14 @@ def _located(conversion: Conversion, error: ImportLineError) -> SourceError:
     return SourceError(origin, error.field, message)
 
 
-def check(conversion: Conversion, *, tenant: str) -> None:
+def check(conversion: Conversion) -> None:
     """Every record screened as the import screens its lines; nothing written.
 
     Raises:
         SourceError: the first record refused, named by where it came from.
     """
     try:
-        screen(_numbered(conversion), tenant=tenant)
+        screen(_numbered(conversion), tenant=conversion.tenant)
     except ImportLineError as error:
         raise _located(conversion, error) from error
 
@@ -39,12 +39,13 @@ async def import_conversion(
     importer: Importer,
     conversion: Conversion,
     *,
-    tenant: str,
     progress: Callable[[int], None] = lambda _: None,
 ) -> ImportReport:
     """Raises SourceError as ``check`` does, before anything is written."""
     try:
-        return await importer.lines(lambda: _numbered(conversion), tenant=tenant, progress=progress)
+        return await importer.lines(
+            lambda: _numbered(conversion), tenant=conversion.tenant, progress=progress
+        )
     except ImportLineError as error:
         raise _located(conversion, error) from error
 

@@ -33,7 +33,7 @@ from shared.transfer.sources.common import (
 
 def convert(path: Path, tenant: str) -> Conversion:
     """Raises SourceError for a line that is not an entity or relation object."""
-    conversion = Conversion()
+    conversion = Conversion(tenant)
     created = file_date(path)
     with path.open(encoding="utf-8", errors="surrogateescape") as source:
         for number, text in enumerate(source, start=1):
@@ -43,9 +43,9 @@ def convert(path: Path, tenant: str) -> Conversion:
             item = _object(text, origin)
             kind = item.get("type")
             if kind == "entity":
-                _entity(conversion, item, origin, tenant, created)
+                _entity(conversion, item, origin, created)
             elif kind == "relation":
-                _relation(conversion, item, origin, tenant, created)
+                _relation(conversion, item, origin, created)
             else:
                 raise SourceError(
                     origin, "type", f'`type` must be "entity" or "relation", not {kind!r}'
@@ -63,9 +63,7 @@ def _object(text: str, origin: str) -> dict[str, object]:
     return item
 
 
-def _entity(
-    conversion: Conversion, item: dict[str, object], origin: str, tenant: str, created: str
-) -> None:
+def _entity(conversion: Conversion, item: dict[str, object], origin: str, created: str) -> None:
     name = text_field(item, "name", origin, required=True) or ""
     kind = text_field(item, "entityType", origin, required=True)
     observations = item.get("observations", [])
@@ -81,7 +79,6 @@ def _entity(
             continue
         conversion.take(
             place,
-            tenant=tenant,
             key=f"server-memory\x00entity\x00{name}\x00{observation}",
             content=f"{name}: {observation}",
             created_at=created,
@@ -90,15 +87,12 @@ def _entity(
         )
 
 
-def _relation(
-    conversion: Conversion, item: dict[str, object], origin: str, tenant: str, created: str
-) -> None:
+def _relation(conversion: Conversion, item: dict[str, object], origin: str, created: str) -> None:
     start = text_field(item, "from", origin, required=True) or ""
     end = text_field(item, "to", origin, required=True) or ""
     relation = text_field(item, "relationType", origin, required=True) or ""
     conversion.take(
         origin,
-        tenant=tenant,
         key=f"server-memory\x00relation\x00{start}\x00{relation}\x00{end}",
         content=f"{start} {relation.replace('_', ' ')} {end}",
         created_at=created,
