@@ -47,9 +47,12 @@ def excerpt(
     whole."""
     if len(text) <= longest:
         return None
-    hits = _hits(text, set(matched))
+    wanted = set(matched)
+    hits = _hits(text, wanted)
     if not hits:
         return _snapped(text, 0, chars)
+    # Weighed once per term, not once per window holding it.
+    weights = {term: _NAME_WEIGHT if is_name(term) else 1 for term in wanted}
     best_start, best_end, best_weight = hits[0][0], hits[0][1], -1
     for i, (start, _, _) in enumerate(hits):
         held: set[str] = set()
@@ -59,7 +62,7 @@ def excerpt(
                 break
             held.add(term)
             end = other_end
-        weight = sum(_NAME_WEIGHT if is_name(term) else 1 for term in held)
+        weight = sum(weights[term] for term in held)
         if weight > best_weight:
             best_start, best_end, best_weight = start, end, weight
     # The hits in the middle of the window, with what leads up to them and follows; a window
