@@ -3,6 +3,7 @@ same turns and the same questions, in alternating rounds on the same machine.
 
     python bench/peer_http.py --data /work/shared/bench-data \\
         [--peer tests/thirdparty/mcp-memory-service] [--rounds 5] [--beam-chat 1] [--limit 5]
+        [--baseline OTHER_CHECKOUT]
 
 Two sets: LoCoMo conversations 0 and 1 (their turns in one tenant, stored as "speaker: text";
 their category 1-4 questions asked) and one long technical chat of BEAM 500K dev (its messages
@@ -21,7 +22,9 @@ number of memories (``--limit``, our balanced default). Two figures per side:
 The peer runs as ``memory server --streamable-http`` (its stateless Streamable HTTP transport,
 uvicorn, on loopback with no key) on the sqlite_vec backend, embedding with our MiniLM int8
 weights through its ONNX path (``bench._first_answer._peer``). Without its venv (and
-onnxruntime in it) the peer is skipped and only our p50s are printed.
+onnxruntime in it) the peer is skipped and only our p50s are printed. ``--baseline`` serves
+another checkout too (its own ``.venv/bin/mcp-memory-api``, run from its directory), filled and
+asked the same way: a before and after measured against the peer in one run.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ from bench._beam import fitted
 from bench._client import Call, call_text, run_load, session
 from bench._data import load_beam, load_locomo
 from bench._first_answer import PEER_VENV, _peer
-from bench._server import ApiServer, exit_on_sigterm, free_port, tied_to_runner
+from bench._server import ApiServer, exit_on_sigterm, free_port, server_env, tied_to_runner
 
 LOAD_CONCURRENCY: Final = 2
 PEER_BOOT_S: Final = 180.0
@@ -190,6 +193,7 @@ async def repeats(
 
 
 def _summary(first: dict[str, list[float]], again: dict[str, list[float]]) -> dict[str, Any]:
+    """Each side's p50s, and each of ours over the peer's (and over the baseline's, given one)."""
     summary: dict[str, Any] = {
         name: {
             "first_ask_p50_ms": round(statistics.median(first[name]) * 1000, 2),
@@ -198,13 +202,42 @@ def _summary(first: dict[str, list[float]], again: dict[str, list[float]]) -> di
         }
         for name in first
     }
-    if "peer" in first:
-        summary["first_ask_ratio"] = round(
-            statistics.median(first["ours"]) / statistics.median(first["peer"]), 3
-        )
-        ratios = [a / b for a, b in zip(again["ours"], again["peer"], strict=True)]
-        summary["repeat_ratio"] = round(statistics.median(ratios), 3)
+    pairs = [(name, "peer") for name in first if name != "peer" and "peer" in first]
+    if "baseline" in first:
+        pairs.append(("ours", "baseline"))
+    for mine, theirs in pairs:
+        summary[f"{mine}/{theirs}"] = {
+            "first_ask": round(
+                statistics.median(first[mine]) / statistics.median(first[theirs]), 3
+            ),
+            "repeat": round(
+                statistics.median(a / b for a, b in zip(again[mine], again[theirs], strict=True)),
+                3,
+            ),
+        }
     return summary
+
+
+async def start_checkout(checkout: Path, data_dir: Path) -> ApiServer:
+    """Another checkout's API (its own ``.venv``, run from its directory), as ``ApiServer.start``
+    runs this one's."""
+    port = free_port()
+    process = await asyncio.create_subprocess_exec(
+        str(checkout / ".venv" / "bin" / "mcp-memory-api"),
+        *("--local", "--data-dir", str(data_dir), "--port", str(port)),
+        cwd=checkout,
+        env=server_env(),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        **tied_to_runner(),
+    )
+    server = ApiServer(process, port=port, data_dir=data_dir)
+    try:
+        await server._wait_healthy()
+    except BaseException:
+        await server.stop()
+        raise
+    return server
 
 
 @contextlib.asynccontextmanager
@@ -217,13 +250,15 @@ async def peer_running(venv: Path, home: Path) -> AsyncIterator[PeerServer | Non
             await peer.stop()
 
 
-async def measure(ours: ApiServer, query_set: QuerySet, args: argparse.Namespace) -> dict[str, Any]:
+async def measure(
+    ours: dict[str, ApiServer], query_set: QuerySet, args: argparse.Namespace
+) -> dict[str, Any]:
     tenant = "peer-http-" + query_set.name.split()[0]
-    ours_side = Side("ours", ours.url, tenant, "recall", args.limit)
-    await fill(ours.url, tenant, "remember", [{"content": t} for t in query_set.texts])
+    sides = [Side(name, server.url, tenant, "recall", args.limit) for name, server in ours.items()]
+    for side in sides:
+        await fill(side.url, tenant, "remember", [{"content": t} for t in query_set.texts])
     with tempfile.TemporaryDirectory(prefix="peer-home-") as home:
         async with peer_running(args.peer, Path(home)) as peer:
-            sides = [ours_side]
             if peer is not None:
                 stored = [{"content": t, "conversation_id": tenant} for t in query_set.texts]
                 await fill(peer.url, tenant, "memory_store", stored)
@@ -242,12 +277,15 @@ async def measure(ours: ApiServer, query_set: QuerySet, args: argparse.Namespace
 async def main(args: argparse.Namespace) -> None:
     sets = [locomo_set(args.data), beam_set(args.data, args.beam_chat)]
     with tempfile.TemporaryDirectory(prefix="peer-http-ours-") as work:
-        ours = await ApiServer.start(Path(work) / "data")
+        ours = {"ours": await ApiServer.start(Path(work) / "ours")}
         try:
+            if args.baseline is not None:
+                ours["baseline"] = await start_checkout(args.baseline, Path(work) / "baseline")
             for query_set in sets:
                 print(json.dumps(await measure(ours, query_set, args)), flush=True)
         finally:
-            await ours.stop()
+            for server in ours.values():
+                await server.stop()
 
 
 def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -256,6 +294,9 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--peer", type=Path, default=PEER_VENV, help="the peer's venv")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--beam-chat", type=int, default=1)
+    parser.add_argument(
+        "--baseline", type=Path, default=None, help="another checkout (with its .venv) beside ours"
+    )
     parser.add_argument("--limit", type=int, default=5, help="memories each recall returns")
     return parser.parse_args(argv)
 
