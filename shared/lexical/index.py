@@ -41,7 +41,8 @@ RARE_SHARE: Final = 0.05
 _PASSAGE_MARK: Final = "#"
 # How many memories' term counts are kept once summed (``LexicalIndex.counts``): the feedback
 # asks for its first answer's best eight on every recall, and the same memories come back often.
-COUNTED_MEMORIES: Final = 512
+# Per tenant, so kept small: a 32 KB memory's counts take about 100 KB.
+COUNTED_MEMORIES: Final = 64
 
 TermCounts = Mapping[str, int]
 
@@ -159,7 +160,7 @@ class LexicalIndex:
 
     def counts(self, memory_id: str) -> Mapping[str, int]:
         """A memory's terms over all of its passages, with how often each occurs. Summed once
-        and kept for the last ``COUNTED_MEMORIES`` asked: a long message's few thousand terms
+        and kept for the last ``COUNTED_MEMORIES`` summed: a long message's few thousand terms
         took most of the feedback's time, for the same eight memories on every question about
         a subject."""
         found = self._counted.get(memory_id)
