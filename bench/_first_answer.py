@@ -104,9 +104,9 @@ def _ours(data_dir: Path, *, grace_s: int) -> Server:
     )
 
 
-def _peer(home: Path) -> Server | None:
-    memory = PEER_VENV / "bin" / "memory"
-    python = PEER_VENV / "bin" / "python"
+def _peer(home: Path, venv: Path = PEER_VENV) -> Server | None:
+    memory = venv / "bin" / "memory"
+    python = venv / "bin" / "python"
     if not memory.exists():
         return None
     probe = subprocess.run([str(python), "-c", "import onnxruntime, tokenizers"], check=False)

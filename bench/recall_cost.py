@@ -1,7 +1,7 @@
 """What one recall costs, step by step, and how that cost grows with common words.
 
     python bench/recall_cost.py split --data /work/shared/bench-data [--memories 10000]
-        [--queries 200] [--http-calls 300] [--data-dir DIR] [--profile N]
+        [--queries 200] [--http-calls 300] [--data-dir DIR] [--profile N] [--common | --beam N]
     python bench/recall_cost.py common [--facts 2000] [--rounds 6] [--calls 100]
 
 ``split``: LoCoMo turns preloaded into one tenant (``--data-dir`` keeps them for the next run),
@@ -10,7 +10,9 @@ the tool whole, the server's MCP framing of the answer), then recall over HTTP a
 through the official client against ``mcp-memory-api --local`` on the same data dir. ``--profile
 N`` prints cProfile's N costliest functions (by own time) over the in-process recalls.
 
-``split --common`` preloads the synthetic facts of ``common`` instead, and asks its queries.
+``split --common`` preloads the synthetic facts of ``common`` instead, and asks its queries;
+``split --beam N`` BEAM 500K dev chat N's messages (all of them, at most ``--memories``), and
+asks its questions in turn.
 
 ``common``: a tenant of short synthetic facts drawn from a small vocabulary (each fact eight of
 its forty words, so every query word is held by hundreds of memories) against an empty tenant,
@@ -36,8 +38,9 @@ from typing import Any, Final
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench._beam import fitted
 from bench._client import Call, run_load
-from bench._data import MemoryTexts, load_locomo
+from bench._data import MemoryTexts, load_beam, load_locomo
 from bench._inproc import Local, open_local, preload
 from bench._server import ApiServer, exit_on_sigterm
 from bench._speed import _ms
@@ -92,6 +95,14 @@ async def _split(args: argparse.Namespace) -> dict[str, Any]:
         facts = _facts(args.memories)
         questions = _queries(args.queries + WARM_UP)
         text_of: Callable[[int], str] = facts.__getitem__
+    elif args.beam is not None:
+        chat = next(c for c in load_beam(args.data) if c.chat == args.beam)
+        messages = [fitted(m.stored) for m in chat.messages]
+        # A chat's questions are few: asked over and over, as many times as were asked for.
+        asked = [q.text for q in chat.questions]
+        questions = [asked[i % len(asked)] for i in range(args.queries + WARM_UP)]
+        text_of = messages.__getitem__
+        args.memories = min(args.memories, len(messages))
     else:
         conversations = load_locomo(args.data)
         questions = [q.text for c in conversations for q in c.questions]
@@ -182,6 +193,9 @@ def _parser() -> argparse.ArgumentParser:
     split.add_argument("--data-dir", type=Path, default=None, help="kept for the next run")
     split.add_argument(
         "--common", action="store_true", help="the synthetic facts of `common` instead of LoCoMo"
+    )
+    split.add_argument(
+        "--beam", type=int, default=None, help="a BEAM chat's messages and questions instead"
     )
     split.add_argument("--profile", type=int, default=0, help="print the N costliest functions")
     split.add_argument("--sort", default="tottime", help="cProfile's order: tottime, cumtime")

@@ -39,6 +39,10 @@ from shared.model.keyword_hit import KeywordHit
 RARE_SHARE: Final = 0.05
 # Joins a memory id and a passage's position in a passage's key; a ULID never holds it.
 _PASSAGE_MARK: Final = "#"
+# How many memories' term counts are kept once summed (``LexicalIndex.counts``): the feedback
+# asks for its first answer's best eight on every recall, and the same memories come back often.
+# Per tenant, so kept small: a 32 KB memory's counts take about 100 KB.
+COUNTED_MEMORIES: Final = 64
 
 TermCounts = Mapping[str, int]
 
@@ -70,6 +74,7 @@ class LexicalIndex:
 
     __slots__ = (
         "_arrays",
+        "_counted",
         "_entries",
         "_labels",
         "_lengths",
@@ -100,6 +105,8 @@ class LexicalIndex:
         # The same postings as arrays, for scoring a query (``shared.lexical.postings``).
         self._slots = PassageSlots()
         self._arrays = TermArrays()
+        # Memory id -> its counts over all passages, oldest first (a memory never changes).
+        self._counted: dict[str, dict[str, int]] = {}
 
     def __len__(self) -> int:
         """Memories held."""
@@ -151,12 +158,22 @@ class LexicalIndex:
             keys.append(key)
         self._passages[memory_id] = tuple(keys)
 
-    def counts(self, memory_id: str) -> dict[str, int]:
-        """A memory's terms over all of its passages, with how often each occurs."""
-        found: dict[str, int] = {}
+    def counts(self, memory_id: str) -> Mapping[str, int]:
+        """A memory's terms over all of its passages, with how often each occurs. Summed once
+        and kept for the last ``COUNTED_MEMORIES`` summed: a long message's few thousand terms
+        took most of the feedback's time, for the same eight memories on every question about
+        a subject."""
+        found = self._counted.get(memory_id)
+        if found is not None:
+            return found
+        found = {}
         for key in self._passages.get(memory_id, ()):
             for term in self._terms[key]:
                 found[term] = found.get(term, 0) + self._postings[term][key]
+        if memory_id in self._passages:
+            if len(self._counted) >= COUNTED_MEMORIES:
+                del self._counted[next(iter(self._counted))]
+            self._counted[memory_id] = found
         return found
 
     def weight(self, term: str) -> float:
@@ -170,6 +187,7 @@ class LexicalIndex:
     def remove(self, memory_id: str) -> None:
         """Drop a memory: O(its terms)."""
         self._labels.pop(memory_id, None)
+        self._counted.pop(memory_id, None)
         for key in self._passages.pop(memory_id, ()):
             self._owners.pop(key, None)
             self._slots.remove(key)
@@ -275,35 +293,42 @@ class KeywordQuery:
         if not extra:
             return {}
         index = self._index
-        postings, lengths, passages = index._postings, index._lengths, index._passages
-        average = index._total_length / len(lengths)
-        owner = {
-            key: memory_id
-            for memory_id in candidates
-            if memory_id not in self._skip
-            for key in passages.get(memory_id, ())
-        }
-        added: dict[str, float] = {}
-        for term, weight in extra.items():
-            posting, idf = postings[term], weight * index.weight(term)
-            # The shorter side is walked: a rare term's few passages, or the candidates'.
-            if len(posting) < len(owner):
-                held = [(key, count) for key, count in posting.items() if key in owner]
-            else:
-                held = [(key, posting[key]) for key in owner if key in posting]
-            for key, count in held:
-                norm = K1 * (1 - B + B * lengths[key] / average)
-                added[key] = added.get(key, 0.0) + idf * count * (K1 + 1) / (count + norm)
-        slot_of = index._slots.slot_of
-        members = set(owner.values())
-        own = self._matches.memory_scores([slot_of[m] for m in members])
-        before = self._matches.passage_scores([slot_of[key] for key in added])
-        scores = {m: own[slot_of[m]] for m in members if slot_of[m] in own}
-        for key, value in added.items():
-            memory_id = owner[key]
-            summed = before.get(slot_of[key], 0.0) + value
+        slots, passages = index._slots, index._passages
+        members = [
+            index._slots.slot_of[memory_id]
+            for memory_id in dict.fromkeys(candidates)
+            if memory_id not in self._skip and memory_id in passages
+        ]
+        added, touched = self._added(extra, members)
+        own = self._matches.memory_scores(members)
+        before = self._matches.passage_scores(touched)
+        scores = {slots.key(m): own[m] for m in members if m in own}
+        for slot, value in zip(touched, added[touched].tolist(), strict=True):
+            memory_id = slots.key(int(slots.owners[slot]))
+            summed = before.get(slot, 0.0) + value
             scores[memory_id] = max(scores.get(memory_id, 0.0), summed)
         return scores
+
+    def _added(self, extra: Mapping[str, float], members: list[int]) -> tuple[Any, list[int]]:
+        """What the ``extra`` terms add to each passage of the ``members`` (memory slots), by
+        passage slot, summed in the terms' order as the per-posting loop did, to the bit; and
+        the passages that hold any of them, in slot order."""
+        index = self._index
+        slots = index._slots
+        average = index._total_length / len(index._lengths)
+        member = np.zeros(len(slots.owners), dtype=np.bool_)
+        member[members] = True
+        added = np.zeros(len(slots.owners), dtype=np.float64)
+        held_any = np.zeros(len(slots.owners), dtype=np.bool_)
+        for term, weight in extra.items():
+            held, counts = index._arrays.of(term, index._postings[term], slots)
+            kept = member[slots.owners[held]]
+            held, counts = held[kept], counts[kept]
+            idf = weight * index.weight(term)
+            norm = K1 * (1 - B + B * slots.lengths[held] / average)
+            added[held] += idf * counts * (K1 + 1) / (counts + norm)
+            held_any[held] = True
+        return added, np.flatnonzero(held_any).tolist()
 
     def _held(self, memory_ids: Sequence[str]) -> list[tuple[bool, ...]]:
         """For each memory, which of the query's terms (in the query's order) it holds."""

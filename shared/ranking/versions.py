@@ -116,9 +116,16 @@ def newer_first(
     to Grace"), a looser overlap of content words (a correction rewords more than a resend: "we
     raised the retry count to 7" against "retries 3 times"; stop words are left out, or any two
     English sentences would qualify)."""
-    words = {i: word_set(memories[i].content) for i in order}
-    # A memory's values only when a pair gets that far: most pairs are settled before.
+    # A memory's words and values only when a pair gets that far: most pairs are settled
+    # before, and a long memory's words cost a pass over all of its text.
+    seen: dict[int, frozenset[str]] = {}
     facts: dict[int, frozenset[str]] = {}
+
+    def words(i: int) -> frozenset[str]:
+        found = seen.get(i)
+        if found is None:
+            found = seen[i] = word_set(memories[i].content)
+        return found
 
     def values(i: int) -> frozenset[str]:
         found = facts.get(i)
@@ -135,8 +142,8 @@ def newer_first(
                 continue
             if names_held[i] < names_held[older] or scores[i] < scores[older] - band:
                 continue
-            if _same_subject(words[i], words[older]) or (
-                _same_content(words[i], words[older]) and values(i) != values(older)
+            if _same_subject(words(i), words(older)) or (
+                _same_content(words(i), words(older)) and values(i) != values(older)
             ):
                 position = j
         placed.insert(position, i)

@@ -43,3 +43,19 @@ def test_an_excerpt_is_cut_at_word_boundaries_and_marked() -> None:
     shown = part.of(text)
     assert shown.startswith("…") and shown.endswith("…")
     assert text[part.start - 1] == " " and text[part.end] == " "
+
+
+def test_the_terms_looked_up_by_piece_are_the_texts_own_spans() -> None:
+    from shared.lexical.excerpt import _hits
+    from shared.model.tokens import term_spans
+
+    text = (
+        "Don\u2019t restart: HttpClient.getURLs() in src/app/main.py threw E1042 twice -- "
+        "see settings.DATABASE_URL, --run-drain-cache, v2.3.1 and the user\u2019s notes (a_b_c). "
+    ) * 3
+    spans = list(term_spans(text))
+    wanted = {term for _, _, term in spans}
+    assert _hits(text, wanted) == spans
+    some = {"httpclient", "client", "e1042", "database_url", "note"}
+    assert _hits(text, some) == [span for span in spans if span[2] in some]
+    assert _hits(text, set()) == []

@@ -112,3 +112,15 @@ def test_an_index_after_removals_and_additions_scores_as_one_built_afresh() -> N
 def test_equal_scores_keep_the_order_the_memories_were_added_in() -> None:
     index = index_of({f"m{i}": "deploy cache" for i in range(5)} | {"x": "deploy"})
     assert search(index, "deploy cache") == ["m0", "m1", "m2", "m3", "m4", "x"]
+
+
+def test_a_memorys_counts_are_kept_until_it_is_removed() -> None:
+    index = LexicalIndex()
+    index.add("m1", [{"deploy": 2, "cache": 1}, {"deploy": 1}])
+    assert index.counts("absent") == {}
+    assert index.counts("m1") == {"deploy": 3, "cache": 1}
+    assert index.counts("m1") is index.counts("m1")
+    index.remove("m1")
+    assert index.counts("m1") == {}
+    index.add("m1", [{"queue": 1}])
+    assert index.counts("m1") == {"queue": 1}

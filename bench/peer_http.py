@@ -1,0 +1,306 @@
+"""Recall p50 over MCP Streamable HTTP, ours against doobidoo's mcp-memory-service, on the
+same turns and the same questions, in alternating rounds on the same machine.
+
+    python bench/peer_http.py --data /work/shared/bench-data \\
+        [--peer tests/thirdparty/mcp-memory-service] [--rounds 5] [--beam-chat 1] [--limit 5]
+        [--baseline OTHER_CHECKOUT]
+
+Two sets: LoCoMo conversations 0 and 1 (their turns in one tenant, stored as "speaker: text";
+their category 1-4 questions asked) and one long technical chat of BEAM 500K dev (its messages
+stored as "role: content", cut to our content limit; its questions asked). Each server is
+filled through its own tool over MCP (our ``remember``, the peer's ``memory_store`` with a
+``conversation_id`` so its semantic de-duplication keeps every turn). Both return the same
+number of memories (``--limit``, our balanced default). Two figures per side:
+
+- first ask: every question asked once, of one side then the other (who goes first alternating
+  by question), so no answer comes from a cache of the question;
+- repeat: then every question again per round, ``--rounds`` rounds, who goes first alternating
+  by round. The peer keeps the vectors of the last 1,024 texts it embedded, so its repeats skip
+  the model; ours embed each time. The ratio is the median of the rounds' p50 ratios (ours over
+  the peer's), which keeps the machine's drift between rounds off it.
+
+The peer runs as ``memory server --streamable-http`` (its stateless Streamable HTTP transport,
+uvicorn, on loopback with no key) on the sqlite_vec backend, embedding with our MiniLM int8
+weights through its ONNX path (``bench._first_answer._peer``). Without its venv (and
+onnxruntime in it) the peer is skipped and only our p50s are printed. ``--baseline`` serves
+another checkout too (its own ``.venv/bin/mcp-memory-api``, run from its directory), filled and
+asked the same way: a before and after measured against the peer in one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import httpx2
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._beam import fitted
+from bench._client import Call, call_text, run_load, session
+from bench._data import load_beam, load_locomo
+from bench._first_answer import PEER_VENV, _peer
+from bench._server import ApiServer, exit_on_sigterm, free_port, server_env, tied_to_runner
+
+LOAD_CONCURRENCY: Final = 2
+PEER_BOOT_S: Final = 180.0
+
+
+@dataclass(frozen=True)
+class QuerySet:
+    name: str
+    texts: list[str]
+    questions: list[str]
+
+
+def locomo_set(data: Path) -> QuerySet:
+    conversations = load_locomo(data)[:2]
+    return QuerySet(
+        name="locomo conv 0-1",
+        texts=[t.content for c in conversations for t in c.turns],
+        questions=[q.text for c in conversations for q in c.questions],
+    )
+
+
+def beam_set(data: Path, chat: int) -> QuerySet:
+    found = next(c for c in load_beam(data) if c.chat == chat)
+    return QuerySet(
+        name=f"beam chat {chat} ({found.title})",
+        texts=[fitted(m.stored) for m in found.messages],
+        questions=[q.text for q in found.questions],
+    )
+
+
+class PeerServer:
+    """``memory server --streamable-http`` with a HOME of its own, on a free loopback port."""
+
+    def __init__(self, process: asyncio.subprocess.Process, port: int) -> None:
+        self.process = process
+        self.url = f"http://127.0.0.1:{port}/mcp"
+        self._health = f"http://127.0.0.1:{port}/health"
+
+    @classmethod
+    async def start(cls, venv: Path, home: Path) -> PeerServer | None:
+        spec = _peer(home, venv)
+        if spec is None:
+            return None
+        port = free_port()
+        env = {**spec.env, "MCP_SSE_HOST": "127.0.0.1", "MCP_SSE_PORT": str(port)}
+        process = await asyncio.create_subprocess_exec(
+            *spec.command,
+            "--streamable-http",
+            env=env,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+            **tied_to_runner(),
+        )
+        server = cls(process, port)
+        try:
+            await server._wait_healthy()
+        except BaseException:
+            await server.stop()
+            raise
+        return server
+
+    async def _wait_healthy(self) -> None:
+        deadline = time.perf_counter() + PEER_BOOT_S
+        async with httpx2.AsyncClient(timeout=2.0) as http:
+            while time.perf_counter() < deadline and self.process.returncode is None:
+                with contextlib.suppress(httpx2.HTTPError):
+                    if (await http.get(self._health)).status_code == 200:
+                        return
+                await asyncio.sleep(0.05)
+        raise RuntimeError("the peer's Streamable HTTP server did not become healthy")
+
+    async def stop(self) -> None:
+        if self.process.returncode is None:
+            # It leads its own session (``tied_to_runner``): its group is its pid.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                await asyncio.wait_for(self.process.wait(), 30)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                await self.process.wait()
+
+
+@dataclass(frozen=True)
+class Side:
+    """One server as the rounds see it: where it is, and how it is asked."""
+
+    name: str
+    url: str
+    tenant: str
+    recall: str
+    limit: int
+
+    def calls(self, questions: Sequence[str]) -> list[Call]:
+        return [(self.recall, {"query": q, "limit": self.limit}) for q in questions]
+
+
+async def fill(url: str, tenant: str, tool: str, arguments: Sequence[dict[str, Any]]) -> None:
+    """Store every text through ``tool``, ``LOAD_CONCURRENCY`` clients at a time."""
+    pending = iter(arguments)
+
+    async def worker() -> None:
+        async with session(url, tenant) as client:
+            for item in pending:
+                await call_text(client, tool, item)
+
+    await asyncio.gather(*(worker() for _ in range(LOAD_CONCURRENCY)))
+
+
+async def first_asks(sides: Sequence[Side], questions: list[str]) -> dict[str, list[float]]:
+    """Each question asked once of each side, one after the other, who goes first alternating
+    by question: every answer is a first one (no cache has seen the question)."""
+    seconds: dict[str, list[float]] = {side.name: [] for side in sides}
+    async with contextlib.AsyncExitStack() as stack:
+        clients = [await stack.enter_async_context(session(s.url, s.tenant)) for s in sides]
+        paired = list(zip(sides, clients, strict=True))
+        for number, question in enumerate(questions):
+            for side, client in paired if number % 2 == 0 else reversed(paired):
+                tool, arguments = side.calls([question])[0]
+                started = time.perf_counter()
+                await call_text(client, tool, arguments)
+                seconds[side.name].append(time.perf_counter() - started)
+    return seconds
+
+
+async def repeats(
+    sides: Sequence[Side], questions: list[str], count: int
+) -> dict[str, list[float]]:
+    """Every question once per side per round, who goes first alternating by round: each
+    round's p50."""
+    round_p50: dict[str, list[float]] = {side.name: [] for side in sides}
+    for number in range(count):
+        for side in sides if number % 2 == 0 else list(reversed(sides)):
+            result = await run_load(side.url, side.tenant, side.calls(questions), concurrency=1)
+            round_p50[side.name].append(result.latency.p50_ms)
+    return round_p50
+
+
+def _summary(first: dict[str, list[float]], again: dict[str, list[float]]) -> dict[str, Any]:
+    """Each side's p50s, and each of ours over the peer's (and over the baseline's, given one)."""
+    summary: dict[str, Any] = {
+        name: {
+            "first_ask_p50_ms": round(statistics.median(first[name]) * 1000, 2),
+            "repeat_p50_ms": round(statistics.median(again[name]), 2),
+            "repeat_rounds_p50_ms": again[name],
+        }
+        for name in first
+    }
+    pairs = [(name, "peer") for name in first if name != "peer" and "peer" in first]
+    if "baseline" in first:
+        pairs.append(("ours", "baseline"))
+    for mine, theirs in pairs:
+        summary[f"{mine}/{theirs}"] = {
+            "first_ask": round(
+                statistics.median(first[mine]) / statistics.median(first[theirs]), 3
+            ),
+            "repeat": round(
+                statistics.median(a / b for a, b in zip(again[mine], again[theirs], strict=True)),
+                3,
+            ),
+        }
+    return summary
+
+
+async def start_checkout(checkout: Path, data_dir: Path) -> ApiServer:
+    """Another checkout's API (its own ``.venv``, run from its directory), as ``ApiServer.start``
+    runs this one's."""
+    port = free_port()
+    process = await asyncio.create_subprocess_exec(
+        str(checkout / ".venv" / "bin" / "mcp-memory-api"),
+        *("--local", "--data-dir", str(data_dir), "--port", str(port)),
+        cwd=checkout,
+        env=server_env(),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        **tied_to_runner(),
+    )
+    server = ApiServer(process, port=port, data_dir=data_dir)
+    try:
+        await server._wait_healthy()
+    except BaseException:
+        await server.stop()
+        raise
+    return server
+
+
+@contextlib.asynccontextmanager
+async def peer_running(venv: Path, home: Path) -> AsyncIterator[PeerServer | None]:
+    peer = await PeerServer.start(venv, home)
+    try:
+        yield peer
+    finally:
+        if peer is not None:
+            await peer.stop()
+
+
+async def measure(
+    ours: dict[str, ApiServer], query_set: QuerySet, args: argparse.Namespace
+) -> dict[str, Any]:
+    tenant = "peer-http-" + query_set.name.split()[0]
+    sides = [Side(name, server.url, tenant, "recall", args.limit) for name, server in ours.items()]
+    for side in sides:
+        await fill(side.url, tenant, "remember", [{"content": t} for t in query_set.texts])
+    with tempfile.TemporaryDirectory(prefix="peer-home-") as home:
+        async with peer_running(args.peer, Path(home)) as peer:
+            if peer is not None:
+                stored = [{"content": t, "conversation_id": tenant} for t in query_set.texts]
+                await fill(peer.url, tenant, "memory_store", stored)
+                sides.append(Side("peer", peer.url, tenant, "memory_search", args.limit))
+            first = await first_asks(sides, query_set.questions)
+            again = await repeats(sides, query_set.questions, args.rounds)
+    result = _summary(first, again)
+    return {
+        "set": query_set.name,
+        "memories": len(query_set.texts),
+        "questions": len(query_set.questions),
+        **result,
+    }
+
+
+async def main(args: argparse.Namespace) -> None:
+    sets = [locomo_set(args.data), beam_set(args.data, args.beam_chat)]
+    with tempfile.TemporaryDirectory(prefix="peer-http-ours-") as work:
+        ours = {"ours": await ApiServer.start(Path(work) / "ours")}
+        try:
+            if args.baseline is not None:
+                ours["baseline"] = await start_checkout(args.baseline, Path(work) / "baseline")
+            for query_set in sets:
+                print(json.dumps(await measure(ours, query_set, args)), flush=True)
+        finally:
+            for server in ours.values():
+                await server.stop()
+
+
+def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=Path("/work/shared/bench-data"))
+    parser.add_argument("--peer", type=Path, default=PEER_VENV, help="the peer's venv")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--beam-chat", type=int, default=1)
+    parser.add_argument(
+        "--baseline", type=Path, default=None, help="another checkout (with its .venv) beside ours"
+    )
+    parser.add_argument("--limit", type=int, default=5, help="memories each recall returns")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    exit_on_sigterm()
+    asyncio.run(main(parse()))
