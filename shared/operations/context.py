@@ -10,6 +10,7 @@ import msgspec
 
 from shared.counters import COMPACTION_LAG_MS, CounterTracker
 from shared.embedding import Embedder
+from shared.embedding.recent import RecentVectors
 from shared.lexical import Lexicon
 from shared.memories import MemoryDeleter
 from shared.memories.visibility import Visibility
@@ -26,7 +27,8 @@ class OperationsContext(msgspec.Struct, frozen=True, kw_only=True):
     """``floor``: the relevance a recall result must reach; ``high_similarity``: the cosine at
     which a top result is HIGH confidence; ``snapshots``: the in-process copies recall reads
     bodies from where the backend keeps them; ``deleter``: this process's forgets, with the
-    journal of the ones in progress (built by :func:`operations_context`); ``tenant_names``:
+    journal of the ones in progress, and ``questions``: the vectors of the questions recalled
+    last (both built by :func:`operations_context`); ``tenant_names``:
     the tenants an empty answer may name as the one probably meant, None where tenant names
     are not to be disclosed (``tenant_hint``)."""
 
@@ -38,6 +40,7 @@ class OperationsContext(msgspec.Struct, frozen=True, kw_only=True):
     lexicon: Lexicon
     replacements: ReplacementLog
     deleter: MemoryDeleter
+    questions: RecentVectors
     floor: float
     high_similarity: float
     clock_ms: Callable[[], int]
@@ -48,6 +51,10 @@ class OperationsContext(msgspec.Struct, frozen=True, kw_only=True):
         """The embedding as a task started before anything else: it is the longest step, and
         the rest of the call's work (counter and generation reads) can run beside it."""
         return asyncio.create_task(self.embedder.embed(text))
+
+    def start_question_embedding(self, question: str) -> asyncio.Task[list[float]]:
+        """As :meth:`start_embedding`, for a question: one asked lately is not embedded again."""
+        return asyncio.create_task(self.questions.embed(question))
 
     async def visible_hits(
         self,
@@ -98,6 +105,7 @@ def operations_context(
         lexicon=lexicon,
         replacements=replacements,
         deleter=deleter,
+        questions=RecentVectors(embedder),
         floor=floor,
         high_similarity=high_similarity,
         clock_ms=clock_ms,

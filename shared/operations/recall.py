@@ -99,7 +99,7 @@ async def _searched(
 ) -> tuple[list[Hit], Mapping[str, AccessCount], KeywordQuery, Visibility]:
     """The vector leg's hits in ``conversation``, the access counts, the keyword leg's scores,
     and what the request may see now."""
-    embedding = ops.start_embedding(query)
+    embedding = ops.start_question_embedding(query)
     # Neither the counters nor the keyword scoring depend on the vector: both run while the
     # query is embedded (the model runs on its own thread), so a cold read of either (once
     # a minute per tenant) hides behind that latency.
