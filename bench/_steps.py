@@ -21,6 +21,7 @@ from services.api.tools.definition import ToolContext, ToolResult
 from services.api.tools.recall import RECALL
 from services.api.tools.recall_text import render_recall
 from shared.counters import CounterTracker
+from shared.embedding.recent import RecentVectors
 from shared.memories.visibility import Visibility
 from shared.operations.fusion import fuse, with_feedback
 from shared.operations.recall import (
@@ -69,13 +70,17 @@ async def recall_steps(local: Local, tenant: str, queries: Sequence[str]) -> Ste
     """Time each of recall's steps alone, then recall and the tool whole (see the module)."""
     steps = StepTimes()
     framing = Framing(RECALL.output_schema)
-    tool = guarded(RECALL, local.ops)
+    # No question's vector kept: each whole pays its embedding, as a question not asked lately.
+    ops = msgspec.structs.replace(
+        local.ops, questions=RecentVectors(local.ops.embedder, capacity=0)
+    )
+    tool = guarded(RECALL, ops)
     context = ToolContext(tenant=tenant)
     for query in queries:
         result = await _one(local, tenant, query, steps)
         steps.mcp_framing.append(await framing.timed(query, result))
         started = time.perf_counter()
-        await recall(local.ops, tenant, None, query=query, mode="balanced", limit=5)
+        await recall(ops, tenant, None, query=query, mode="balanced", limit=5)
         steps.recall_whole.append(time.perf_counter() - started)
         started = time.perf_counter()
         await tool.handler(context, {"query": query})
