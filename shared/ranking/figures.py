@@ -173,20 +173,25 @@ class FigureCheck:
     __slots__ = ("_newer", "_sentences")
 
     def __init__(self, new: str) -> None:
-        self._newer = Wording(new)
-        self._sentences = figure_sentences(new) if len(self._newer.distinct) >= MIN_TERMS else []
+        # The figures first: most texts give none, and then their words are never read.
+        self._sentences = figure_sentences(new)
+        self._newer = Wording(new) if self._sentences else None
+        if self._newer is not None and len(self._newer.distinct) < MIN_TERMS:
+            self._sentences = []
 
     def pairs(self, old: str) -> list[tuple[str, str]]:
         """(newer, older) readings of two sentences that may restate one figure with another
         value, at most ``MAX_PAIRS``; none between texts shorter than ``MIN_TERMS`` content
         words or sharing less than a quarter of them. A clause that says it adds ("also", "as
         well") restates nothing."""
-        if not self._sentences:
+        if not self._sentences or self._newer is None:
+            return []
+        olds = figure_sentences(old)
+        if not olds:
             return []
         older = Wording(old)
         if len(older.distinct) < MIN_TERMS or not long_texts_share(self._newer, older):
             return []
-        olds = figure_sentences(old)
         said_old = frozenset().union(*(held for _, held in olds))
         said_new = frozenset().union(*(held for _, held in self._sentences))
         found: list[tuple[str, str]] = []
