@@ -5,15 +5,18 @@ messages that are no update?
 
 For every knowledge-update question of the long technical chats (BEAM dev), each (original,
 updated) pair of messages the question names is read by the probable-update rules
-(``shared.ranking.updates``) as remember would store them (``bench._beam.fitted``). Then as many
-random pairs of messages of one chat, earlier first: the share of those linked is an upper bound
-on false links (some random pairs are real updates). Prints JSON; ``--show`` also prints the
-random pairs that were linked, with the rules' evidence.
+(``shared.ranking.updates``) as remember would store them (``bench._beam.fitted``), then, where
+the words say no, by the restated-figure rule (``shared.ranking.figures``, with the local model:
+``--words-only`` leaves it out). Then as many random pairs of messages of one chat, earlier
+first: the share of those linked is an upper bound on false links (some random pairs are real
+updates). Prints JSON; ``--show`` also prints the random pairs that were linked, with the rules'
+evidence (or "restated figure").
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import random
 import sys
@@ -24,12 +27,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._beam import fitted
 from bench._data import BeamChat, load_beam
-from shared.ranking.updates import probable_update
+from bench._figures import restated
+from shared.embedding.local import LocalEmbedder
+from shared.ranking.updates import Update, probable_update
 
 SEED = 7
 
 
-def knowledge_updates(chats: list[BeamChat]) -> dict[str, int]:
+class Linker:
+    """The word rules, then (unless ``embedder`` is None) the restated-figure rule."""
+
+    def __init__(self, embedder: LocalEmbedder | None) -> None:
+        self.embedder = embedder
+
+    async def link(self, new: str, old: str) -> Update | str | None:
+        found = probable_update(new, old)
+        if found is not None or self.embedder is None:
+            return found
+        return "restated figure" if (await restated(self.embedder, [(new, old)]))[0] else None
+
+
+async def knowledge_updates(chats: list[BeamChat], linker: Linker) -> dict[str, int]:
     linked = pairs = 0
     for chat in chats:
         by_id = {message.id: message for message in chat.messages}
@@ -41,18 +59,21 @@ def knowledge_updates(chats: list[BeamChat]) -> dict[str, int]:
                     if original in by_id and updated in by_id:
                         pairs += 1
                         newer, older = by_id[updated].stored, by_id[original].stored
-                        linked += probable_update(fitted(newer), fitted(older)) is not None
+                        found = await linker.link(fitted(newer), fitted(older))
+                        linked += found is not None
     return {"pairs": pairs, "linked": linked}
 
 
-def random_pairs(chats: list[BeamChat], total: int, *, show: bool) -> dict[str, Any]:
+async def random_pairs(
+    chats: list[BeamChat], total: int, linker: Linker, *, show: bool
+) -> dict[str, Any]:
     rng = random.Random(SEED)
     linked = pairs = 0
     for chat in chats:
         for _ in range(total // len(chats)):
             first, second = sorted(rng.sample(range(len(chat.messages)), 2))
             older, newer = chat.messages[first], chat.messages[second]
-            found = probable_update(fitted(newer.stored), fitted(older.stored))
+            found = await linker.link(fitted(newer.stored), fitted(older.stored))
             pairs += 1
             if found is not None:
                 linked += 1
@@ -61,18 +82,28 @@ def random_pairs(chats: list[BeamChat], total: int, *, show: bool) -> dict[str, 
     return {"pairs": pairs, "linked": linked, "rate": round(linked / pairs, 4) if pairs else None}
 
 
+async def measure(args: argparse.Namespace) -> dict[str, Any]:
+    chats = load_beam(args.data)
+    embedder = None if args.words_only else await LocalEmbedder.open()
+    try:
+        linker = Linker(embedder)
+        return {
+            "knowledge_updates": await knowledge_updates(chats, linker),
+            "random_pairs": await random_pairs(chats, args.random, linker, show=args.show),
+        }
+    finally:
+        if embedder is not None:
+            await embedder.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=Path("/work/shared/bench-data"))
     parser.add_argument("--random", type=int, default=3000, help="random pairs, all chats")
     parser.add_argument("--show", action="store_true", help="print the random pairs linked")
+    parser.add_argument("--words-only", action="store_true", help="the word rules alone")
     args = parser.parse_args()
-    chats = load_beam(args.data)
-    report = {
-        "knowledge_updates": knowledge_updates(chats),
-        "random_pairs": random_pairs(chats, args.random, show=args.show),
-    }
-    print(json.dumps(report, indent=1))
+    print(json.dumps(asyncio.run(measure(args)), indent=1))
 
 
 if __name__ == "__main__":

@@ -16,14 +16,19 @@ that must not be linked:
 
 ``--long`` wraps each sentence in a paragraph of unrelated sentences (chat-like text).
 
-    python bench/supersede_pairs.py                 # the pure detector on every pair: rates
+    python bench/supersede_pairs.py                 # remember's rules on every pair: rates
     python bench/supersede_pairs.py --long          # the same, long texts
+    python bench/supersede_pairs.py --words-only    # the word rules alone (no model)
+
+Remember's rules are the word rules (``shared.ranking.updates``) and, between long texts where
+they say no, the restated-figure rule (``shared.ranking.figures``, with the local model).
     python bench/supersede_pairs.py --dump FILE     # the pairs as JSON, for the served run
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import random
 import sys
@@ -35,7 +40,7 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from shared.ranking.updates import probable_update
+from bench._figures import remember_links
 
 SEED: Final = 20261203
 
@@ -368,12 +373,12 @@ def generate(*, per_slot: int = 24, long: bool = False, seed: int = SEED) -> lis
     return pairs
 
 
-def rates(pairs: list[Pair]) -> dict[str, dict[str, float | int]]:
+def rates(pairs: list[Pair], found: list[bool]) -> dict[str, dict[str, float | int]]:
     linked: Counter[str] = Counter()
     total: Counter[str] = Counter()
-    for pair in pairs:
+    for pair, link in zip(pairs, found, strict=True):
         total[pair.kind] += 1
-        linked[pair.kind] += probable_update(pair.newer, pair.older) is not None
+        linked[pair.kind] += link
     return {
         kind: {
             "pairs": total[kind],
@@ -390,15 +395,17 @@ def main() -> None:
     parser.add_argument("--per-slot", type=int, default=24)
     parser.add_argument("--dump", type=Path, help="write the pairs as JSON here")
     parser.add_argument("--misses", action="store_true", help="print what was decided wrongly")
+    parser.add_argument("--words-only", action="store_true", help="the word rules alone")
     args = parser.parse_args()
     pairs = generate(per_slot=args.per_slot, long=args.long)
     if args.dump:
         args.dump.write_text(json.dumps([msgspec.to_builtins(p) for p in pairs], indent=1))
-    print(json.dumps(rates(pairs), indent=1))
+    texts = [(pair.newer, pair.older) for pair in pairs]
+    found = asyncio.run(remember_links(texts, words_only=args.words_only))
+    print(json.dumps(rates(pairs, found), indent=1))
     if args.misses:
-        for pair in pairs:
-            linked = probable_update(pair.newer, pair.older) is not None
-            if linked != (pair.kind == "update"):
+        for pair, link in zip(pairs, found, strict=True):
+            if link != (pair.kind == "update"):
                 print(f"{pair.kind:16} {pair.older!r} -> {pair.newer!r}")
 
 

@@ -5,11 +5,12 @@ crash in between leaves both visible, as before the correction, never neither). 
 memory is no "already known" answer; another memory that says the fact already is, and becomes
 the replacement.
 
-Without it, a visible memory the fact probably updates (``shared.ranking.updates``) is linked by
-a record written after the fact: it stays current, ranked below the new one (a crash in between
-leaves two unlinked memories, which recall and list agree on). ``link_updates`` False links
-nothing, and undoes the links that name a memory already saying the fact as the newer one: the
-caller says both stay current.
+Without it, a visible memory the fact probably updates (``shared.ranking.updates``, or
+``shared.ranking.figures`` for a figure restated in other words) is linked by a record written
+after the fact: it stays current, ranked below the new one (a crash in between leaves two
+unlinked memories, which recall and list agree on). ``link_updates`` False links nothing, and
+undoes the links that name a memory already saying the fact as the newer one: the caller says
+both stay current.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from typing import Final
 
 import msgspec
 
+from shared.errors import EmbeddingError
 from shared.memories import write_memory
 from shared.memories.repairs import ensure_listed
 from shared.memories.visibility import Visibility, may_replace, replaceable
 from shared.model import Draft, Hit, Memory, new_memory
 from shared.operations.context import OperationsContext
 from shared.ranking import already_known, probably_updated
+from shared.ranking.figures import figure_candidates, first_restated
 
 # The nearest memories remember compares a new fact with: the one that already says it (dedup
 # looks at the nearest), or the one it probably updates (more links no more of the revision
@@ -99,9 +102,7 @@ async def _stored(
     writing = asyncio.create_task(write_memory(ops.objects, ops.vectors, memory, embedding))
     await asyncio.sleep(0)  # the write's first request is on its way before the rules run
     try:
-        found = (
-            probably_updated(memory.content, neighbours, scope=memory.scope) if neighbours else None
-        )
+        found = await _probably_updated(ops, memory, neighbours) if neighbours else None
     finally:
         await writing
     updated = found.memory if found is not None else None
@@ -111,6 +112,27 @@ async def _stored(
     elif updated is not None:
         await ops.replacements.record(memory.tenant, updated.id, memory.id, "supersedes")
     return RememberAnswer(memory=memory, already_known=False, replaced=replaced, supersedes=updated)
+
+
+async def _probably_updated(
+    ops: OperationsContext, memory: Memory, neighbours: list[Hit]
+) -> Hit | None:
+    """The neighbour ``memory`` probably updates: by the text rules, or, between long texts
+    where the words say no, a figure restated in other words (``shared.ranking.figures``): the
+    few sentences that hold it are embedded, only then. Without those embeddings the link is
+    left out, never the memory."""
+    found = probably_updated(memory.content, neighbours, scope=memory.scope)
+    if found is not None:
+        return found
+    candidates = figure_candidates(memory.content, neighbours, scope=memory.scope)
+    if not candidates:
+        return None
+    sentences = sorted({s for _, pairs in candidates for pair in pairs for s in pair})
+    try:
+        vectors = await ops.embedder.embed_many(sentences)
+    except EmbeddingError:
+        return None
+    return first_restated(candidates, dict(zip(sentences, vectors, strict=True)))
 
 
 async def _live_neighbours(

@@ -93,7 +93,7 @@ class UpdateCheck:
             return None
         if not (newer.long or older.long):
             return _short_update(newer, older)
-        if _shared_enough(newer, older, MIN_SHARED_LONG) is None:
+        if not long_texts_share(newer, older):
             return None
         if self._sentences is None:
             self._sentences = [Wording(s) for s in prose_sentences(self._text)]
@@ -103,6 +103,12 @@ class UpdateCheck:
 def probable_update(new: str, old: str) -> Update | None:
     """The evidence that ``new`` updates ``old`` (see the module docstring), or None."""
     return UpdateCheck(new).of(old)
+
+
+def long_texts_share(newer: Wording, older: Wording) -> bool:
+    """Whether two texts share enough content words to be about one thing, by the share asked
+    of long texts (rule 1): a quarter."""
+    return _shared_enough(newer, older, MIN_SHARED_LONG) is not None
 
 
 def _names_a_thing(term: str) -> bool:

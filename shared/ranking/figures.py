@@ -1,0 +1,253 @@
+"""A figure restated: a text that gives another measure of what an older one measured
+("currently uses around 250MB of peak memory" → "currently averaging around 140MB per session"),
+in words the rules of ``shared.ranking.updates`` cannot match (pure).
+
+A chat message that revises a figure rewords everything around it: the words two such
+sentences share are too few for the word rules, and a looser word rule linked sentences about
+other things as often as revisions (docs/calibration.md). What the words do tell is where to
+look: a sentence of the newer text and one of the older holding a figure of the same kind (a
+size, a duration, a percentage, a score out of some total, a date) with another value, each
+value one the other text does not hold, within a factor of ``MAX_RATIO`` of each other (a
+figure revised stays near what it was; "30 seconds" against "12 hours" measures two things),
+between texts of a chat sentence or more (``MIN_TERMS``) that share a quarter of their content
+words (as long texts must for the word rules). Whether the two sentences say the same thing is
+for a model to tell: ``restated`` takes the cosine of their embeddings, which the caller
+computes (only for the few pairs found here).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from shared.model import Hit, Scope
+from shared.ranking.updates import long_texts_share
+from shared.ranking.wording import Wording
+
+# The cosine between the embeddings of two sentences above which they restate one figure: the
+# generator's distractors (another subject, another attribute of the same subject) stay below
+# 0.65 and the clearest revisions in chat words reach it; at 0.7 a whole chat remembered in order
+# gained 170 links, enough worked examples among them to cost recall@5 (docs/calibration.md).
+RESTATED_COSINE: Final = 0.8
+# How far apart two values of one figure may be (the larger over the smaller).
+MAX_RATIO: Final = 4.0
+# The fewest content words of a text read for figures: a chat sentence or more. A short fact
+# (a handful of words) is left to the word rules, which read it whole, and costs no embedding.
+MIN_TERMS: Final = 16
+# How many sentence pairs of one older text are looked at (each costs an embedding).
+MAX_PAIRS: Final = 4
+
+_SECONDS: Final = {
+    "ms": 0.001,
+    "millisecond": 0.001,
+    "milliseconds": 0.001,
+    "s": 1.0,
+    "sec": 1.0,
+    "secs": 1.0,
+    "second": 1.0,
+    "seconds": 1.0,
+    "min": 60.0,
+    "mins": 60.0,
+    "minute": 60.0,
+    "minutes": 60.0,
+    "h": 3600.0,
+    "hr": 3600.0,
+    "hrs": 3600.0,
+    "hour": 3600.0,
+    "hours": 3600.0,
+    "day": 86400.0,
+    "days": 86400.0,
+    "week": 604800.0,
+    "weeks": 604800.0,
+}
+_BYTES: Final = {
+    "kb": 1e3,
+    "kib": 1024.0,
+    "mb": 1e6,
+    "mib": 1024.0**2,
+    "gb": 1e9,
+    "gib": 1024.0**3,
+    "tb": 1e12,
+    "tib": 1024.0**4,
+}
+_UNITS: Final = {
+    **{unit: ("duration", scale) for unit, scale in _SECONDS.items()},
+    **{unit: ("size", scale) for unit, scale in _BYTES.items()},
+    "%": ("percent", 1.0),
+    "percent": ("percent", 1.0),
+}
+_MONTHS: Final = (
+    "january february march april may june july august september october november december".split()
+)
+_DATE: Final = re.compile(
+    r"\b(" + "|".join(_MONTHS) + r")\s+([12]?\d|3[01])(?:st|nd|rd|th)?\b(?:,?\s*(\d{4})\b)?"
+)
+_FRACTION: Final = re.compile(r"(?<![\w./])(\d{1,4})\s?/\s?(\d{1,4})(?![\w/])")
+_MEASURE: Final = re.compile(
+    r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?\s?("
+    + "|".join(sorted((re.escape(u) for u in _UNITS), key=len, reverse=True))
+    + r")(?![\w])"
+)
+_CLAUSE_END: Final = re.compile(r"[,;:]\s| (?:and|but|so|which|while|because) ")
+_FENCE: Final = "```"
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+|\n+")
+# A piece of a sentence that is code ("f''(x)", "->", "`pip`"): left out, the rest still read.
+_CODE_PIECE: Final = re.compile(r"[{}();=<>`|\[\]\\^]|->|=>|::")
+# A sentence with more code pieces than this share is code, not prose.
+_MOST_CODE: Final = 0.3
+
+Figure = tuple[str, float]  # (kind, magnitude in the kind's base unit)
+
+
+def figures(sentence: str) -> frozenset[Figure]:
+    """The measures a sentence gives: a date, a score out of a total, a number with its unit."""
+    lowered = sentence.lower()
+    found: set[Figure] = set()
+    for match in _DATE.finditer(lowered):
+        year = int(match.group(3) or 0)
+        month = _MONTHS.index(match.group(1))
+        found.add(("date", float(year * 372 + month * 31 + int(match.group(2)))))
+    lowered = _DATE.sub(" ", lowered)
+    for match in _FRACTION.finditer(lowered):
+        part, total = int(match.group(1)), int(match.group(2))
+        if 0 < total and part <= total:
+            found.add((f"out of {total}" if total > 1 else "fraction", part / total))
+    lowered = _FRACTION.sub(" ", lowered)
+    for match in _MEASURE.finditer(lowered):
+        number = float(match.group(1).replace(",", "") + "." + (match.group(2) or "0"))
+        kind, scale = _UNITS[match.group(3)]
+        found.add((kind, number * scale))
+    return frozenset(found)
+
+
+def figure_sentences(text: str) -> list[tuple[tuple[str, ...], frozenset[Figure]]]:
+    """The sentences of ``text`` that give a measure, outside code blocks, with the code pieces
+    of a prose sentence left out (a chat sentence quotes a formula or an arrow mid-way); each
+    in its readings (``_readings``) with its figures."""
+    found = []
+    in_code = False
+    for line in text.splitlines():
+        if line.lstrip().startswith(_FENCE):
+            in_code = not in_code
+            continue
+        if in_code:
+            continue
+        for sentence in _SENTENCE_END.split(line):
+            pieces = sentence.split()
+            prose = [p for p in pieces if not _CODE_PIECE.search(p)]
+            if not prose or len(pieces) - len(prose) > _MOST_CODE * len(pieces):
+                continue
+            said = " ".join(prose)
+            held = figures(said)
+            if held:
+                found.append((_readings(said), held))
+    return found
+
+
+def _readings(sentence: str) -> tuple[str, ...]:
+    """The sentence, and the sentence up to the end of the clause that gives its last figure: a
+    chat sentence runs on to other things ("…, which is currently averaging around 140MB per
+    session, and I want to make sure …") that blur what the figure measures, but a shorter one
+    may name what it measures after the figure ("a deadline of April 1, 2024, to complete the
+    prototype")."""
+    lowered = sentence.lower()
+    last = max(
+        (m.end() for pattern in (_DATE, _FRACTION, _MEASURE) for m in pattern.finditer(lowered)),
+        default=len(sentence),
+    )
+    cut = _CLAUSE_END.search(sentence, last)
+    return (sentence, sentence[: cut.start()]) if cut else (sentence,)
+
+
+def _near(a: Figure, b: Figure) -> bool:
+    if a[0] == "date":
+        return abs(a[1] - b[1]) <= 372  # dates within about a year
+    low, high = sorted((a[1], b[1]))
+    return low > 0 and high / low <= MAX_RATIO
+
+
+class FigureCheck:
+    """One newer text, read once, checked against any number of older ones."""
+
+    __slots__ = ("_newer", "_sentences")
+
+    def __init__(self, new: str) -> None:
+        # The figures first: most texts give none, and then their words are never read.
+        self._sentences = figure_sentences(new)
+        self._newer = Wording(new) if self._sentences else None
+        if self._newer is not None and len(self._newer.distinct) < MIN_TERMS:
+            self._sentences = []
+
+    def pairs(self, old: str) -> list[tuple[str, str]]:
+        """(newer, older) readings of two sentences that may restate one figure with another
+        value, at most ``MAX_PAIRS``; none between texts shorter than ``MIN_TERMS`` content
+        words or sharing less than a quarter of them. A clause that says it adds ("also", "as
+        well") restates nothing."""
+        if not self._sentences or self._newer is None:
+            return []
+        olds = figure_sentences(old)
+        if not olds:
+            return []
+        older = Wording(old)
+        if len(older.distinct) < MIN_TERMS or not long_texts_share(self._newer, older):
+            return []
+        said_old = frozenset().union(*(held for _, held in olds))
+        said_new = frozenset().union(*(held for _, held in self._sentences))
+        found: list[tuple[str, str]] = []
+        for readings, held in self._sentences:
+            came = held - said_old
+            for readings_before, held_before in olds:
+                gone = held_before - said_new
+                if not any(a[0] == b[0] and _near(a, b) for a in came for b in gone):
+                    continue
+                if Wording(readings[-1]).adds_to(Wording(readings_before[-1])):
+                    continue
+                # Read alike: whole against whole, the figure's clause against the other's.
+                whole = (readings[0], readings_before[0])
+                for pair in dict.fromkeys((whole, (readings[-1], readings_before[-1]))):
+                    found.append(pair)
+                    if len(found) == MAX_PAIRS:
+                        return found
+        return found
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
+
+
+def restated(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Whether two sentences, by their embeddings, say the same thing."""
+    return cosine(a, b) >= RESTATED_COSINE
+
+
+def figure_candidates(
+    content: str, visible: Sequence[Hit], *, scope: Scope
+) -> list[tuple[Hit, list[tuple[str, str]]]]:
+    """The visible memories ``content`` may restate a figure of (nearest first, a note never
+    standing in for a project memory, as ``probably_updated``), each with the sentence pairs
+    whose embeddings tell."""
+    check = FigureCheck(content)
+    found = []
+    for hit in sorted(visible, key=lambda hit: hit.similarity, reverse=True):
+        if scope == "conversation" and hit.memory.scope == "project":
+            continue
+        pairs = check.pairs(hit.memory.content)
+        if pairs:
+            found.append((hit, pairs))
+    return found
+
+
+def first_restated(
+    candidates: Sequence[tuple[Hit, Sequence[tuple[str, str]]]],
+    vectors: Mapping[str, Sequence[float]],
+) -> Hit | None:
+    """The nearest candidate one of whose sentence pairs says the same thing (``vectors``: each
+    sentence's embedding), or None."""
+    for hit, pairs in candidates:
+        if any(restated(vectors[new], vectors[old]) for new, old in pairs):
+            return hit
+    return None
