@@ -516,7 +516,8 @@ def _first_answer_lines(first: dict[str, Any]) -> list[str]:
         "## First answer over stdio (spawn, initialize, tools/list, one recall answered)",
         "",
         f"The official MCP client spawns the server on a data dir holding {first['memories']} "
-        "memories. Cold: no database running; warm: the one the previous process left running.",
+        "memories. Cold: no database or resident running; warm: the database and the resident the "
+        "previous process left running, 3 s after it left.",
         "",
         "| server | initialize s | tools/list s | first recall s | runs (first recall) |",
         "|---|---|---|---|---|",

@@ -15,9 +15,10 @@ number of memories (``--limit``, our balanced default). Two figures per side:
 - first ask: every question asked once, of one side then the other (who goes first alternating
   by question), so no answer comes from a cache of the question;
 - repeat: then every question again per round, ``--rounds`` rounds, who goes first alternating
-  by round. The peer keeps the vectors of the last 1,024 texts it embedded, so its repeats skip
-  the model; ours embed each time. The ratio is the median of the rounds' p50 ratios (ours over
-  the peer's), which keeps the machine's drift between rounds off it.
+  by round. The peer keeps the vectors of the last 1,024 texts it embedded and ours those of
+  the last 512 questions, so both sides' repeats skip the model. The ratio is the median of the
+  rounds' p50 ratios (ours over the peer's), which keeps the machine's drift between rounds off
+  it.
 
 The peer runs as ``memory server --streamable-http`` (its stateless Streamable HTTP transport,
 uvicorn, on loopback with no key) on the sqlite_vec backend, embedding with our MiniLM int8
