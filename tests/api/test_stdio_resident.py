@@ -9,7 +9,13 @@ import asyncio
 import time
 from pathlib import Path
 
-from services.api.stdio.sharing import resident_socket_path, stop_resident
+from services.api.stdio.sharing import (
+    RESIDENT_LOG_MAX_BYTES,
+    resident_log_path,
+    resident_socket_path,
+    start_resident,
+    stop_resident,
+)
 from shared.storage.postgres.embedded import embedded_database, server_alive
 from tests.api._stdio_process import stdio_server
 from tests.api.test_shared_database import keepers
@@ -135,3 +141,13 @@ async def test_a_relay_whose_resident_stops_exits_1(embedded_data_dir: Path) -> 
             assert await asyncio.wait_for(relay.process.wait(), 30) == 1
     finally:
         await stop_everything(embedded_data_dir)
+
+
+def test_a_full_resident_log_is_set_aside_when_the_next_resident_starts(tmp_path: Path) -> None:
+    log = resident_log_path(tmp_path)
+    log.write_bytes(b"x" * (RESIDENT_LOG_MAX_BYTES + 1))
+    # The suite's PG_EMBEDDED_GRACE_S=0: the resident started here gives way at once.
+    start_resident(tmp_path)
+    aside = log.with_name(log.name + ".1")
+    assert aside.stat().st_size == RESIDENT_LOG_MAX_BYTES + 1
+    assert not log.exists() or log.stat().st_size < RESIDENT_LOG_MAX_BYTES

@@ -128,25 +128,31 @@ class Resident:
 
         loop = asyncio.get_running_loop()
         started = time.monotonic()
+        served = False
         try:
             hello = await asyncio.wait_for(self._hello(conn), HELLO_READ_S)
             answer, context = self._answer(hello)
             await loop.sock_sendall(conn, json.dumps(answer).encode() + b"\n")
             if context is None:
                 return
+            served = True
             logger.info("resident_session_started", extra={"tenant": context.tenant})
             conn.settimeout(None)  # blocking: the SDK reads it on a worker thread
             await StdioEndpoint(self._catalogue, context=context).serve_socket(conn)
         except (TimeoutError, OSError, ValueError) as error:
             logger.info("resident_session_refused", extra={"reason": type(error).__name__})
+        except Exception as error:  # noqa: BLE001 - one session's failure ends that session only
+            # The type alone: a message may quote a memory.
+            logger.error("resident_session_failed", extra={"error": type(error).__name__})
         finally:
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
             conn.close()
             self._connections.discard(conn)
-            self._last_left = time.monotonic()
-            ms = round((time.monotonic() - started) * 1000)
-            logger.info("resident_session_ended", extra={"ms": ms})
+            if served:  # only a session served keeps the resident for another grace
+                self._last_left = time.monotonic()
+                ms = round((time.monotonic() - started) * 1000)
+                logger.info("resident_session_ended", extra={"ms": ms})
 
     async def _accept(self) -> None:
         loop = asyncio.get_running_loop()

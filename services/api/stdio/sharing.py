@@ -36,6 +36,7 @@ RESIDENT_LOG_FILENAME: Final = "stdio.log"
 # How long the embedded database outlives a stdio server when PG_EMBEDDED_GRACE_S is unset: a
 # desktop client respawns its server often, and a respawn within the grace finds it running.
 STDIO_EMBEDDED_GRACE_S: Final = 300.0
+RESIDENT_LOG_MAX_BYTES: Final = 10 * 1024 * 1024
 _SOCKET_PATH_MAX: Final = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
 
 
@@ -96,8 +97,13 @@ def resident_log_path(data_dir: Path) -> Path:
 def start_resident(data_dir: Path) -> None:
     """Start a resident for ``data_dir`` in the background, with this process's environment
     (its configuration); it gives way at once if another already serves the data dir."""
+    path = resident_log_path(data_dir)
+    with contextlib.suppress(OSError):
+        if path.stat().st_size > RESIDENT_LOG_MAX_BYTES:
+            # A line a tool call: kept to two files' worth, the older one replaced.
+            os.replace(path, path.with_name(path.name + ".1"))
     try:
-        log: IO[bytes] | None = resident_log_path(data_dir).open("ab")
+        log: IO[bytes] | None = path.open("ab")
     except OSError:
         log = None
     try:
