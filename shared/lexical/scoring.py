@@ -22,6 +22,9 @@ K1: Final = 0.9
 B: Final = 0.3
 Ints = npt.NDArray[np.intp]
 _NONE: Final = np.zeros(0, dtype=np.int32)
+# A walk at least an eighth as long as the tenant's passages is gathered by counting over them
+# (see ``_gathered``): below that, sorting the walk is the cheaper of the two.
+_DENSE_WALK: Final = 8
 _NO_SCORES: Final = np.zeros(0, dtype=np.float64)
 
 
@@ -78,6 +81,22 @@ def _looked_up(keys: Slots, values: Floats, slots: Sequence[int]) -> dict[int, f
     return dict(zip(wanted[found].tolist(), values[at[found]].tolist(), strict=True))
 
 
+def _gathered(walked: Slots, added: Floats, *, slot_count: int) -> tuple[Slots, Ints, Floats]:
+    """Each passage the walk met (ascending), where it first met it, and its contributions
+    summed in walk order. A walk long against the tenant's passages (common words, each held by
+    hundreds) is gathered by counting over every slot, which is linear; a short one by sorting
+    it, which does not touch the slots it never met. Both give the same arrays, to the bit."""
+    if len(walked) * _DENSE_WALK >= slot_count:
+        passages = np.flatnonzero(np.bincount(walked, minlength=slot_count)).astype(walked.dtype)
+        summed = np.bincount(walked, weights=added, minlength=slot_count)[passages]
+        first_at = np.full(slot_count, len(walked), dtype=np.intp)
+        np.minimum.at(first_at, walked, np.arange(len(walked), dtype=np.intp))
+        return passages, first_at[passages], summed.astype(np.float64, copy=False)
+    passages, first, inverse = np.unique(walked, return_index=True, return_inverse=True)
+    summed = np.bincount(inverse, weights=added, minlength=len(passages))
+    return passages, first, summed.astype(np.float64, copy=False)
+
+
 def matches(
     postings: Sequence[tuple[Slots, Counts, float]],
     lengths: Floats,
@@ -94,9 +113,7 @@ def matches(
             for slots, counts, idf in postings
         ]
     )
-    passages, first, inverse = np.unique(walked, return_index=True, return_inverse=True)
-    summed = np.bincount(inverse, weights=added, minlength=len(passages))
-    passage_scores: Floats = summed.astype(np.float64, copy=False)
+    passages, first, passage_scores = _gathered(walked, added, slot_count=len(lengths))
     memories_of = owners[passages]
     if np.array_equal(memories_of, passages):
         # Every passage matched is a first one: one passage per memory (the common case).
