@@ -126,29 +126,31 @@ def start_resident(data_dir: Path) -> None:
 
 
 def _holder(data_dir: Path) -> int | None:
-    """The pid of the resident holding the data dir's lock; None when none holds it."""
+    """The pid of the resident holding the data dir's lock (0 while it has yet to write it);
+    None when none holds it."""
     try:
         with resident_lock_path(data_dir).open("rb") as lock:
             try:
                 fcntl.flock(lock.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
             except OSError:
-                return int(lock.read().strip() or 0) or None
+                written = lock.read().strip()
+                return int(written) if written.isdigit() else 0
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
             return None
-    except (OSError, ValueError):
+    except OSError:
         return None
 
 
 def stop_resident(data_dir: Path, *, timeout_s: float = 30.0) -> bool:
     """Stop the data dir's resident, if one runs, and wait for it to leave (its final counter
     flush, then the database's release); whether none runs now. Blocking."""
-    pid = _holder(data_dir)
-    if pid is None:
-        return True
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout_s
-    while _holder(data_dir) is not None:
+    asked = False
+    while (pid := _holder(data_dir)) is not None:
+        if pid and not asked:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+            asked = True
         if time.monotonic() > deadline:
             return False
         time.sleep(0.05)
