@@ -162,15 +162,21 @@ class ApiServer:
         self.boot: BootTiming | None = None
 
     @classmethod
-    async def start(cls, data_dir: Path) -> ApiServer:
+    async def start(cls, data_dir: Path, *, checkout: Path | None = None) -> ApiServer:
+        """This tree's API on ``data_dir``; or, given ``checkout``, that checkout's (its own
+        ``.venv``, run from its directory), for a before and after in one run."""
         port = free_port()
+        command = (
+            [str(checkout / ".venv" / "bin" / "mcp-memory-api")] if checkout else api_command()
+        )
         process = await asyncio.create_subprocess_exec(
-            *api_command(),
+            *command,
             "--local",
             "--data-dir",
             str(data_dir),
             "--port",
             str(port),
+            cwd=checkout,
             env=server_env(),
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

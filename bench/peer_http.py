@@ -53,7 +53,7 @@ from bench._beam import fitted
 from bench._client import Call, call_text, run_load, session
 from bench._data import load_beam, load_locomo
 from bench._first_answer import PEER_VENV, _peer
-from bench._server import ApiServer, exit_on_sigterm, free_port, server_env, tied_to_runner
+from bench._server import ApiServer, exit_on_sigterm, free_port, tied_to_runner
 
 LOAD_CONCURRENCY: Final = 2
 PEER_BOOT_S: Final = 180.0
@@ -219,28 +219,6 @@ def _summary(first: dict[str, list[float]], again: dict[str, list[float]]) -> di
     return summary
 
 
-async def start_checkout(checkout: Path, data_dir: Path) -> ApiServer:
-    """Another checkout's API (its own ``.venv``, run from its directory), as ``ApiServer.start``
-    runs this one's."""
-    port = free_port()
-    process = await asyncio.create_subprocess_exec(
-        str(checkout / ".venv" / "bin" / "mcp-memory-api"),
-        *("--local", "--data-dir", str(data_dir), "--port", str(port)),
-        cwd=checkout,
-        env=server_env(),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        **tied_to_runner(),
-    )
-    server = ApiServer(process, port=port, data_dir=data_dir)
-    try:
-        await server._wait_healthy()
-    except BaseException:
-        await server.stop()
-        raise
-    return server
-
-
 @contextlib.asynccontextmanager
 async def peer_running(venv: Path, home: Path) -> AsyncIterator[PeerServer | None]:
     peer = await PeerServer.start(venv, home)
@@ -281,7 +259,9 @@ async def main(args: argparse.Namespace) -> None:
         ours = {"ours": await ApiServer.start(Path(work) / "ours")}
         try:
             if args.baseline is not None:
-                ours["baseline"] = await start_checkout(args.baseline, Path(work) / "baseline")
+                ours["baseline"] = await ApiServer.start(
+                    Path(work) / "baseline", checkout=args.baseline
+                )
             for query_set in sets:
                 print(json.dumps(await measure(ours, query_set, args)), flush=True)
         finally:

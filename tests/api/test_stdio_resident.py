@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
+
+import pytest
 
 from services.api.stdio.sharing import (
     RESIDENT_LOG_MAX_BYTES,
@@ -40,6 +43,21 @@ async def stop_everything(data_dir: Path) -> None:
     assert await asyncio.to_thread(stop_resident, data_dir)
     async with embedded_database(data_dir, grace_s=0):
         pass
+
+
+@pytest.fixture
+async def resident_data_dir(embedded_data_dir: Path) -> AsyncIterator[Path]:
+    """A data dir a stdio server left a resident in (its grace 600 s), stopped after the test
+    with the database."""
+    args = ["--local", "--data-dir", str(embedded_data_dir)]
+    async with stdio_server(args, MCP_MEMORY_TENANT="laptop", PG_EMBEDDED_GRACE_S="600") as one:
+        await one.handshake()
+        assert await one.leave() == 0
+    await resident_listening(embedded_data_dir)
+    try:
+        yield embedded_data_dir
+    finally:
+        await stop_everything(embedded_data_dir)
 
 
 async def test_respawned_servers_are_served_by_the_resident_until_it_is_idle(
@@ -87,60 +105,39 @@ async def test_respawned_servers_are_served_by_the_resident_until_it_is_idle(
     assert not resident_socket_path(embedded_data_dir).exists()
 
 
-async def test_a_server_of_another_configuration_serves_itself(embedded_data_dir: Path) -> None:
-    args = ["--local", "--data-dir", str(embedded_data_dir)]
-    async with stdio_server(args, MCP_MEMORY_TENANT="laptop", PG_EMBEDDED_GRACE_S="600") as one:
-        await one.handshake()
-        assert await one.leave() == 0
-    await resident_listening(embedded_data_dir)
-    try:
-        async with stdio_server(
-            args, MCP_MEMORY_TENANT="laptop", PG_EMBEDDED_GRACE_S="600", RECALL_MIN_SIMILARITY="0.5"
-        ) as other:
-            await other.handshake()
-            _, _, failed = await other.call("memory_stats", {})
-            assert not failed and not relayed(other.logs)
-            # The resident its leaving starts gives way to the one already serving.
-            assert await other.leave() == 0
-    finally:
-        await stop_everything(embedded_data_dir)
+async def test_a_server_of_another_configuration_serves_itself(resident_data_dir: Path) -> None:
+    args = ["--local", "--data-dir", str(resident_data_dir)]
+    async with stdio_server(
+        args, MCP_MEMORY_TENANT="laptop", PG_EMBEDDED_GRACE_S="600", RECALL_MIN_SIMILARITY="0.5"
+    ) as other:
+        await other.handshake()
+        _, _, failed = await other.call("memory_stats", {})
+        assert not failed and not relayed(other.logs)
+        # The resident its leaving starts gives way to the one already serving.
+        assert await other.leave() == 0
 
 
 async def test_a_relay_with_a_malformed_tenant_is_refused_as_a_server_would_refuse_it(
-    embedded_data_dir: Path,
+    resident_data_dir: Path,
 ) -> None:
-    args = ["--local", "--data-dir", str(embedded_data_dir)]
-    async with stdio_server(args, MCP_MEMORY_TENANT="laptop", PG_EMBEDDED_GRACE_S="600") as one:
-        await one.handshake()
-        assert await one.leave() == 0
-    await resident_listening(embedded_data_dir)
-    try:
-        async with stdio_server(
-            args, MCP_MEMORY_TENANT="not a tenant!", PG_EMBEDDED_GRACE_S="600"
-        ) as bad:
-            assert await bad.leave() == 1
-            assert any("configuration error" in line for line in bad.plain), bad.plain
-            assert any("MCP_MEMORY_TENANT" in line for line in bad.plain), bad.plain
-    finally:
-        await stop_everything(embedded_data_dir)
+    args = ["--local", "--data-dir", str(resident_data_dir)]
+    async with stdio_server(
+        args, MCP_MEMORY_TENANT="not a tenant!", PG_EMBEDDED_GRACE_S="600"
+    ) as bad:
+        assert await bad.leave() == 1
+        assert any("configuration error" in line for line in bad.plain), bad.plain
+        assert any("MCP_MEMORY_TENANT" in line for line in bad.plain), bad.plain
 
 
-async def test_a_relay_whose_resident_stops_exits_1(embedded_data_dir: Path) -> None:
-    args = ["--local", "--data-dir", str(embedded_data_dir)]
+async def test_a_relay_whose_resident_stops_exits_1(resident_data_dir: Path) -> None:
+    args = ["--local", "--data-dir", str(resident_data_dir)]
     env = {"MCP_MEMORY_TENANT": "laptop", "PG_EMBEDDED_GRACE_S": "600"}
-    async with stdio_server(args, **env) as one:
-        await one.handshake()
-        assert await one.leave() == 0
-    await resident_listening(embedded_data_dir)
-    try:
-        async with stdio_server(args, **env) as relay:
-            await relay.handshake()
-            assert relayed(relay.logs)
-            assert await asyncio.to_thread(stop_resident, embedded_data_dir)
-            # The client starts a server again, as it does when a server dies.
-            assert await asyncio.wait_for(relay.process.wait(), 30) == 1
-    finally:
-        await stop_everything(embedded_data_dir)
+    async with stdio_server(args, **env) as relay:
+        await relay.handshake()
+        assert relayed(relay.logs)
+        assert await asyncio.to_thread(stop_resident, resident_data_dir)
+        # The client starts a server again, as it does when a server dies.
+        assert await asyncio.wait_for(relay.process.wait(), 30) == 1
 
 
 def test_a_full_resident_log_is_set_aside_when_the_next_resident_starts(tmp_path: Path) -> None:
