@@ -41,3 +41,12 @@ def watch_embedded_server(config: Config, stop: asyncio.Event) -> Callable[[], b
 
     watcher = stop_when_dead(config.postgres.data_dir, stop)
     return lambda: died(watcher)
+
+
+def embedded_server_running(config: Config) -> bool:
+    """Under ``--local``, whether the embedded server runs now; False for any other backend."""
+    if config.backend != "embedded" or config.postgres.data_dir is None:
+        return False
+    from shared.storage.postgres.embedded import server_alive
+
+    return server_alive(config.postgres.data_dir)

@@ -189,8 +189,13 @@ class Resident:
             tool_definitions,
             waiting_catalogue,
         )
-        from shared.storage.factory import watch_embedded_server
+        from shared.storage.factory import embedded_server_running, watch_embedded_server
 
+        # A resident keeps a running stack warm; it never starts a database that was stopped
+        # meanwhile (a keeper asked to stop, a machine shutting down).
+        if not embedded_server_running(self._config):
+            logger.info("resident_not_needed")
+            return 0
         stopping = asyncio.Event()
         embedded_died = watch_embedded_server(self._config, stopping)
         loop = asyncio.get_running_loop()
