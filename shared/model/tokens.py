@@ -83,6 +83,18 @@ def _indexed_form(piece: str, whole: str) -> str:
     return whole
 
 
+def _is_plain_word(piece: str) -> bool:
+    """ASCII letters with no capital after the first (``deploy``, ``Deploy``): a piece that is
+    its own one term, a plain word's, with no identifier mark, parts or humps. String methods
+    say so at a fraction of what the regular expressions cost."""
+    return len(piece) > 1 and piece.isascii() and piece.isalpha() and piece[1:].islower()
+
+
+def _plain_form(whole: str) -> str:
+    """``_indexed_form`` of a plain word (``_is_plain_word``), lower-cased as ``whole``."""
+    return _stem(whole) if len(whole) >= _MIN_STEMMED_LETTERS else whole
+
+
 def indexed_form(piece: str) -> str:
     """The one term the index holds for a piece of text as its whole (a plain word's stem, an
     identifier lower-cased), without its parts: what a caller comparing two texts word by word
@@ -182,6 +194,12 @@ def _spanned_terms(text: str) -> Iterator[tuple[int, int, str, str]]:
             continue
         start, end = match.span()
         whole = piece.lower()[:MAX_TERM_CHARS]
+        if _is_plain_word(piece):
+            # Most of a text: no identifier mark, no parts, no humps, so none of the regular
+            # expressions below can find anything in it.
+            if whole not in STOP_WORDS:
+                yield start, end, _plain_form(whole), whole
+            continue
         marked = bool(_IDENTIFIER_MARK.search(piece))
         if marked or whole not in STOP_WORDS:
             yield start, end, (whole if marked else _indexed_form(piece, whole)), whole

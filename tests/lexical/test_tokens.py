@@ -61,6 +61,25 @@ def test_identifiers_and_short_words_are_never_stemmed() -> None:
     assert set(terms("cached_pages")) == {"cached_pages", "cached", "pages"}
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A plain word, whatever its first letter's case: its stem, or itself when short.
+        ("Deploying deploys api Api", ["deploy", "deploy", "api", "api"]),
+        # All capitals: no hump, stemmed as the word it is lower-cased to.
+        ("HTTP URLS", ["http", "url"]),
+        # A capital inside: whole and humps, never stemmed.
+        ("HttpClient iOS", ["httpclient", "http", "client", "ios", "os"]),
+        # Not ASCII: lower-cased whole, a word's letters but no stem of its own.
+        ("Cafés naïve", ["cafés", "naïve"]),
+        # One letter, and stop words in either case: dropped.
+        ("x The WHAT", ["x"]),
+    ],
+)
+def test_each_kind_of_word_gives_its_own_terms(text: str, expected: list[str]) -> None:
+    assert list(terms(text)) == expected
+
+
 def test_shown_names_the_word_a_stem_came_from() -> None:
     words = shown("Which cities use embeddings? JIRA-1234")
     assert words["citi"] == "cities" and words["embed"] == "embeddings"
