@@ -26,6 +26,8 @@ _NONE: Final = np.zeros(0, dtype=np.int32)
 # (see ``_gathered``): below that, sorting the walk is the cheaper of the two.
 _DENSE_WALK: Final = 8
 _NO_SCORES: Final = np.zeros(0, dtype=np.float64)
+# Past this many times ``top_k`` matches, the best are picked out before they are sorted.
+_SORTED_PAST_TOP: Final = 4
 
 
 class Matches:
@@ -50,7 +52,14 @@ class Matches:
 
     def ranked(self, top_k: int) -> list[tuple[int, float]]:
         """The ``top_k`` best memories' slots and scores: by score, ties in the order first met."""
-        order = np.lexsort((self._memory_first, -self.scores))[:top_k]
+        among = np.arange(len(self.scores))
+        if 0 < top_k * _SORTED_PAST_TOP < len(among):
+            # Only the memories scoring at least the top_k-th best can be among the best (ties
+            # at that score all kept, for the order first met to settle): a common-word query
+            # matches thousands.
+            least = np.partition(self.scores, len(among) - top_k)[len(among) - top_k]
+            among = np.flatnonzero(self.scores >= least)
+        order = among[np.lexsort((self._memory_first[among], -self.scores[among]))][:top_k]
         return list(zip(self.memories[order].tolist(), self.scores[order].tolist(), strict=True))
 
     def memory_scores(self, slots: Sequence[int]) -> dict[int, float]:
@@ -67,8 +76,9 @@ class Matches:
         if not documents or not len(self.scores):
             return 0.0
         met = self.scores[np.argsort(self._memory_first, kind="stable")]
-        mean = sum(met.tolist()) / documents
-        squares = sum((met * met).tolist()) / documents
+        # A cumulative sum adds one after the other, as the walk did (np.sum adds pairwise).
+        mean = float(np.cumsum(met)[-1]) / documents
+        squares = float(np.cumsum(met * met)[-1]) / documents
         return math.sqrt(max(0.0, squares - mean * mean))
 
 

@@ -3,6 +3,8 @@ counting over every slot (a walk long against the tenant: common words) or by so
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from shared.lexical.postings import Counts, Slots
@@ -44,3 +46,23 @@ def test_a_long_walk_and_a_short_one_score_alike() -> None:
     met = dense.memories.tolist()
     assert dense.passage_scores(met) == sparse.passage_scores(met)
     assert dense.spread(slots) == sparse.spread(slots)
+
+
+def test_the_best_are_ranked_by_score_then_by_the_order_first_met() -> None:
+    # Scores from few counts and one length tie often: the best are picked out before they are
+    # sorted, and ties at the cut must still fall the way a sort of every match puts them.
+    draw = np.random.default_rng(11)
+    slots = 3_000
+    postings = _postings(draw, slots, terms=3, held=1_500)
+    lengths = np.full(slots, 20.0)
+    found = matches(postings, lengths, np.arange(slots, dtype=np.int32), average=20.0)
+    order = np.lexsort((found._memory_first, -found.scores))
+    for top_k in (1, 5, 10, 100, 3_000):
+        expected = [
+            (int(found.memories[i]), float(found.scores[i])) for i in order[:top_k].tolist()
+        ]
+        assert found.ranked(top_k) == expected
+    scores_met = found.scores[np.argsort(found._memory_first, kind="stable")].tolist()
+    mean = sum(scores_met) / slots
+    squares = sum(s * s for s in scores_met) / slots
+    assert found.spread(slots) == math.sqrt(squares - mean * mean)
