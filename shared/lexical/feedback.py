@@ -24,6 +24,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final, Protocol
 
+import numpy as np
+import numpy.typing as npt
+
 # How many of the first answer's best memories count as relevant: fewer gain nothing, more pull
 # in LoCoMo's unrelated turns (docs/benchmarks.md).
 FEEDBACK_MEMORIES: Final = 8
@@ -35,10 +38,16 @@ FEEDBACK_WEIGHT: Final = 0.3
 FEEDBACK_MIN_COUNT: Final = 2
 
 
+TermIds = npt.NDArray[np.int32]
+TermTotals = npt.NDArray[np.int32]
+
+
 class TermCounts(Protocol):
     """What the feedback reads of an index (``shared.lexical.index.LexicalIndex``)."""
 
-    def counts(self, memory_id: str) -> Mapping[str, int]: ...
+    def counted(self, memory_id: str) -> tuple[TermIds, TermTotals]: ...
+
+    def term(self, term_id: int) -> str: ...
 
     def weight(self, term: str) -> float: ...
 
@@ -51,20 +60,26 @@ def feedback_terms(
     term scored by its share of each memory's terms, summed, times its IDF; the query's own
     terms and terms occurring once are left out. Each chosen term's weight: FEEDBACK_WEIGHT ×
     its score / the best score."""
-    shares: dict[str, float] = {}
-    occurrences: dict[str, int] = {}
-    for memory_id in feedback[:FEEDBACK_MEMORIES]:
-        counts = index.counts(memory_id)
-        total = sum(counts.values())
-        for term, count in counts.items():
-            shares[term] = shares.get(term, 0.0) + count / total
-            occurrences[term] = occurrences.get(term, 0) + count
+    counted = [index.counted(memory_id) for memory_id in feedback[:FEEDBACK_MEMORIES]]
+    counted = [(ids, counts) for ids, counts in counted if len(ids)]
+    if not counted:
+        return {}
+    ids = np.concatenate([ids for ids, _ in counted])
+    # Each memory's counts as shares of its terms, memory after memory, as they are summed.
+    shares = np.concatenate([counts / int(counts.sum()) for _, counts in counted])
+    occurrences = np.concatenate([counts for _, counts in counted])
+    # The terms in the order first met: ties among the chosen fall in that order.
+    terms, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    summed = np.bincount(inverse, weights=shares, minlength=len(terms))
+    occurred = np.bincount(inverse, weights=occurrences, minlength=len(terms))
     # The IDF only for the terms that may be taken: most of a long message's occur once.
-    scores = {
-        term: share * index.weight(term)
-        for term, share in shares.items()
-        if occurrences[term] >= FEEDBACK_MIN_COUNT and term not in asked
-    }
+    taken = np.argsort(first, kind="stable")
+    taken = taken[occurred[taken] >= FEEDBACK_MIN_COUNT]
+    scores = {}
+    for term_id, share in zip(terms[taken].tolist(), summed[taken].tolist(), strict=True):
+        term = index.term(term_id)
+        if term not in asked:
+            scores[term] = share * index.weight(term)
     chosen = sorted(scores, key=scores.__getitem__, reverse=True)[:FEEDBACK_TERMS]
     if not chosen:
         return {}

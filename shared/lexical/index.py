@@ -29,7 +29,7 @@ import msgspec
 import numpy as np
 
 from shared.lexical import scoring
-from shared.lexical.feedback import feedback_terms
+from shared.lexical.feedback import TermIds, TermTotals, feedback_terms
 from shared.lexical.postings import PassageSlots, TermArrays
 from shared.lexical.scoring import K1, B
 from shared.model.keyword_hit import KeywordHit
@@ -41,8 +41,8 @@ RARE_SHARE: Final = 0.05
 _PASSAGE_MARK: Final = "#"
 # How many memories' term counts are kept once summed (``LexicalIndex.counts``): the feedback
 # asks for its first answer's best eight on every recall, and the same memories come back often.
-# Per tenant, so kept small: a 32 KB memory's counts take about 100 KB.
-COUNTED_MEMORIES: Final = 64
+# Per tenant, so kept small: a 32 KB memory's counts take about 25 KB (two int32 per term).
+COUNTED_MEMORIES: Final = 256
 
 TermCounts = Mapping[str, int]
 
@@ -76,12 +76,14 @@ class LexicalIndex:
         "_arrays",
         "_counted",
         "_entries",
+        "_id_terms",
         "_labels",
         "_lengths",
         "_owners",
         "_passages",
         "_postings",
         "_slots",
+        "_term_ids",
         "_terms",
         "_total_length",
     )
@@ -106,7 +108,11 @@ class LexicalIndex:
         self._slots = PassageSlots()
         self._arrays = TermArrays()
         # Memory id -> its counts over all passages, oldest first (a memory never changes).
-        self._counted: dict[str, dict[str, int]] = {}
+        self._counted: dict[str, tuple[TermIds, TermTotals]] = {}
+        # The ids ``counted`` gives terms, so that several memories' counts add up as arrays;
+        # an id is never reused, and a term keeps its id after its last memory is removed.
+        self._term_ids: dict[str, int] = {}
+        self._id_terms: list[str] = []
 
     def __len__(self) -> int:
         """Memories held."""
@@ -158,23 +164,35 @@ class LexicalIndex:
             keys.append(key)
         self._passages[memory_id] = tuple(keys)
 
-    def counts(self, memory_id: str) -> Mapping[str, int]:
-        """A memory's terms over all of its passages, with how often each occurs. Summed once
-        and kept for the last ``COUNTED_MEMORIES`` summed: a long message's few thousand terms
-        took most of the feedback's time, for the same eight memories on every question about
-        a subject."""
+    def counted(self, memory_id: str) -> tuple[TermIds, TermTotals]:
+        """A memory's terms over all of its passages (as ids, ``term`` names them), in the order
+        first met, with how often each occurs. Summed once and kept for the last
+        ``COUNTED_MEMORIES`` summed: a long message's few thousand terms took most of the
+        feedback's time, for the same eight memories on every question about a subject."""
         found = self._counted.get(memory_id)
         if found is not None:
             return found
-        found = {}
+        summed: dict[str, int] = {}
         for key in self._passages.get(memory_id, ()):
             for term in self._terms[key]:
-                found[term] = found.get(term, 0) + self._postings[term][key]
+                summed[term] = summed.get(term, 0) + self._postings[term][key]
+        term_ids = self._term_ids
+        for term in [term for term in summed if term not in term_ids]:
+            term_ids[term] = len(self._id_terms)
+            self._id_terms.append(term)
+        found = (
+            np.fromiter(map(term_ids.__getitem__, summed), np.int32, len(summed)),
+            np.fromiter(summed.values(), np.int32, len(summed)),
+        )
         if memory_id in self._passages:
             if len(self._counted) >= COUNTED_MEMORIES:
                 del self._counted[next(iter(self._counted))]
             self._counted[memory_id] = found
         return found
+
+    def term(self, term_id: int) -> str:
+        """The term ``counted`` gave ``term_id``."""
+        return self._id_terms[term_id]
 
     def weight(self, term: str) -> float:
         """A term's IDF over the passages, as a query weighs it."""
