@@ -14,6 +14,7 @@ put first when nearly as relevant, within a short reach.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Mapping, Sequence
 from typing import Final
 
@@ -33,6 +34,9 @@ REVISION_BAND: Final = 0.5
 # relevant than itself; two places keep the knowledge updates first at little cost, one loses
 # some of them (docs/benchmarks.md, "Newer-first").
 REVISION_REACH: Final = 2
+# How many memories' words and values newer_first keeps: the results of the questions asked
+# lately, which come back often (a long memory's words cost a pass over all of its text).
+_READ_MEMORIES: Final = 256
 
 
 def newest_first(
@@ -116,22 +120,14 @@ def newer_first(
     to Grace"), a looser overlap of content words (a correction rewords more than a resend: "we
     raised the retry count to 7" against "retries 3 times"; stop words are left out, or any two
     English sentences would qualify)."""
+
     # A memory's words and values only when a pair gets that far: most pairs are settled
     # before, and a long memory's words cost a pass over all of its text.
-    seen: dict[int, frozenset[str]] = {}
-    facts: dict[int, frozenset[str]] = {}
-
     def words(i: int) -> frozenset[str]:
-        found = seen.get(i)
-        if found is None:
-            found = seen[i] = word_set(memories[i].content)
-        return found
+        return _words(memories[i].content)
 
     def values(i: int) -> frozenset[str]:
-        found = facts.get(i)
-        if found is None:
-            found = facts[i] = Wording(memories[i].content).values
-        return found
+        return _values(memories[i].content)
 
     placed: list[int] = []
     for i in order:
@@ -148,6 +144,16 @@ def newer_first(
                 position = j
         placed.insert(position, i)
     return placed
+
+
+@functools.lru_cache(maxsize=_READ_MEMORIES)
+def _words(content: str) -> frozenset[str]:
+    return word_set(content)
+
+
+@functools.lru_cache(maxsize=_READ_MEMORIES)
+def _values(content: str) -> frozenset[str]:
+    return Wording(content).values
 
 
 def _same_subject(a: frozenset[str], b: frozenset[str]) -> bool:
