@@ -51,24 +51,39 @@ def excerpt(
     hits = _hits(text, wanted)
     if not hits:
         return _snapped(text, 0, chars)
-    # Weighed once per term, not once per window holding it.
-    weights = {term: _NAME_WEIGHT if is_name(term) else 1 for term in wanted}
-    best_start, best_end, best_weight = hits[0][0], hits[0][1], -1
-    for i, (start, _, _) in enumerate(hits):
-        held: set[str] = set()
-        end = start
-        for _, other_end, term in hits[i:]:
-            if other_end - start > chars:
-                break
-            held.add(term)
-            end = other_end
-        weight = sum(weights[term] for term in held)
-        if weight > best_weight:
-            best_start, best_end, best_weight = start, end, weight
+    best_start, best_end = _best_window(hits, wanted, chars)
     # The hits in the middle of the window, with what leads up to them and follows; a window
     # that would run past either end is moved inside, so it is always ``chars`` long.
     start = best_start - (chars - (best_end - best_start)) // 2
     return _snapped(text, max(0, min(start, len(text) - chars)), chars)
+
+
+def _best_window(hits: list[tuple[int, int, str]], wanted: set[str], chars: int) -> tuple[int, int]:
+    """From a hit's start to the end of the last hit within ``chars`` of it: the window that
+    holds the most weight of distinct terms (the first such, on a tie). It slides along the
+    hits, each entering and leaving it once: a long memory full of a matched word has hundreds."""
+    # Weighed once per term, not once per window holding it.
+    weights = {term: _NAME_WEIGHT if is_name(term) else 1 for term in wanted}
+    best_start, best_end, best_weight = hits[0][0], hits[0][1], -1
+    held: dict[str, int] = dict.fromkeys(wanted, 0)
+    weight = 0
+    ahead = 0  # the window is hits[i:ahead]
+    for i, (start, _, term) in enumerate(hits):
+        ahead = max(ahead, i)
+        while ahead < len(hits) and hits[ahead][1] - start <= chars:
+            entering = hits[ahead][2]
+            if not held[entering]:
+                weight += weights[entering]
+            held[entering] += 1
+            ahead += 1
+        end = hits[ahead - 1][1] if ahead > i else start
+        if weight > best_weight:
+            best_start, best_end, best_weight = start, end, weight
+        if ahead > i:
+            held[term] -= 1
+            if not held[term]:
+                weight -= weights[term]
+    return best_start, best_end
 
 
 def _hits(text: str, wanted: set[str]) -> list[tuple[int, int, str]]:

@@ -59,3 +59,18 @@ def test_the_terms_looked_up_by_piece_are_the_texts_own_spans() -> None:
     some = {"httpclient", "client", "e1042", "database_url", "note"}
     assert _hits(text, some) == [span for span in spans if span[2] in some]
     assert _hits(text, set()) == []
+
+
+def test_the_window_holding_most_distinct_terms_wins_and_the_first_of_equals() -> None:
+    # A word repeated all over counts once per window: the later window holding both terms
+    # wins over the early one holding the word twenty times.
+    crowded = "the cache " * 20
+    text = crowded + FILLER * 30 + "cache misses in the queue worker. " + FILLER * 30
+    part = excerpt(text, {"cach", "queue"})
+    assert part is not None and "the queue worker" in part.of(text)
+    # Two windows holding both: the first is shown.
+    first = "cache for the queue one. "
+    second = "cache for the queue two. "
+    text = FILLER * 30 + first + FILLER * 30 + second + FILLER * 30
+    part = excerpt(text, {"cach", "queue"})
+    assert part is not None and "queue one" in part.of(text) and "queue two" not in part.of(text)
