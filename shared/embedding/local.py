@@ -46,8 +46,6 @@ MODEL_HEADS: Final = 12
 # sentence-transformers uses for it. Longer memories are embedded by their first 256 tokens.
 MAX_TOKENS: Final = 256
 MAX_BATCH: Final = 32
-# A lone text of at most this many tokens (a question, a short fact) runs on one thread.
-SHORT_TOKENS: Final = 64
 TOKENIZER_PATH: Final = Path(__file__).parent / "data" / "tokenizer.json"
 
 # What runs: the file as exported, its fused fp32 rewrite, or that rewrite in int8 arithmetic.
@@ -101,17 +99,14 @@ class MiniLmModel:
         return True
 
     def _open_sessions(self, model: bytes | str, *, threads: int) -> None:
-        # Two sessions over the same graph. A short lone text (a question on a quiet server)
-        # runs on one thread that spins between its ~50 operators and stops the moment it
-        # returns: a second thread saves a tenth of its time alone, and costs more than that
-        # when the keyword leg, which recall runs beside the embedding, and PostgreSQL want the
-        # same two cores, since every operator waits for its slowest thread. A long text gains
-        # from every thread (half the time on two), and a batch means callers are queueing:
-        # both run on the workers of the other session, which sleep between operators, leaving
-        # the event loop the core a spinning worker would hold.
-        self._short = _session(model, threads=1, spin=True)
-        self._long = _session(model, threads=threads, spin=False)
-        self._input_names = {i.name for i in self._short.get_inputs()}
+        # Two sessions over the same graph, which differ in how their idle workers wait. A lone
+        # text (a recall on a quiet server) runs on workers that spin between its ~50 operators
+        # and stop the moment it returns: sleeping between operators would cost a call its
+        # futex wake-ups. A batch means callers are queueing; there the event loop needs the
+        # core a spinning worker would hold, so batches run on workers that sleep.
+        self._lone = _session(model, threads=threads, spin=True)
+        self._batch = _session(model, threads=threads, spin=False)
+        self._input_names = {i.name for i in self._lone.get_inputs()}
 
     def _prepare_tokenizer(self, tokenizer_path: Path) -> None:
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
@@ -122,10 +117,11 @@ class MiniLmModel:
 
     def embed_batch(self, texts: list[str]) -> list[list[float]]:
         """One unit vector per text, each computed from that text alone."""
-        encodings = self._tokenizer.encode_batch(texts)
-        lone_and_short = len(encodings) == 1 and len(encodings[0].ids) <= SHORT_TOKENS
-        session = self._short if lone_and_short else self._long
-        return [self._embed_one(session, encoding.ids) for encoding in encodings]
+        session = self._lone if len(texts) == 1 else self._batch
+        return [
+            self._embed_one(session, encoding.ids)
+            for encoding in self._tokenizer.encode_batch(texts)
+        ]
 
     def _embed_one(self, session: Any, ids: list[int]) -> list[float]:
         input_ids = np.array([ids], dtype=np.int64)
