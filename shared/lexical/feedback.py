@@ -25,7 +25,8 @@ from collections.abc import Mapping, Sequence
 from typing import Final, Protocol
 
 import numpy as np
-import numpy.typing as npt
+
+from shared.lexical.summed import TermIds, TermTotals
 
 # How many of the first answer's best memories count as relevant: fewer gain nothing, more pull
 # in LoCoMo's unrelated turns (docs/benchmarks.md).
@@ -36,10 +37,6 @@ FEEDBACK_TERMS: Final = 10
 FEEDBACK_WEIGHT: Final = 0.3
 # A term must occur this often among the feedback memories, all of them together.
 FEEDBACK_MIN_COUNT: Final = 2
-
-
-TermIds = npt.NDArray[np.int32]
-TermTotals = npt.NDArray[np.int32]
 
 
 class TermCounts(Protocol):

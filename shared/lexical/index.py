@@ -29,9 +29,10 @@ import msgspec
 import numpy as np
 
 from shared.lexical import scoring
-from shared.lexical.feedback import TermIds, TermTotals, feedback_terms
+from shared.lexical.feedback import feedback_terms
 from shared.lexical.postings import PassageSlots, TermArrays
 from shared.lexical.scoring import K1, B
+from shared.lexical.summed import SummedCounts, TermIds, TermTotals
 from shared.model.keyword_hit import KeywordHit
 
 # A term held by at most this share of the tenant's memories is rare: it says something about
@@ -39,10 +40,6 @@ from shared.model.keyword_hit import KeywordHit
 RARE_SHARE: Final = 0.05
 # Joins a memory id and a passage's position in a passage's key; a ULID never holds it.
 _PASSAGE_MARK: Final = "#"
-# How many memories' term counts are kept once summed (``LexicalIndex.counts``): the feedback
-# asks for its first answer's best eight on every recall, and the same memories come back often.
-# Per tenant, so kept small: a 32 KB memory's counts take about 25 KB (two int32 per term).
-COUNTED_MEMORIES: Final = 256
 
 TermCounts = Mapping[str, int]
 
@@ -74,16 +71,14 @@ class LexicalIndex:
 
     __slots__ = (
         "_arrays",
-        "_counted",
         "_entries",
-        "_id_terms",
         "_labels",
         "_lengths",
         "_owners",
         "_passages",
         "_postings",
         "_slots",
-        "_term_ids",
+        "_summed",
         "_terms",
         "_total_length",
     )
@@ -107,12 +102,8 @@ class LexicalIndex:
         # The same postings as arrays, for scoring a query (``shared.lexical.postings``).
         self._slots = PassageSlots()
         self._arrays = TermArrays()
-        # Memory id -> its counts over all passages, oldest first (a memory never changes).
-        self._counted: dict[str, tuple[TermIds, TermTotals]] = {}
-        # The ids ``counted`` gives terms, so that several memories' counts add up as arrays;
-        # an id is never reused, and a term keeps its id after its last memory is removed.
-        self._term_ids: dict[str, int] = {}
-        self._id_terms: list[str] = []
+        # Each memory's counts over all its passages, once summed (a memory never changes).
+        self._summed = SummedCounts()
 
     def __len__(self) -> int:
         """Memories held."""
@@ -166,33 +157,19 @@ class LexicalIndex:
 
     def counted(self, memory_id: str) -> tuple[TermIds, TermTotals]:
         """A memory's terms over all of its passages (as ids, ``term`` names them), in the order
-        first met, with how often each occurs. Summed once and kept for the last
-        ``COUNTED_MEMORIES`` summed: a long message's few thousand terms took most of the
-        feedback's time, for the same eight memories on every question about a subject."""
-        found = self._counted.get(memory_id)
+        first met, with how often each occurs (``shared.lexical.summed``)."""
+        found = self._summed.kept(memory_id)
         if found is not None:
             return found
         summed: dict[str, int] = {}
         for key in self._passages.get(memory_id, ()):
             for term in self._terms[key]:
                 summed[term] = summed.get(term, 0) + self._postings[term][key]
-        term_ids = self._term_ids
-        for term in [term for term in summed if term not in term_ids]:
-            term_ids[term] = len(self._id_terms)
-            self._id_terms.append(term)
-        found = (
-            np.fromiter(map(term_ids.__getitem__, summed), np.int32, len(summed)),
-            np.fromiter(summed.values(), np.int32, len(summed)),
-        )
-        if memory_id in self._passages:
-            if len(self._counted) >= COUNTED_MEMORIES:
-                del self._counted[next(iter(self._counted))]
-            self._counted[memory_id] = found
-        return found
+        return self._summed.keep(memory_id, summed, held=memory_id in self._passages)
 
     def term(self, term_id: int) -> str:
         """The term ``counted`` gave ``term_id``."""
-        return self._id_terms[term_id]
+        return self._summed.term(term_id)
 
     def weight(self, term: str) -> float:
         """A term's IDF over the passages, as a query weighs it."""
@@ -205,7 +182,7 @@ class LexicalIndex:
     def remove(self, memory_id: str) -> None:
         """Drop a memory: O(its terms)."""
         self._labels.pop(memory_id, None)
-        self._counted.pop(memory_id, None)
+        self._summed.forget(memory_id)
         for key in self._passages.pop(memory_id, ()):
             self._owners.pop(key, None)
             self._slots.remove(key)
