@@ -5,8 +5,9 @@ I/O.
 The feedback asks for its first answer's best eight memories on every recall, and the same
 memories come back on every question about a subject: a long chat's nineteen questions touch
 about 150 of them. A long message's few thousand terms took most of the feedback's time to sum,
-so each memory's sum is kept once made. As two int32 arrays (a term id and a count each), 256
-memories take less room than 64 did as dicts, and several memories' counts add up as arrays.
+so each memory's sum is kept once made. Kept as two int32 arrays (a term id and a count each),
+a sum takes about an eighth of the room a dict of its terms would, and several memories' sums
+add up as arrays.
 """
 
 from __future__ import annotations
