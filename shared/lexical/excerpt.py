@@ -9,6 +9,7 @@ model read when it embedded it (its first 256 tokens). Pure text arithmetic, no 
 from __future__ import annotations
 
 import functools
+from array import array
 from collections.abc import Collection
 from typing import Final
 
@@ -19,6 +20,9 @@ from shared.model.tokens import is_name, term_spans
 
 LONG_MEMORY_CHARS: Final = 1200
 EXCERPT_CHARS: Final = 900
+# The long memories whose term spans are kept (``_spans``): about 6 KB each for a
+# 3,600-character message, beside the text itself.
+SPANNED_MEMORIES: Final = 256
 # A name (e1042, a_b) held in a window counts as this many plain words.
 _NAME_WEIGHT: Final = 4
 
@@ -87,19 +91,30 @@ def _best_window(hits: list[tuple[int, int, str]], wanted: set[str], chars: int)
 
 
 def _hits(text: str, wanted: set[str]) -> list[tuple[int, int, str]]:
-    """``term_spans(text)`` of the ``wanted`` terms, a piece at a time: a long memory's pieces
-    are mostly words seen before, and working out a piece's terms cost several regular
-    expressions each (2 ms for a 3,700-character message, four times what looking them up
-    costs)."""
+    """``term_spans(text)`` of the ``wanted`` terms."""
     if not wanted:
         return []
-    found = []
+    starts, ends, found = _spans(text)
+    return [(starts[i], ends[i], term) for i, term in enumerate(found) if term in wanted]
+
+
+@functools.lru_cache(maxsize=SPANNED_MEMORIES)
+def _spans(text: str) -> tuple[array[int], array[int], tuple[str, ...]]:
+    """Every term of ``text`` with its piece's span, as starts, ends and terms, worked out a
+    piece at a time: a long memory's pieces are mostly words seen before, and working out a
+    piece's terms costs several regular expressions. Kept for the memories shown last: a
+    memory shown once tends to be shown again (the same subject asked about again, a question
+    retried), and picking its hits out of these is a tenth of walking its pieces again."""
+    starts, ends, found = array("I"), array("I"), []
     for match in PIECE.finditer(text):
-        for term in _piece_terms(match.group()):
-            if term in wanted:
-                start, end = match.span()
-                found.append((start, end, term))
-    return found
+        piece_terms = _piece_terms(match.group())
+        if piece_terms:
+            start, end = match.span()
+            for term in piece_terms:
+                starts.append(start)
+                ends.append(end)
+                found.append(term)
+    return starts, ends, tuple(found)
 
 
 @functools.lru_cache(maxsize=1 << 15)

@@ -45,8 +45,8 @@ def test_an_excerpt_is_cut_at_word_boundaries_and_marked() -> None:
     assert text[part.start - 1] == " " and text[part.end] == " "
 
 
-def test_the_terms_looked_up_by_piece_are_the_texts_own_spans() -> None:
-    from shared.lexical.excerpt import _hits
+def test_the_terms_looked_up_by_piece_are_the_texts_own_spans_and_kept() -> None:
+    from shared.lexical.excerpt import _hits, _spans
     from shared.model.tokens import term_spans
 
     text = (
@@ -56,8 +56,11 @@ def test_the_terms_looked_up_by_piece_are_the_texts_own_spans() -> None:
     spans = list(term_spans(text))
     wanted = {term for _, _, term in spans}
     assert _hits(text, wanted) == spans
+    # Asked again with other terms, the text's spans are read from those kept, not walked again.
+    kept_before = _spans.cache_info().hits
     some = {"httpclient", "client", "e1042", "database_url", "note"}
     assert _hits(text, some) == [span for span in spans if span[2] in some]
+    assert _spans.cache_info().hits == kept_before + 1
     assert _hits(text, set()) == []
 
 
