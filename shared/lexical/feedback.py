@@ -21,6 +21,7 @@ pull in their neighbours. Pure arithmetic over the index, no I/O.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping, Sequence
 from typing import Final, Protocol
 
@@ -48,6 +49,8 @@ class TermCounts(Protocol):
 
     def weight(self, term: str) -> float: ...
 
+    def highest_weight(self) -> float: ...
+
 
 def feedback_terms(
     index: TermCounts, feedback: Sequence[str], asked: Mapping[str, float]
@@ -72,13 +75,43 @@ def feedback_terms(
     # The IDF only for the terms that may be taken: most of a long message's occur once.
     taken = np.argsort(first, kind="stable")
     taken = taken[occurred[taken] >= FEEDBACK_MIN_COUNT]
-    scores = {}
-    for term_id, share in zip(terms[taken].tolist(), summed[taken].tolist(), strict=True):
-        term = index.term(term_id)
-        if term not in asked:
-            scores[term] = share * index.weight(term)
+    taken_shares = summed[taken]
+    largest_first = np.argsort(-taken_shares, kind="stable").tolist()
+    scores = _best_scores(index, terms[taken].tolist(), taken_shares.tolist(), largest_first, asked)
     chosen = sorted(scores, key=scores.__getitem__, reverse=True)[:FEEDBACK_TERMS]
     if not chosen:
         return {}
     best = scores[chosen[0]]
     return {term: FEEDBACK_WEIGHT * scores[term] / best for term in chosen}
+
+
+def _best_scores(
+    index: TermCounts,
+    term_ids: list[int],
+    shares: list[float],
+    largest_first: list[int],
+    asked: Mapping[str, float],
+) -> dict[str, float]:
+    """Each term's share times its IDF, for the terms that can be among the best
+    ``FEEDBACK_TERMS``, in the order given. Terms are weighed largest share first, and the walk
+    stops at a share that even the highest IDF cannot lift to the best scores so far: a long
+    message gives hundreds of terms, and looking up each one's IDF would be most of the
+    feedback's time. A term left out scores below every one chosen, so the choice is the same
+    as when every term is weighed."""
+    highest = index.highest_weight()
+    best: list[float] = []  # the best FEEDBACK_TERMS scores so far, smallest first
+    scored: dict[int, tuple[str, float]] = {}
+    for at in largest_first:
+        share = shares[at]
+        if len(best) == FEEDBACK_TERMS and share * highest < best[0]:
+            break
+        term = index.term(term_ids[at])
+        if term in asked:
+            continue
+        score = share * index.weight(term)
+        scored[at] = (term, score)
+        if len(best) < FEEDBACK_TERMS:
+            heapq.heappush(best, score)
+        elif score > best[0]:
+            heapq.heapreplace(best, score)
+    return dict(scored[at] for at in sorted(scored))

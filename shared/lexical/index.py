@@ -175,6 +175,10 @@ class LexicalIndex:
         """A term's IDF over the passages, as a query weighs it."""
         return _idf(len(self._lengths), len(self._postings.get(term, ())))
 
+    def highest_weight(self) -> float:
+        """No term weighs more than this (one held by no passage yet)."""
+        return _idf(len(self._lengths), 0)
+
     def labels(self, memory_id: str) -> frozenset[str]:
         """A memory's label terms (empty when it has none)."""
         return self._labels.get(memory_id, frozenset())

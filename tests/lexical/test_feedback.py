@@ -76,6 +76,47 @@ def test_only_the_first_feedback_memories_count() -> None:
     assert "zebra" in feedback_terms(index, order[-1:], {})
 
 
+def every_term_weighed(
+    index: LexicalIndex, feedback: list[str], asked: dict[str, float]
+) -> dict[str, float]:
+    """The feedback's terms worked out the plain way: every term that occurs twice weighed."""
+    shares: dict[str, float] = {}
+    occurred: dict[str, int] = {}
+    for memory_id in feedback[:FEEDBACK_MEMORIES]:
+        ids, counts = index.counted(memory_id)
+        total = int(counts.sum())
+        for term_id, count in zip(ids.tolist(), counts.tolist(), strict=True):
+            term = index.term(term_id)
+            shares[term] = shares.get(term, 0.0) + count / total
+            occurred[term] = occurred.get(term, 0) + count
+    scores = {
+        term: share * index.weight(term)
+        for term, share in shares.items()
+        if occurred[term] >= 2 and term not in asked
+    }
+    chosen = sorted(scores, key=scores.__getitem__, reverse=True)[:FEEDBACK_TERMS]
+    return {term: FEEDBACK_WEIGHT * scores[term] / scores[chosen[0]] for term in chosen}
+
+
+def test_the_terms_chosen_are_those_of_weighing_every_term() -> None:
+    """Terms whose share even the highest IDF cannot lift into the best are not weighed; the
+    choice, its order and its weights are the same as when every one is. Here a frequent
+    common word has the largest share and rare words of small shares win."""
+    rare = [f"rare{i} rare{i} " for i in range(14)]
+    memories = {
+        f"m{i}": "the deploy job runs the build then the tests " * (i + 1) + rare[i] + rare[i + 1]
+        for i in range(12)
+    }
+    memories |= {f"x{i}": "the deploy job the build " * 3 for i in range(40)}
+    index = index_of(memories)
+    for feedback in ([f"m{i}" for i in range(8)], ["m11", "m3", "x1", "m7"], ["x1", "x2"]):
+        query = asked(index, "deploy")
+        expected = every_term_weighed(index, feedback, query)
+        extra = feedback_terms(index, feedback, query)
+        assert list(extra) == list(expected)
+        assert extra == pytest.approx(expected)
+
+
 def test_the_feedback_lifts_a_turn_that_shares_no_word_with_the_query() -> None:
     index = index_of(CHAT)
     query = "gunicorn timeout"
