@@ -8,6 +8,7 @@ import pytest
 from shared.lexical import LexicalIndex, terms
 from shared.lexical.feedback import (
     FEEDBACK_MEMORIES,
+    FEEDBACK_MIN_COUNT,
     FEEDBACK_TERMS,
     FEEDBACK_WEIGHT,
     feedback_terms,
@@ -79,7 +80,7 @@ def test_only_the_first_feedback_memories_count() -> None:
 def every_term_weighed(
     index: LexicalIndex, feedback: list[str], asked: dict[str, float]
 ) -> dict[str, float]:
-    """The feedback's terms worked out the plain way: every term that occurs twice weighed."""
+    """The feedback's terms worked out the plain way: every term that may be taken weighed."""
     shares: dict[str, float] = {}
     occurred: dict[str, int] = {}
     for memory_id in feedback[:FEEDBACK_MEMORIES]:
@@ -92,7 +93,7 @@ def every_term_weighed(
     scores = {
         term: share * index.weight(term)
         for term, share in shares.items()
-        if occurred[term] >= 2 and term not in asked
+        if occurred[term] >= FEEDBACK_MIN_COUNT and term not in asked
     }
     chosen = sorted(scores, key=scores.__getitem__, reverse=True)[:FEEDBACK_TERMS]
     return {term: FEEDBACK_WEIGHT * scores[term] / scores[chosen[0]] for term in chosen}
@@ -100,8 +101,8 @@ def every_term_weighed(
 
 def test_the_terms_chosen_are_those_of_weighing_every_term() -> None:
     """Terms whose share even the highest IDF cannot lift into the best are not weighed; the
-    choice, its order and its weights are the same as when every one is. Here a frequent
-    common word has the largest share and rare words of small shares win."""
+    choice, its order and its weights are the same as when every one is. Here the words every
+    memory holds have the largest shares and lose to rarer words with smaller ones."""
     rare = [f"rare{i} rare{i} " for i in range(14)]
     memories = {
         f"m{i}": "the deploy job runs the build then the tests " * (i + 1) + rare[i] + rare[i + 1]
