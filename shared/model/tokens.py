@@ -77,9 +77,10 @@ def _stem(word: str) -> str:
 
 
 def _indexed_form(piece: str, whole: str) -> str:
-    """A plain word's stem; the word itself when it is short, CamelCase or not all letters."""
-    if len(whole) >= _MIN_STEMMED_LETTERS and _LETTERS.fullmatch(piece) and not _humps(piece):
-        return _stem(whole)
+    """A plain word's stem (``_plain_form``); the word itself when it is CamelCase or not all
+    letters."""
+    if _LETTERS.fullmatch(piece) and not _humps(piece):
+        return _plain_form(whole)
     return whole
 
 
@@ -91,7 +92,7 @@ def _is_plain_word(piece: str) -> bool:
 
 
 def _plain_form(whole: str) -> str:
-    """``_indexed_form`` of a plain word (``_is_plain_word``), lower-cased as ``whole``."""
+    """A plain word's term, given lower-cased as ``whole``: its stem, or itself when short."""
     return _stem(whole) if len(whole) >= _MIN_STEMMED_LETTERS else whole
 
 
