@@ -69,7 +69,9 @@ _MIN_STEMMED_LETTERS: Final = 4
 
 @functools.lru_cache(maxsize=1 << 16)
 def _stem(word: str) -> str:
-    """The Snowball English stem of a lower-case word (cached: a vocabulary repeats itself)."""
+    """The Snowball English stem of a lower-case word (cached: a vocabulary repeats itself).
+    snowballstemmer hands out PyStemmer's compiled stemmer, a dependency, in place of its own
+    pure-Python one: the same stems, so an index written by either reads the same."""
     stemmer = getattr(_STEMMERS, "english", None)
     if stemmer is None:
         stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
