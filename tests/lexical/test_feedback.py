@@ -13,6 +13,7 @@ from shared.lexical.feedback import (
     FEEDBACK_WEIGHT,
     feedback_terms,
 )
+from shared.lexical.scoring import K1, B
 from shared.lexical.segments import passage_counts
 from shared.model.tokens import names
 
@@ -167,3 +168,37 @@ def test_a_skipped_memory_stays_out_after_the_feedback() -> None:
     index = index_of(CHAT)
     scored = index.query(terms("gunicorn"), names=(), skip={"a2"})
     assert "a2" not in scored.fed_back(["a1", "q1"], ["a1", "a2"])
+
+
+def added_term_by_term(
+    index: LexicalIndex, extra: dict[str, float], members: set[int]
+) -> dict[int, float]:
+    """What each passage of the ``members`` gains from the ``extra`` terms, one posting at a
+    time in the terms' order: the sums the feedback's arrays must give to the bit."""
+    slots = index._slots
+    average = index._total_length / len(index._lengths)
+    added: dict[int, float] = {}
+    for term, weight in extra.items():
+        idf = weight * index.weight(term)
+        for key, count in index._postings[term].items():
+            slot = slots.slot_of[key]
+            if int(slots.owners[slot]) in members:
+                norm = K1 * (1 - B + B * float(slots.lengths[slot]) / average)
+                added[slot] = added.get(slot, 0.0) + idf * count * (K1 + 1) / (count + norm)
+    return added
+
+
+def test_the_terms_added_sum_as_one_posting_at_a_time_would() -> None:
+    index = index_of(CHAT)
+    index.add("long", [{"nginx": 2, "upstream": 1}, {"port": 3, "gunicorn": 1}, {"nginx": 1}])
+    index.add("short", [{"upstream": 4}])
+    scored = index.query(terms("gunicorn timeout"), names=())
+    slot_of = index._slots.slot_of
+    weights = {"upstream": 0.3, "nginx": 0.21, "port": 0.07, "coffee": 0.05}
+    extra = {next(iter(terms(word))): weight for word, weight in weights.items()}
+    for chosen in (["a1", "a2", "long", "short", "x1"], ["long"], ["x2"], []):
+        members = [slot_of[memory_id] for memory_id in chosen]
+        added, touched = scored._added(extra, members)
+        expected = added_term_by_term(index, extra, set(members))
+        assert touched == sorted(expected)
+        assert [added[slot] for slot in touched] == [expected[slot] for slot in touched]
