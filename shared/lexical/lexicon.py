@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from shared.errors import StorageError
-from shared.lexical.index import KeywordQuery
+from shared.lexical.query import KeywordQuery
 from shared.lexical.segments import (
     LEXICON_LAYOUT,
     LEXICON_LOG,

@@ -82,6 +82,12 @@ class Matches:
         return math.sqrt(max(0.0, squares - mean * mean))
 
 
+def idf(documents: int, frequency: int) -> float:
+    """A term's inverse document frequency among ``documents`` passages, ``frequency`` of
+    which hold it (BM25's, never below zero)."""
+    return math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5))
+
+
 def _looked_up(keys: Slots, values: Floats, slots: Sequence[int]) -> dict[int, float]:
     if not len(keys) or not slots:
         return {}

@@ -12,13 +12,13 @@ class KeywordHit(msgspec.Struct, frozen=True, kw_only=True):
     memory_id: str
     score: float
     matched: tuple[str, ...]
-    # Every rare term of the query (see shared.lexical.index.RARE_SHARE) is in this memory,
+    # Every rare term of the query (see shared.lexical.query.RARE_SHARE) is in this memory,
     # and there was one.
     all_rare: bool
     # The share of the query's weight (its terms' IDF, a term no memory holds weighing most)
     # that this memory holds: 1.0 when it holds every term of the query.
     coverage: float
-    # How many of the query's selective names (shared.lexical.index.KeywordResult.names) this
+    # How many of the query's selective names (shared.lexical.query.KeywordResult.names) this
     # memory holds whole.
     names: int = 0
     # It holds every one of the query's names, and no other memory of the tenant holds any:

@@ -25,7 +25,7 @@ from typing import Final
 import msgspec
 
 from shared.lexical.feedback import FEEDBACK_MEMORIES
-from shared.lexical.index import KeywordQuery, KeywordResult
+from shared.lexical.query import KeywordQuery, KeywordResult
 from shared.model import Hit
 from shared.ranking.candidate import Candidate
 
