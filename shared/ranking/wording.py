@@ -83,15 +83,17 @@ class Wording:
         found: list[str] = []
         named: set[str] = set()
         for match in _PIECE.finditer(text):
-            term = _term_of(match.group())
+            piece = match.group()
+            term = _term_of(piece)
             if term is None:
                 continue
             found.append(term)
-            if _is_name(text, match.start(), match.end()):
+            # Most pieces are lower-case words, which are never names.
+            if not piece.islower() and _is_name(text, match.start(), match.end()):
                 named.add(term)
         self.terms: tuple[str, ...] = tuple(found)
         self.distinct = frozenset(self.terms)
-        self.values = frozenset(t for t in self.terms if t in named or is_value(t))
+        self.values = frozenset(t for t in self.distinct if t in named or is_value(t))
         self.lowered = " ".join(text.replace("\u2019", "'").lower().split())
         self.words = frozenset(_WORD.findall(self.lowered))
 
