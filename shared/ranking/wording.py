@@ -88,8 +88,7 @@ class Wording:
             if term is None:
                 continue
             found.append(term)
-            # Most pieces are lower-case words, which are never names.
-            if not piece.islower() and _is_name(text, match.start(), match.end()):
+            if _is_name(piece, text, match.start()):
                 named.add(term)
         self.terms: tuple[str, ...] = tuple(found)
         self.distinct = frozenset(self.terms)
@@ -132,10 +131,11 @@ def _term_of(piece: str) -> str | None:
     return indexed_form(piece)
 
 
-def _is_name(text: str, start: int, end: int) -> bool:
-    """A capitalised word inside a sentence (``PostgreSQL``, ``Datadog``, ``Tom``): a proper
-    name. The first word of a sentence is capitalised whatever it is, so it is never one."""
-    if text[start:end].islower():
+def _is_name(piece: str, text: str, start: int) -> bool:
+    """Whether ``piece``, standing at ``start`` in ``text``, is a capitalised word inside a
+    sentence (``PostgreSQL``, ``Datadog``, ``Tom``): a proper name. The first word of a sentence
+    is capitalised whatever it is, so it is never one; a lower-case word never is either."""
+    if piece.islower():
         return False
     at = start - 1
     while at >= 0 and text[at] in " \t":
