@@ -70,7 +70,7 @@ class KeywordQuery:
         passages = len(index._lengths)
         documents = len(index)
         self.documents = documents
-        self._weights = {t: scoring.idf(passages, len(postings.get(t, ()))) for t in unique}
+        self._weights = {t: index.weight(t) for t in unique}
         self._whole_weight = sum(self._weights.values())
         self._present = [t for t in unique if t in postings]
         skipped = [slots.slot_of[m] for m in skip if m in slots.slot_of]
@@ -111,7 +111,7 @@ class KeywordQuery:
         index = self._index
         slots, passages = index._slots, index._passages
         members = [
-            index._slots.slot_of[memory_id]
+            slots.slot_of[memory_id]
             for memory_id in dict.fromkeys(candidates)
             if memory_id not in self._skip and memory_id in passages
         ]
