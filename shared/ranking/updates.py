@@ -16,11 +16,14 @@ share a sentence pattern, but what changed is who the sentence is about. The rul
 3. **Not another subject.** In a short text, a change that takes in its first content word (the
    subject, as English puts it first) is another fact of the same pattern, unless the newer
    text says it changed ("now", "since", "moved", "switched", …); so is a text that changes two
-   separate places of the sentence (the service *and* its port). A newer text that says it adds
-   ("also", "too", "another") never updates, and one identifier for another (``E1042`` →
-   ``E1024``, ``--drain-cache`` → ``--drain-queue``) is another thing unless the change is
-   announced; an address (a host name, a URL) is where something is reached, so another one in
-   its place is a value that changed. A value with its unit ("30 days") is one value.
+   separate places of the sentence (the service *and* its port, or a name and the value after
+   its "is"), and, announced or not, one that names before its first "is" someone the other
+   does not ("The native language of Omar Haddad is Thai." / "… of Lucia Romero is Thai."). A
+   newer text that says it adds ("also", "too", "another") never updates, and one identifier
+   for another (``E1042`` → ``E1024``, ``--drain-cache`` → ``--drain-queue``) is another thing
+   unless the change is announced; an address (a host name, a URL) is where something is
+   reached, so another one in its place is a value that changed. A value with its unit ("30
+   days") is one value.
 4. **Long texts, sentence by sentence.** Between texts past ``LONG_TERMS`` content words, one
    prose sentence of the newer must update one of the older's by the rules above; code lines
    are never read.
@@ -46,6 +49,7 @@ from shared.ranking.wording import (
     NEGATIONS,
     Wording,
     is_address,
+    is_value,
     plain_words,
     prose_sentences,
     value_follows,
@@ -57,6 +61,9 @@ MIN_SHARED: Final = 0.5
 MIN_SHARED_LONG: Final = 0.25
 # The most content words a replaced value may take on either side ("GitHub Actions").
 MAX_SLOT_TERMS: Final = 2
+# The verbs before which an English sentence names what it is about ("The native language of
+# Omar Haddad is …"): stop words, so read from ``Wording.spaced``.
+COPULAS: Final = frozenset({"is", "are", "was", "were"})
 
 Evidence = Literal["value", "replaced", "negation"]
 
@@ -242,14 +249,17 @@ def _change_sites(newer: Wording, older: Wording) -> list[tuple[int, int, int, i
 
 
 def _same_subject(newer: Wording, older: Wording, *, announced: bool) -> bool:
-    """Rule 3: the first content word kept and one thing changed; where the newer text
+    """Rule 3: what the sentence names before its "is" kept (``_renames_subject``), the first
+    content word kept and one thing changed (``_places``); where the newer text
     announces a change, what either text is about (its first content word) said by the other
     too (the rest may be reworded, and a clause may lead: "After the incident we raised the
     webhook dispatcher's retries …"), or one thing changed ("Maria owns the billing service."
     → "Tom owns the billing service now.")."""
-    sites = _change_sites(newer, older)
-    one_change = sum(_changes(newer, older, site) for site in sites) <= 1
-    touches_subject = any(i1 == 0 or j1 == 0 for i1, _, j1, _ in sites)
+    if _renames_subject(newer, older):
+        return False
+    places = _places(newer, older)
+    one_change = sum(_changes(newer, older, gone, came) for gone, came in places) <= 1
+    touches_subject = any(i1 == 0 or j1 == 0 for i1, _, j1, _ in _change_sites(newer, older))
     if not announced:
         return one_change and not touches_subject
     opening, said = newer.subject(), older.subject()
@@ -275,11 +285,47 @@ def _moved_from(newer: Wording, older: Wording) -> Update | None:
     return None
 
 
-def _changes(newer: Wording, older: Wording, site: tuple[int, int, int, int]) -> int:
-    """How many things one site changes: a value, other words, or both (the service and its
+def _places(newer: Wording, older: Wording) -> list[tuple[list[str], list[str]]]:
+    """The separate places where the two differ, as the content terms each loses and gains: runs
+    of differing words with a word both keep between them, a stop word included ("The native
+    language of Arjun Mehta is Arabic." → "… of Liam Walsh is French." changes two places, who
+    and what, where the content terms alone run together). A change mark added alone is none."""
+    matcher = difflib.SequenceMatcher(a=older.spaced, b=newer.spaced, autojunk=False)
+    places = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        gone = [t for t in older.spaced[i1:i2] if t in older.distinct]
+        came = [t for t in newer.spaced[j1:j2] if t in newer.distinct]
+        if gone or any(t not in CHANGE_TERMS for t in came):
+            places.append((gone, came))
+    return places
+
+
+def _renames_subject(newer: Wording, older: Wording) -> bool:
+    """Whether each text names, before its first "is" (are, was, were), someone or something the
+    other does not: that part of an English sentence says what it is about, as the first word of
+    "Anna was born in Oslo." does ("The native language of Omar Haddad is Thai." / "… of Lucia
+    Romero is Thai."; "The CEO of Microsoft is …" / "The CEO of Apple is …"). A number there is
+    the value itself ("Port 9100 is where the websocket server accepts connections." → "Port
+    3000 is …"), and a possessive names the same one ("Nora Lindqvist's favourite sport is …")."""
+    said_new, said_old = _names_before_copula(newer), _names_before_copula(older)
+    return bool(said_new - said_old) and bool(said_old - said_new)
+
+
+def _names_before_copula(wording: Wording) -> frozenset[str]:
+    cut = next((i for i, word in enumerate(wording.spaced) if word in COPULAS), 0)
+    return frozenset(
+        term.removesuffix("'s")
+        for term in wording.spaced[:cut]
+        if term in wording.values and not is_value(term)
+    )
+
+
+def _changes(newer: Wording, older: Wording, gone_terms: list[str], came_terms: list[str]) -> int:
+    """How many things one place changes: a value, other words, or both (the service and its
     port: "for the ingest worker" → "for the CI image" beside "Node 18" → "Node 22")."""
-    i1, i2, j1, j2 = site
-    gone, came = set(older.terms[i1:i2]), set(newer.terms[j1:j2]) - CHANGE_TERMS
+    gone, came = set(gone_terms), set(came_terms) - CHANGE_TERMS
     values = bool((gone & older.values) or (came & newer.values))
     if values and len(gone) <= MAX_SLOT_TERMS and len(came) <= MAX_SLOT_TERMS:
         return 1  # a value with its unit ("30 days" → "12 hours")

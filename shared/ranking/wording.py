@@ -75,22 +75,30 @@ LONG_TERMS: Final = 24
 
 class Wording:
     """One text as the rules read it: its content terms in order, which of them are values, and
-    its plain words (negations and the change and addition marks are stop words to the terms)."""
+    its plain words (negations and the change and addition marks are stop words to the terms).
+    ``spaced``: the terms with the stop words between them, as written (lower-cased), so that
+    two changes a stop word keeps apart ("of Arjun Mehta is Arabic") read as two places."""
 
-    __slots__ = ("distinct", "lowered", "terms", "values", "words")
+    __slots__ = ("distinct", "lowered", "spaced", "terms", "values", "words")
 
     def __init__(self, text: str) -> None:
         found: list[str] = []
+        spaced: list[str] = []
         named: set[str] = set()
         for match in _PIECE.finditer(text):
             piece = match.group()
             term = _term_of(piece)
             if term is None:
+                lowered = piece.lower()
+                if lowered in STOP_WORDS:
+                    spaced.append(lowered)
                 continue
             found.append(term)
+            spaced.append(term)
             if _is_name(piece, text, match.start()):
                 named.add(term)
         self.terms: tuple[str, ...] = tuple(found)
+        self.spaced: tuple[str, ...] = tuple(spaced)
         self.distinct = frozenset(self.terms)
         self.values = frozenset(t for t in self.distinct if t in named or is_value(t))
         self.lowered = " ".join(text.replace("\u2019", "'").lower().split())

@@ -81,6 +81,23 @@ def hit(content: str, similarity: float, memory_id: str = "m", scope: Scope = "p
             "value",
         ),
         ("The CEO of Microsoft is Satya Nadella.", "The CEO of Microsoft is Tim Cook.", "value"),
+        # What the sentence is about named before its "is", the same in both.
+        (
+            "The native language of Aiko Tanaka is French.",
+            "The native language of Aiko Tanaka is Greek.",
+            "value",
+        ),
+        (
+            "Port 9100 is where the websocket server accepts connections.",
+            "Port 3000 is where the websocket server accepts connections.",
+            "value",
+        ),
+        (
+            "Nora Lindqvist's favourite sport is judo.",
+            "The sport Nora Lindqvist likes best is now fencing.",
+            "value",
+        ),
+        ("The standup is on Monday at 10am.", "The standup is on Tuesday at 10am.", "value"),
         # A name in the subject stands in both; the value after it changed.
         ("We bundle the admin UI with parcel.", "We bundle the admin UI with vite.", "replaced"),
         (
@@ -113,6 +130,32 @@ def test_an_update_is_found_with_its_evidence(older: str, newer: str, evidence: 
             "Checkout failed during the deploy because of E1042; we rolled back.",
             "Checkout failed during the deploy because of E1024; we rolled back.",
         ),
+        # Another subject named before the sentence's "is", the value the same or another:
+        # content words alone run the two changes together ("… Mehta is Arabic").
+        (
+            "The native language of Arjun Mehta is Arabic.",
+            "The native language of Liam Walsh is French.",
+        ),
+        (
+            "The native language of Omar Haddad is Thai.",
+            "The native language of Lucia Romero is Thai.",
+        ),
+        (
+            "The CEO of Granite Insurance is George Adams.",
+            "The CEO of Corvid Analytics is George Adams.",
+        ),
+        ("The CEO of Microsoft is Satya Nadella.", "The CEO of Apple is Tim Cook."),
+        ("The headquarters of Toyota is in Tokyo.", "The headquarters of Honda is in Tokyo."),
+        (
+            "The native language of Arjun Mehta is Arabic.",
+            "The native language of Leila Karimi is now Portuguese.",
+        ),
+        (
+            "Oscar Lind is married to Daniel Moreau.",
+            "Rafael Souza is now married to Daniel Moreau.",
+        ),
+        # Two places of one sentence changed, a stop word between them.
+        ("The API listens on port 8080 in Staging.", "The API listens on port 9090 in Production."),
         # The same value said of something else: the change stands before it.
         ("We deploy the billing service on Friday.", "We deploy the search service on Friday."),
         # A flag for another flag names another thing, whatever stands before it.
