@@ -13,11 +13,13 @@ sentence with another value in most cases, another shape of the same relation in
 "now" in a few. Values are names of places, languages, organisations and people (one word or
 several), which the word rules read as capitalised names, not as numbers.
 
-Each overridden fact's question ("Which country is Aiko Tanaka a citizen of?") goes through
-``recall`` (balanced, five results) over MCP on the embedded default. Reported: how often the
-newest version is returned above every earlier one (and is the first result), how often it is
-returned at all; of remember's links, how many join a fact to an earlier version of itself and
-how many to anything else (a false link: another subject, or another relation of the same one).
+Each fact's question ("Which country is Aiko Tanaka a citizen of?") goes through ``recall``
+(balanced, five results) over MCP on the embedded default. Reported: for an overridden fact, how
+often the newest version is returned above every earlier one (and is the first result), and how
+often it is returned at all; for a fact never overridden, how often it is the first result (newer
+facts of its pattern about others are no versions of it); of remember's links, how many join a
+fact to an earlier version of itself and how many to anything else (a false link: another
+subject, or another relation of the same one).
 """
 
 from __future__ import annotations
@@ -162,10 +164,12 @@ def sequence(subjects: int, seed: int) -> tuple[list[Fact], dict[tuple[str, str]
         if later and n % 3 == 2:
             facts.append(later.pop())
     facts.extend(later)
-    return facts, {key: chain for key, chain in chains.items() if len(chain.versions) > 1}
+    return facts, chains
 
 
 async def run(url: str, facts: list[Fact], chains: dict[tuple[str, str], Chain]) -> dict[str, Any]:
+    overridden = {key: chain for key, chain in sorted(chains.items()) if len(chain.versions) > 1}
+    kept = [chain.versions[0] for chain in chains.values() if len(chain.versions) == 1]
     async with session(url, TENANT) as client:
         for made in facts:
             result = await client.call_tool("remember", {"content": made.text})
@@ -174,13 +178,19 @@ async def run(url: str, facts: list[Fact], chains: dict[tuple[str, str], Chain])
                 raise RuntimeError(f"not stored: {made.text!r}: {data}")
             made.memory_id = data["id"]
             made.linked_to = data.get("supersedes")
+
+        async def recalled(made: Fact) -> list[str]:
+            question = made.relation.question.format(S=made.subject)
+            result = await client.call_tool("recall", {"query": question})
+            return [r["id"] for r in (result.structured_content or {}).get("results", [])]
+
+        # A fact never overridden must still come first: newer facts of its pattern about
+        # other subjects are no versions of it.
+        kept_first = [(await recalled(made))[:1] == [made.memory_id] for made in kept]
         rows = []
-        for (subject, _), chain in sorted(chains.items()):
+        for chain in overridden.values():
             relation = chain.versions[0].relation
-            result = await client.call_tool(
-                "recall", {"query": relation.question.format(S=subject)}
-            )
-            ids = [r["id"] for r in (result.structured_content or {}).get("results", [])]
+            ids = await recalled(chain.versions[-1])
             newest, older = chain.versions[-1], chain.versions[:-1]
             positions = {
                 f.memory_id: ids.index(f.memory_id) for f in chain.versions if f.memory_id in ids
@@ -200,7 +210,9 @@ async def run(url: str, facts: list[Fact], chains: dict[tuple[str, str], Chain])
                     else {"versions": [f.text for f in chain.versions], "ids_rank": positions},
                 }
             )
-    return _summary(facts, chains, rows)
+    summary = _summary(facts, overridden, rows)
+    summary["never_overridden_first"] = f"{sum(kept_first)}/{len(kept_first)}"
+    return summary
 
 
 def _summary(
