@@ -89,9 +89,9 @@ class Wording:
             piece = match.group()
             term = _term_of(piece)
             if term is None:
-                lowered = piece.lower()
-                if lowered in STOP_WORDS:
-                    spaced.append(lowered)
+                word = piece.strip(".:/#@+~-").lower()
+                if word in STOP_WORDS:
+                    spaced.append(word)
                 continue
             found.append(term)
             spaced.append(term)
