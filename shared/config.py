@@ -75,6 +75,9 @@ class PostgresSettings(msgspec.Struct, frozen=True, kw_only=True):
     # How long the embedded server outlives the last local process using it (0: it stops with
     # that process). Unset, each kind of process has its own default (``with_stdio_grace``).
     embedded_grace_s: float | None = None  # PG_EMBEDDED_GRACE_S
+    # False: join the embedded server only while a keeper serves it, never start one (the stdio
+    # resident, which must not bring back a database stopped meanwhile). Not a setting.
+    embedded_start: bool = True
 
 
 class S3Settings(msgspec.Struct, frozen=True, kw_only=True):

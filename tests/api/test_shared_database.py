@@ -13,6 +13,9 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from shared.errors import StorageUnavailableError
 from shared.storage.postgres.embedded import (
     KEEPER_MODULE,
     embedded_database,
@@ -142,6 +145,8 @@ async def test_servers_starting_at_once_start_one_database(embedded_data_dir: Pa
 
 
 async def test_a_keeper_asked_to_stop_stops_the_server(embedded_data_dir: Path) -> None:
+    """Whatever the resident the leaving server started is doing meanwhile (still opening its
+    runtime on a loaded machine, or serving), it never brings the database back."""
     args = ["--local", "--data-dir", str(embedded_data_dir)]
     async with stdio_server(args, MCP_MEMORY_TENANT="laptop", PG_EMBEDDED_GRACE_S="600") as one:
         await one.handshake()
@@ -150,6 +155,23 @@ async def test_a_keeper_asked_to_stop_stops_the_server(embedded_data_dir: Path) 
     (keeper,) = keepers(embedded_data_dir)
     assert server_alive(embedded_data_dir)
     os.kill(keeper, signal.SIGTERM)  # a machine shutting down: well before the grace is out
+    await until_stopped(embedded_data_dir, within_s=30)
+    await asyncio.sleep(3)  # a resident late to join would have started a keeper by now
+    assert not server_alive(embedded_data_dir) and not keepers(embedded_data_dir)
+    assert starts(embedded_data_dir) == 1
+
+
+async def test_a_process_that_only_joins_starts_no_database(embedded_data_dir: Path) -> None:
+    with pytest.raises(StorageUnavailableError, match="only joins a running one"):
+        async with embedded_database(embedded_data_dir, start=False):
+            pass
+    assert not server_alive(embedded_data_dir) and not keepers(embedded_data_dir)
+    # Once a keeper serves, it joins like any other process.
+    async with (
+        embedded_database(embedded_data_dir, grace_s=0),
+        embedded_database(embedded_data_dir, start=False) as url,
+    ):
+        assert url.startswith("postgres")
     await until_stopped(embedded_data_dir, within_s=30)
 
 

@@ -88,8 +88,12 @@ class Resident:
     def __init__(self, config: Config, listener: socket.socket, *, path: Path) -> None:
         self._key = serving_key(config)
         self._idle_s = config.postgres.embedded_grace_s or 0.0
-        # The resident waits out the grace itself; the database then stops when it leaves.
-        postgres = msgspec.structs.replace(config.postgres, embedded_grace_s=0.0)
+        # The resident waits out the grace itself; the database then stops when it leaves. It
+        # joins the database that is running and never starts one: a keeper asked to stop
+        # between the check in ``serve`` and the runtime's opening must not be undone.
+        postgres = msgspec.structs.replace(
+            config.postgres, embedded_grace_s=0.0, embedded_start=False
+        )
         self._config = msgspec.structs.replace(config, postgres=postgres)
         self._listener = listener
         self._path = path

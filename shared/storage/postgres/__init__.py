@@ -80,7 +80,9 @@ async def open_postgres_stores(config: Config) -> AsyncIterator[Stores]:
         if config.postgres.data_dir is None:
             raise ConfigError("the embedded database needs a data dir (--data-dir)")
         async with embedded_database(
-            config.postgres.data_dir, grace_s=config.postgres.embedded_grace_s or 0.0
+            config.postgres.data_dir,
+            grace_s=config.postgres.embedded_grace_s or 0.0,
+            start=config.postgres.embedded_start,
         ) as url:
             async with _open_url(
                 url,

@@ -273,16 +273,19 @@ def _start_keeper(data_dir: Path, grace_s: float) -> None:
 
 
 @contextlib.asynccontextmanager
-async def embedded_database(data_dir: Path, *, grace_s: float = 0.0) -> AsyncIterator[str]:
+async def embedded_database(
+    data_dir: Path, *, grace_s: float = 0.0, start: bool = True
+) -> AsyncIterator[str]:
     """The embedded server's URL for the duration of the block, held through the data dir's
-    keeper (``shared.storage.postgres.keeper``), started here when none serves. When this
-    process is the last to leave (even killed by SIGKILL), the keeper stops the server
-    ``grace_s`` later unless another process has come by then.
+    keeper (``shared.storage.postgres.keeper``), started here when none serves (unless not
+    ``start``). When this process is the last to leave (even killed by SIGKILL), the keeper
+    stops the server ``grace_s`` later unless another process has come by then.
 
     Raises:
-        StorageUnavailableError: the server could not be initialised or started.
+        StorageUnavailableError: the server could not be initialised or started, or, not to
+            ``start``, no keeper serves it.
     """
-    joining = asyncio.ensure_future(_join(data_dir, grace_s))
+    joining = asyncio.ensure_future(_join(data_dir, grace_s, start=start))
     try:
         reader, writer, url = await asyncio.shield(joining)
     except asyncio.CancelledError:
@@ -299,10 +302,15 @@ async def embedded_database(data_dir: Path, *, grace_s: float = 0.0) -> AsyncIte
 
 
 async def _join(
-    data_dir: Path, grace_s: float
+    data_dir: Path, grace_s: float, *, start: bool
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, str]:
     deadline = time.monotonic() + KEEPER_START_TIMEOUT_S
     while (joined := await _joined(data_dir, grace_s)) is None:
+        if not start:
+            raise StorageUnavailableError(
+                f"embedded postgres at {data_dir}: no keeper serves it, and this process only "
+                "joins a running one"
+            )
         if time.monotonic() > deadline:
             raise StorageUnavailableError(
                 f"embedded postgres at {data_dir}: no keeper served it within "
