@@ -127,9 +127,9 @@ class KeywordQuery:
 
     def _added(self, extra: Mapping[str, float], members: list[int]) -> tuple[Any, list[int]]:
         """What the ``extra`` terms add to each passage of the ``members`` (memory slots), by
-        passage slot, summed in the terms' order as the per-posting loop did, to the bit (all
-        terms' postings in one walk, in the terms' order: ``np.bincount`` adds in walk order);
-        and the passages that hold any of them, in slot order."""
+        passage slot, and the passages that hold any of them, in slot order. All terms'
+        postings are walked at once in the terms' order, and ``np.bincount`` adds in walk order,
+        so each passage's sum is the same to the bit as adding the terms one at a time."""
         index = self._index
         slots = index._slots
         average = index._total_length / len(index._lengths)
