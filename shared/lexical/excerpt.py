@@ -9,20 +9,18 @@ model read when it embedded it (its first 256 tokens). Pure text arithmetic, no 
 from __future__ import annotations
 
 import functools
-from array import array
 from collections.abc import Collection
 from typing import Final
 
 import msgspec
 
-from shared.model.tokens import _PIECE as PIECE
-from shared.model.tokens import is_name, term_spans
+from shared.model.tokens import PIECE, PIECE_CHAR, is_name, term_spans
 
 LONG_MEMORY_CHARS: Final = 1200
 EXCERPT_CHARS: Final = 900
-# The long memories whose term spans are kept (``_spans``): about 6 KB each for a
-# 3,600-character message, beside the text itself.
-SPANNED_MEMORIES: Final = 256
+# The excerpts worked out last that are kept: a memory shown once tends to be shown again for
+# the same words (the same subject asked about again, a question retried).
+KEPT_EXCERPTS: Final = 256
 # A name (e1042, a_b) held in a window counts as this many plain words.
 _NAME_WEIGHT: Final = 4
 
@@ -51,7 +49,11 @@ def excerpt(
     whole."""
     if len(text) <= longest:
         return None
-    wanted = set(matched)
+    return _window(text, frozenset(matched), chars)
+
+
+@functools.lru_cache(maxsize=KEPT_EXCERPTS)
+def _window(text: str, wanted: frozenset[str], chars: int) -> Excerpt:
     hits = _hits(text, wanted)
     if not hits:
         return _snapped(text, 0, chars)
@@ -62,7 +64,9 @@ def excerpt(
     return _snapped(text, max(0, min(start, len(text) - chars)), chars)
 
 
-def _best_window(hits: list[tuple[int, int, str]], wanted: set[str], chars: int) -> tuple[int, int]:
+def _best_window(
+    hits: list[tuple[int, int, str]], wanted: frozenset[str], chars: int
+) -> tuple[int, int]:
     """From a hit's start to the end of the last hit within ``chars`` of it: the window that
     holds the most weight of distinct terms (the first such, on a tie). It slides along the
     hits, each entering and leaving it once: a long memory full of a matched word has hundreds."""
@@ -90,31 +94,59 @@ def _best_window(hits: list[tuple[int, int, str]], wanted: set[str], chars: int)
     return best_start, best_end
 
 
-def _hits(text: str, wanted: set[str]) -> list[tuple[int, int, str]]:
-    """``term_spans(text)`` of the ``wanted`` terms."""
+def _hits(text: str, wanted: frozenset[str]) -> list[tuple[int, int, str]]:
+    """Where in ``text`` the ``wanted`` terms stand (as ``term_spans`` gives them), in order.
+
+    Only the pieces that hold a wanted term's first letters are read: working out a piece's
+    terms costs a stem or several regular expressions, and a long memory's matched terms stand
+    in a few of its hundreds of pieces, which one scan for those letters finds."""
     if not wanted:
         return []
-    starts, ends, found = _spans(text)
-    return [(starts[i], ends[i], term) for i, term in enumerate(found) if term in wanted]
+    lowered = text.lower()
+    if len(lowered) != len(text):
+        # A letter whose lower case is longer ("İ"): its positions would not be the text's.
+        return [(s, e, term) for s, e, term in term_spans(text) if term in wanted]
+    hits: list[tuple[int, int, str]] = []
+    end = 0
+    for at in sorted(_places(lowered, _heads(wanted))):
+        if at < end:
+            continue  # in the piece just read
+        start = at
+        while start and PIECE_CHAR.match(lowered, start - 1):
+            start -= 1
+        piece = PIECE.match(text, start)
+        if piece is None:  # cannot happen: the letters found are a piece's own
+            continue
+        end = piece.end()
+        hits.extend((start, end, term) for term in _piece_terms(piece.group()) if term in wanted)
+    return hits
 
 
-@functools.lru_cache(maxsize=SPANNED_MEMORIES)
-def _spans(text: str) -> tuple[array[int], array[int], tuple[str, ...]]:
-    """Every term of ``text`` with its piece's span, as starts, ends and terms, worked out a
-    piece at a time: a long memory's pieces are mostly words seen before, and working out a
-    piece's terms costs several regular expressions. Kept for the memories shown last: a
-    memory shown once tends to be shown again (the same subject asked about again, a question
-    retried), and picking its hits out of these is a tenth of walking its pieces again."""
-    starts, ends, found = array("I"), array("I"), []
-    for match in PIECE.finditer(text):
-        piece_terms = _piece_terms(match.group())
-        if piece_terms:
-            start, end = match.span()
-            for term in piece_terms:
-                starts.append(start)
-                ends.append(end)
-                found.append(term)
-    return starts, ends, tuple(found)
+def _places(text: str, heads: Collection[str]) -> set[int]:
+    """Where any of ``heads`` stands in ``text`` (``str.find``: a scan in C per head)."""
+    found: set[int] = set()
+    for head in heads:
+        at = text.find(head)
+        while at != -1:
+            found.add(at)
+            at = text.find(head, at + 1)
+    return found
+
+
+def _heads(terms: frozenset[str]) -> frozenset[str]:
+    """The first letters of every piece that can give one of ``terms``, lower-cased: a term's
+    first three, or two when it is three letters or fewer. A stem changes only its end ("using"
+    → ``use``, "flying" → ``fli``), where Snowball may also write a "y" as "i"; a term drawn from
+    an identifier is a run of its lower-cased text."""
+    heads: set[str] = set()
+    for term in terms:
+        head = term[:3] if len(term) > 3 else term[:2]
+        variants = [""]
+        for k, letter in enumerate(head):
+            spelled = ("i", "y") if k and letter == "i" else (letter,)
+            variants = [v + s for v in variants for s in spelled]
+        heads.update(variants)
+    return frozenset(heads)
 
 
 @functools.lru_cache(maxsize=1 << 15)

@@ -31,7 +31,9 @@ from typing import Final
 import snowballstemmer
 
 # Characters that may sit inside an identifier: kept within a piece, split on at its ends.
-_PIECE: Final = re.compile(r"[\w.\-/:#@+~]+")
+_PIECE_CLASS: Final = r"[\w.\-/:#@+~]"
+PIECE: Final = re.compile(_PIECE_CLASS + "+")
+PIECE_CHAR: Final = re.compile(_PIECE_CLASS)
 _EDGE_PUNCTUATION: Final = ".:/#@+~"
 _PART: Final = re.compile(r"[^\W_]+")
 # A dotted or slashed name's segments that are identifiers themselves (``settings.DATABASE_URL``
@@ -118,7 +120,7 @@ def identifiers(text: str) -> frozenset[str]:
     """The whole terms of ``text`` that carry a digit or an identifier character (``e1042``,
     ``--run-drain-cache``, ``a.b_c``, ``3.12``): what tells two otherwise alike facts apart."""
     found = set()
-    for match in _PIECE.finditer(text.replace("\u2019", "'")):
+    for match in PIECE.finditer(text.replace("\u2019", "'")):
         piece = match.group().strip(_EDGE_PUNCTUATION)
         piece = piece.rstrip("-") if not piece.startswith("-") else piece
         if piece.strip("-") and _IDENTIFIER_MARK.search(piece):
@@ -189,7 +191,7 @@ def _terms_shown(text: str) -> Iterator[tuple[str, str]]:
 
 def _spanned_terms(text: str) -> Iterator[tuple[int, int, str, str]]:
     # The replacement keeps every offset: one character for one.
-    for match in _PIECE.finditer(text.replace("\u2019", "'")):
+    for match in PIECE.finditer(text.replace("\u2019", "'")):
         piece = match.group().strip(_EDGE_PUNCTUATION)
         # "--local" keeps its dashes; a trailing dash or a lone one is punctuation.
         piece = piece.rstrip("-") if not piece.startswith("-") else piece

@@ -45,23 +45,45 @@ def test_an_excerpt_is_cut_at_word_boundaries_and_marked() -> None:
     assert text[part.start - 1] == " " and text[part.end] == " "
 
 
-def test_the_terms_looked_up_by_piece_are_the_texts_own_spans_and_kept() -> None:
-    from shared.lexical.excerpt import _hits, _spans
+def test_the_pieces_read_give_the_texts_own_spans_of_the_terms_asked() -> None:
+    from shared.lexical.excerpt import _hits
     from shared.model.tokens import term_spans
 
     text = (
         "Don\u2019t restart: HttpClient.getURLs() in src/app/main.py threw E1042 twice -- "
         "see settings.DATABASE_URL, --run-drain-cache, v2.3.1 and the user\u2019s notes (a_b_c). "
+        "Using it, the flying workers kept dying; the studies say so. "
     ) * 3
     spans = list(term_spans(text))
-    wanted = {term for _, _, term in spans}
-    assert _hits(text, wanted) == spans
-    # Asked again with other terms, the text's spans are read from those kept, not walked again.
-    kept_before = _spans.cache_info().hits
-    some = {"httpclient", "client", "e1042", "database_url", "note"}
+    assert _hits(text, frozenset(term for _, _, term in spans)) == spans
+    # Terms a stem changed the letters of ("using" → use, "flying" → fli, "dying" → die,
+    # "studies" → studi), parts inside an identifier, and a flag.
+    some = frozenset({"use", "fli", "die", "studi", "geturls", "database_url", "drain", "e1042"})
+    assert {term for _, _, term in _hits(text, some)} == some
     assert _hits(text, some) == [span for span in spans if span[2] in some]
-    assert _spans.cache_info().hits == kept_before + 1
-    assert _hits(text, set()) == []
+    assert _hits(text, frozenset()) == []
+
+
+def test_a_text_whose_lower_case_is_longer_is_read_whole() -> None:
+    from shared.lexical.excerpt import _hits
+    from shared.model.tokens import term_spans
+
+    # "İ" lower-cases to two characters, so positions in the lowered text are not the text's.
+    text = "İstanbul office: the E1042 alarm fired at night. " * 40
+    wanted = frozenset({"e1042", "alarm"})
+    assert _hits(text, wanted) == [s for s in term_spans(text) if s[2] in wanted]
+    part = excerpt(text, wanted)
+    assert part is not None and "E1042 alarm" in part.of(text)
+
+
+def test_an_excerpt_asked_again_for_the_same_words_is_not_worked_out_again() -> None:
+    from shared.lexical.excerpt import _window
+
+    text = FILLER * 40 + "Error E1042 means the cache is stale. " + FILLER * 40
+    first = excerpt(text, ["e1042", "stale"])
+    kept_before = _window.cache_info().hits
+    assert excerpt(text, ("stale", "e1042")) == first
+    assert _window.cache_info().hits == kept_before + 1
 
 
 def test_the_window_holding_most_distinct_terms_wins_and_the_first_of_equals() -> None:
