@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._data import load_beam, load_devbench, load_locomo, load_tech_notes
 from shared.embedding.local import LocalEmbedder
-from shared.lexical import LexicalIndex, terms
+from shared.lexical import KeywordQuery, LexicalIndex, terms
 from shared.lexical.segments import label_terms, passage_counts
 from shared.model import Hit, Memory, iso_ms
 from shared.model.tokens import names
@@ -204,7 +204,7 @@ class Tenant:
         nearest = np.argsort(-cosines, kind="stable")[:RECALL_CANDIDATES]
         hits = [Hit(memory=self.memories[i], similarity=float(cosines[i])) for i in nearest]
         include = [h.memory.id for h in hits]
-        scored = self.index.query(terms(query), names=names(query))
+        scored = KeywordQuery(self.index, terms(query), names=names(query))
         keyword = scored.result(top_k=KEYWORD_CANDIDATES, include=include)
         kept = self._kept(fuse(hits, keyword, floor=FLOOR), set(), limit)
         kept = with_feedback(kept, scored, floor=FLOOR)

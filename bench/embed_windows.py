@@ -27,6 +27,7 @@ from bench._data import load_tech_notes
 from shared.config import PROVIDER_DEFAULTS
 from shared.embedding.local import LocalEmbedder
 from shared.lexical.index import LexicalIndex
+from shared.lexical.query import KeywordQuery
 from shared.lexical.segments import passage_counts
 from shared.model.tokens import terms
 from shared.operations.fusion import KEYWORD_WEIGHT
@@ -51,7 +52,7 @@ def keyword_scores(texts: list[str], question: str) -> np.ndarray:
     index = LexicalIndex()
     for i, text in enumerate(texts):
         index.add(str(i), passage_counts(text))
-    scored = index.query(terms(question)).result(top_k=len(texts))
+    scored = KeywordQuery(index, terms(question)).result(top_k=len(texts))
     out = np.zeros(len(texts))
     if scored.spread:
         for hit in scored.hits:

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._data import load_devbench, load_locomo, load_tech_notes
 from shared.embedding.local import LocalEmbedder
-from shared.lexical import KeywordResult, LexicalIndex, terms
+from shared.lexical import KeywordQuery, KeywordResult, LexicalIndex, terms
 from shared.lexical.segments import passage_counts
 from shared.operations.fusion import KEYWORD_WEIGHT
 
@@ -206,7 +206,7 @@ async def measure(
                 similarity = docs @ vector
                 nearest = np.argsort(-similarity)[:CANDIDATES]
                 cosine = {int(p): float(similarity[p]) for p in nearest}
-                keyword = index.query(terms(question.text)).result(
+                keyword = KeywordQuery(index, terms(question.text)).result(
                     top_k=CANDIDATES, include=[str(p) for p in nearest]
                 )
                 bound = float(similarity[nearest].min())

@@ -20,13 +20,13 @@ def module_name(path: Path) -> str:
 
 
 def import_graph() -> dict[str, set[str]]:
-    """Each of our modules and the modules of ours it imports at run time (an import under
-    ``if TYPE_CHECKING:`` is for the type checker only and closes no circle)."""
+    """Each of our modules and the modules of ours it imports, under ``if TYPE_CHECKING:`` too:
+    a type named from another module is an arrow a reader follows like any other."""
     modules = {module_name(p): p for package in PACKAGES for p in modules_under(package)}
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         found: set[str] = set()
-        for imported in _runtime_imports(path):
+        for imported in _imports(path):
             # "from shared.model import tokens" names a module; "from shared.model import Memory"
             # names the package: take the longest module the name starts with.
             while imported and imported not in modules:
@@ -37,19 +37,10 @@ def import_graph() -> dict[str, set[str]]:
     return graph
 
 
-def _runtime_imports(path: Path) -> list[str]:
+def _imports(path: Path) -> list[str]:
     tree = ast.parse(path.read_text(), filename=str(path))
-    typing_only = {
-        id(inner)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.If)
-        and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
-        for inner in ast.walk(node)
-    }
     names: list[str] = []
     for node in ast.walk(tree):
-        if id(node) in typing_only:
-            continue
         if isinstance(node, ast.Import):
             names.extend(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:

@@ -23,12 +23,11 @@ A query is scored against the index by ``shared.lexical.query.KeywordQuery``.
 from __future__ import annotations
 
 import sys
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 from shared.lexical import scoring
 from shared.lexical.postings import PassageSlots, TermArrays
-from shared.lexical.query import KeywordQuery
 from shared.lexical.summed import SummedCounts, TermIds, TermTotals
 
 # Joins a memory id and a passage's position in a passage's key; a ULID never holds it.
@@ -175,18 +174,6 @@ class LexicalIndex:
                     self._entries -= 1
                     if not posting:
                         del self._postings[term]
-
-    def query(
-        self,
-        query_terms: Iterable[str],
-        *,
-        names: Collection[str] = (),
-        skip: Collection[str] = (),
-    ) -> KeywordQuery:
-        """Score every memory holding a term of the query (each term counted once); memories
-        in ``skip`` are left out as if they were not indexed. ``names`` are the query's whole
-        names (``tokens.names``), which must be among its terms."""
-        return KeywordQuery(self, list(dict.fromkeys(query_terms)), names, skip)
 
 
 def _labelled(counts: TermCounts, labels: Sequence[str]) -> dict[str, int]:

@@ -105,7 +105,7 @@ class Lexicon:
         self.stats = LexiconStats()
 
     async def query(self, tenant: str, query: str) -> KeywordQuery:
-        """``query`` scored against all of the tenant's memories (see LexicalIndex.query).
+        """``query`` scored against all of the tenant's memories (see ``KeywordQuery``).
 
         Raises:
             StorageError: the tenant's first load failed.
@@ -113,7 +113,7 @@ class Lexicon:
         state = await self._state(tenant)
         if time.monotonic() - state.checked_at >= self._refresh_s:
             self._in_background(tenant, lambda: self._refresh(tenant, state))
-        return state.index.query(terms(query), names=names(query))
+        return KeywordQuery(state.index, terms(query), names=names(query))
 
     async def added(self, memory: Memory) -> None:
         """Record a new memory: one shard written, then this process's index updated.

@@ -6,7 +6,7 @@ no I/O; the index's data is read in place, as one object of the same package."""
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import msgspec
 import numpy as np
@@ -14,11 +14,9 @@ from msgspec.structs import replace
 
 from shared.lexical import scoring
 from shared.lexical.feedback import feedback_terms
+from shared.lexical.index import LexicalIndex
 from shared.lexical.scoring import K1, B
 from shared.model.keyword_hit import KeywordHit
-
-if TYPE_CHECKING:
-    from shared.lexical.index import LexicalIndex
 
 # A term held by at most this share of the tenant's memories is rare: it says something about
 # the few that hold it (see KeywordHit.all_rare and KeywordResult.names).
@@ -38,9 +36,8 @@ class KeywordResult(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class KeywordQuery:
-    """One query scored against the whole index at once (see ``LexicalIndex.query``). Scoring
-    runs when it is built, so a caller can build it while something else is awaited and pick
-    the hits it needs afterwards."""
+    """One query scored against the whole index at once. Scoring runs when it is built, so a
+    caller can build it while something else is awaited and pick the hits it needs afterwards."""
 
     __slots__ = (
         "_best",
@@ -62,10 +59,15 @@ class KeywordQuery:
     def __init__(
         self,
         index: LexicalIndex,
-        unique: list[str],
-        names: Collection[str],
-        skip: Collection[str],
+        query_terms: Iterable[str],
+        *,
+        names: Collection[str] = (),
+        skip: Collection[str] = (),
     ) -> None:
+        """Score every memory of ``index`` holding a term of the query (each term counted once);
+        memories in ``skip`` are left out as if they were not indexed. ``names`` are the query's
+        whole names (``tokens.names``), which must be among its terms."""
+        unique = list(dict.fromkeys(query_terms))
         postings, slots = index._postings, index._slots
         passages = len(index._lengths)
         documents = len(index)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.lexical import LexicalIndex, terms
+from shared.lexical import KeywordQuery, LexicalIndex, terms
 from shared.lexical.feedback import (
     FEEDBACK_MEMORIES,
     FEEDBACK_MIN_COUNT,
@@ -122,7 +122,7 @@ def test_the_terms_chosen_are_those_of_weighing_every_term() -> None:
 def test_the_feedback_lifts_a_turn_that_shares_no_word_with_the_query() -> None:
     index = index_of(CHAT)
     query = "gunicorn timeout"
-    scored = index.query(terms(query), names=names(query))
+    scored = KeywordQuery(index, terms(query), names=names(query))
     first = {h.memory_id: h.score for h in scored.result(top_k=10).hits}
     assert "u2" not in first
     again = scored.fed_back(["a1", "q1", "a2"], ["a2", "u2", "x1"])
@@ -133,7 +133,7 @@ def test_the_feedback_lifts_a_turn_that_shares_no_word_with_the_query() -> None:
 
 def test_a_candidate_the_query_missed_is_scored_by_the_feedback_alone() -> None:
     index = index_of({**CHAT, "u3": "The upstream upstream nginx block"})
-    scored = index.query(terms("gunicorn"), names=())
+    scored = KeywordQuery(index, terms("gunicorn"), names=())
     assert "u3" not in {h.memory_id for h in scored.result(top_k=10).hits}
     assert scored.fed_back(["a1", "a2"], ["u3"])["u3"] > 0
 
@@ -141,7 +141,7 @@ def test_a_candidate_the_query_missed_is_scored_by_the_feedback_alone() -> None:
 def test_only_the_candidates_are_scored() -> None:
     """The feedback reorders what the two legs found; it does not search again."""
     index = index_of(CHAT)
-    scored = index.query(terms("gunicorn timeout"), names=())
+    scored = KeywordQuery(index, terms("gunicorn timeout"), names=())
     assert set(scored.fed_back(["a1", "q1", "a2"], ["a1", "x1"])) == {"a1"}
 
 
@@ -151,7 +151,7 @@ def test_a_memory_keeps_its_best_passage() -> None:
     index = index_of(CHAT)
     index.add("apart", [{"gunicorn": 3}, {"nginx": 1, "upstream": 1}])
     index.add("together", [{"gunicorn": 3, "nginx": 1, "upstream": 1}])
-    scored = index.query(["gunicorn"], names=())
+    scored = KeywordQuery(index, ["gunicorn"], names=())
     own = {h.memory_id: h.score for h in scored.result(top_k=10).hits}
     again = scored.fed_back(["a1", "a2"], ["apart", "together"])
     assert again["apart"] == pytest.approx(own["apart"])
@@ -160,13 +160,13 @@ def test_a_memory_keeps_its_best_passage() -> None:
 
 def test_no_feedback_term_leaves_nothing_to_rescore() -> None:
     index = index_of(CHAT)
-    scored = index.query(terms("lunch"), names=())
+    scored = KeywordQuery(index, terms("lunch"), names=())
     assert scored.fed_back(["x2"], ["x1", "x2"]) == {}
 
 
 def test_a_skipped_memory_stays_out_after_the_feedback() -> None:
     index = index_of(CHAT)
-    scored = index.query(terms("gunicorn"), names=(), skip={"a2"})
+    scored = KeywordQuery(index, terms("gunicorn"), names=(), skip={"a2"})
     assert "a2" not in scored.fed_back(["a1", "q1"], ["a1", "a2"])
 
 
@@ -192,7 +192,7 @@ def test_the_terms_added_sum_as_one_posting_at_a_time_would() -> None:
     index = index_of(CHAT)
     index.add("long", [{"nginx": 2, "upstream": 1}, {"port": 3, "gunicorn": 1}, {"nginx": 1}])
     index.add("short", [{"upstream": 4}])
-    scored = index.query(terms("gunicorn timeout"), names=())
+    scored = KeywordQuery(index, terms("gunicorn timeout"), names=())
     slot_of = index._slots.slot_of
     weights = {"upstream": 0.3, "nginx": 0.21, "port": 0.07, "coffee": 0.05}
     extra = {next(iter(terms(word))): weight for word, weight in weights.items()}

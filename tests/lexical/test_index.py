@@ -3,7 +3,7 @@ its passages holds, and the query's names are counted per memory (pure, no I/O).
 
 from __future__ import annotations
 
-from shared.lexical import LexicalIndex, terms
+from shared.lexical import KeywordQuery, LexicalIndex, terms
 from shared.lexical.segments import passage_counts
 from shared.model.tokens import names
 
@@ -18,7 +18,7 @@ def index_of(memories: dict[str, str]) -> LexicalIndex:
 
 
 def search(index: LexicalIndex, query: str) -> list[str]:
-    result = index.query(terms(query), names=names(query)).result(top_k=10)
+    result = KeywordQuery(index, terms(query), names=names(query)).result(top_k=10)
     return [hit.memory_id for hit in result.hits]
 
 
@@ -34,7 +34,7 @@ def test_a_long_memory_holds_the_terms_of_every_passage() -> None:
     assert len(long.encode()) > 16_000
     index = index_of({"long": long, "short": "nginx proxy timeout is 60 seconds"})
     query = "NGINX_PROXY_TIMEOUT_Q2000"
-    hit = index.query(terms(query), names=names(query)).result(top_k=5).hits
+    hit = KeywordQuery(index, terms(query), names=names(query)).result(top_k=5).hits
     by_id = {h.memory_id: h for h in hit}
     assert "nginx_proxy_timeout_q2000" in by_id["long"].matched
     assert "nginx_proxy_timeout_q2000" not in by_id["short"].matched
@@ -44,7 +44,7 @@ def test_a_memory_is_counted_once_however_many_passages_hold_a_term() -> None:
     index = index_of({"long": "flaky " * 300, "short": "flaky test"})
     assert len(index) == 2
     assert index.passages == 1 + 300 // 64 + 1
-    hits = index.query(terms("flaky")).result(top_k=5).hits
+    hits = KeywordQuery(index, terms("flaky")).result(top_k=5).hits
     assert sorted(h.memory_id for h in hits) == ["long", "short"]
 
 
@@ -63,7 +63,7 @@ def test_a_sole_holder_of_the_query_names_is_marked_and_counted() -> None:
     notes = {f"n{i}": f"Incident E10{i:02d}: the payment worker restarted." for i in range(20)}
     index = index_of(notes)
     query = "E1007"
-    scored = index.query(terms(query), names=names(query))
+    scored = KeywordQuery(index, terms(query), names=names(query))
     result = scored.result(top_k=20)
     assert result.names == 1 and scored.absent_names == 0
     held = [h for h in result.hits if h.names]
@@ -73,7 +73,7 @@ def test_a_sole_holder_of_the_query_names_is_marked_and_counted() -> None:
 def test_a_name_no_memory_holds_is_absent_and_nothing_is_sole() -> None:
     index = index_of({"a": "Error E1024 means the cache is stale.", "b": "E1024 again"})
     query = "E1042"
-    scored = index.query(terms(query), names=names(query))
+    scored = KeywordQuery(index, terms(query), names=names(query))
     assert scored.absent_names == 1
     assert not any(h.sole for h in scored.result(top_k=5).hits)
 
@@ -82,13 +82,13 @@ def test_a_name_most_memories_hold_is_not_selective() -> None:
     memories = {f"m{i}": f"node.js service {i} restarts" for i in range(30)}
     memories["x"] = "the python worker"
     query = "node.js"
-    result = index_of(memories).query(terms(query), names=names(query)).result(top_k=40)
+    result = KeywordQuery(index_of(memories), terms(query), names=names(query)).result(top_k=40)
     assert result.names == 0
     assert not any(h.names or h.sole for h in result.hits)
 
 
 def scores(index: LexicalIndex, query: str) -> dict[str, float]:
-    result = index.query(terms(query), names=names(query)).result(top_k=100)
+    result = KeywordQuery(index, terms(query), names=names(query)).result(top_k=100)
     return {hit.memory_id: hit.score for hit in result.hits}
 
 

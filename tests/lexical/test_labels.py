@@ -4,7 +4,7 @@ removals like the passages (pure, no I/O)."""
 
 from __future__ import annotations
 
-from shared.lexical import KeywordHit, LexicalIndex, terms
+from shared.lexical import KeywordHit, KeywordQuery, LexicalIndex, terms
 from shared.lexical.segments import (
     FoldingLexicon,
     LexiconShard,
@@ -45,7 +45,7 @@ def index_of(*memories: Memory) -> LexicalIndex:
 
 
 def hits(index: LexicalIndex, query: str) -> dict[str, KeywordHit]:
-    result = index.query(terms(query), names=names(query)).result(top_k=10)
+    result = KeywordQuery(index, terms(query), names=names(query)).result(top_k=10)
     return {hit.memory_id: hit for hit in result.hits}
 
 

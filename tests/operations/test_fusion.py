@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.lexical import KeywordHit, KeywordResult, LexicalIndex
+from shared.lexical import KeywordHit, KeywordQuery, KeywordResult, LexicalIndex
 from shared.lexical.segments import passage_counts
 from shared.model import Hit, Memory
 from shared.operations.fusion import KEYWORD_WEIGHT, fuse, fuse_again, with_feedback
@@ -94,7 +94,7 @@ def test_with_feedback_rescores_the_candidates_from_their_best() -> None:
     index.add("b", passage_counts("the nginx upstream block lists the port"))
     index.add("c", passage_counts("grocery apples bread coffee"))
     index.add("d", passage_counts("lunch was a sandwich in the park"))
-    scored = index.query(["gunicorn"], names=())
+    scored = KeywordQuery(index, ["gunicorn"], names=())
     first = fuse(
         [hit("a", 0.6), hit("b", 0.4), hit("c", 0.4)], scored.result(top_k=10), floor=FLOOR
     )
@@ -107,6 +107,6 @@ def test_with_feedback_and_nothing_to_add_keeps_the_candidates() -> None:
     index = LexicalIndex()
     index.add("a", passage_counts("lunch"))
     index.add("b", passage_counts("dinner"))
-    scored = index.query(["lunch"], names=())
+    scored = KeywordQuery(index, ["lunch"], names=())
     first = fuse([hit("a", 0.6), hit("b", 0.4)], scored.result(top_k=10), floor=FLOOR)
     assert with_feedback(first, scored, floor=FLOOR) == first
