@@ -5,6 +5,7 @@ imports another package's private (``_name``) module."""
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -127,3 +128,47 @@ def test_a_private_module_is_private_to_its_package() -> None:
     assert outside_its_package("shared.transfer.exporting", "shared.counters._reader")
     assert not outside_its_package("shared.counters.tracker", "shared.counters._cache")
     assert not outside_its_package("shared.embedding._graph", "shared.embedding._graph.fusion")
+
+
+# The diagram's nodes (docs/architecture.md, "Layers") and the modules each stands for.
+DIAGRAM = ROOT / "docs" / "architecture.md"
+_NODE_OF_PACKAGE = {"errors": "base", "process": "base"}
+
+
+def _node(module: str) -> str:
+    parts = module.split(".")
+    if parts[0] == "services":
+        return parts[1]
+    if parts[1:3] in (["storage", "postgres"], ["storage", "s3"]):
+        return "backends"
+    return _NODE_OF_PACKAGE.get(parts[1], parts[1]) if len(parts) > 1 else "shared"
+
+
+def drawn_arrows(text: str) -> set[tuple[str, str]]:
+    """The arrows of the diagram's ``a & b --> c & d`` lines (a dotted one too)."""
+    block = text.split("```mermaid", 1)[1].split("```", 1)[0]
+    arrows: set[tuple[str, str]] = set()
+    for line in block.splitlines():
+        line = re.sub(r'-\. "[^"]*" \.->', "-->", line.strip())
+        if "-->" not in line:
+            continue
+        sources, targets = (side.split("&") for side in line.split("-->"))
+        arrows.update((a.strip(), b.strip()) for a in sources for b in targets)
+    return arrows
+
+
+def test_the_diagram_draws_the_imports_between_packages_as_they_stand() -> None:
+    in_code = {
+        (_node(module), _node(imported))
+        for module, imports in import_graph().items()
+        for imported in imports
+        if _node(module) != _node(imported) and _node(imported) != "base"
+    }
+    drawn = drawn_arrows(DIAGRAM.read_text())
+    assert in_code - drawn == set(), "imported but not drawn"
+    assert drawn - in_code == set(), "drawn but not imported"
+
+
+def test_the_diagram_is_read_arrow_by_arrow() -> None:
+    text = '```mermaid\n    a & b --> c\n    c -. "why" .-> d\n    x["a label"]\n```'
+    assert drawn_arrows(text) == {("a", "c"), ("b", "c"), ("c", "d")}
