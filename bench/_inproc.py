@@ -66,8 +66,14 @@ async def open_local(data_dir: Path) -> AsyncIterator[Local]:
             objects=stores.objects,
             embedder=embedder,
             counters=tracker,
+            # No scored question kept: each recall here pays its keyword leg, as one not asked
+            # lately (the served figures keep them, as the server does).
             lexicon=Lexicon(
-                stores.objects, stores.vectors, process_id="bench", clock_ms=wall_clock_ms
+                stores.objects,
+                stores.vectors,
+                process_id="bench",
+                clock_ms=wall_clock_ms,
+                kept_queries=0,
             ),
             replacements=ReplacementLog(stores.objects, clock_ms=wall_clock_ms),
             snapshots=stores.snapshots,

@@ -47,6 +47,7 @@ class LexicalIndex:
 
     __slots__ = (
         "_arrays",
+        "_changes",
         "_entries",
         "_labels",
         "_lengths",
@@ -75,6 +76,9 @@ class LexicalIndex:
         self._labels: dict[str, frozenset[str]] = {}
         self._total_length = 0
         self._entries = 0
+        # Bumped by every add and remove that changed something: a query scored at one count
+        # is the same query at that count (``Lexicon`` keeps scored queries on it).
+        self._changes = 0
         # The same postings as arrays, for scoring a query (``shared.lexical.postings``).
         self._slots = PassageSlots()
         self._arrays = TermArrays()
@@ -97,6 +101,11 @@ class LexicalIndex:
         per distinct term of each passage."""
         return self._entries
 
+    @property
+    def changes(self) -> int:
+        """How many adds and removes have changed the index."""
+        return self._changes
+
     def __contains__(self, memory_id: object) -> bool:
         return memory_id in self._passages
 
@@ -109,6 +118,7 @@ class LexicalIndex:
         A memory with no terms is held as one empty passage, so it still counts."""
         if memory_id in self._passages:
             return
+        self._changes += 1
         if labels:
             self._labels[memory_id] = frozenset(labels)
             passages = [_labelled(counts, labels) for counts in passages or ({},)]
@@ -161,6 +171,9 @@ class LexicalIndex:
 
     def remove(self, memory_id: str) -> None:
         """Drop a memory: O(its terms)."""
+        if memory_id not in self._passages:
+            return
+        self._changes += 1
         self._labels.pop(memory_id, None)
         self._summed.forget(memory_id)
         for key in self._passages.pop(memory_id, ()):

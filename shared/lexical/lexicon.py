@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from shared.errors import StorageError
+from shared.lexical.index import LexicalIndex
 from shared.lexical.query import KeywordQuery
 from shared.lexical.segments import (
     LEXICON_LAYOUT,
@@ -58,6 +59,10 @@ DEFAULT_FOLD_THRESHOLD: Final = 200
 # is dropped beyond it. 3 million is about 250 MB: ~250,000 one-sentence memories, or ~12,000
 # long notes (see LexicalIndex.entries).
 DEFAULT_MAX_ENTRIES: Final = 3_000_000
+# Scored queries kept for a question asked again (``KeywordQuery``): as many as the question
+# vectors recall keeps, within a bound on the memory they hold.
+KEPT_QUERIES: Final = 512
+KEPT_QUERY_BYTES: Final = 32 * 1024 * 1024
 # Own shards are kept this long, to be applied again to an index read meanwhile (a read that
 # started before an own write landed would otherwise miss it until its next refresh).
 _OWN_SHARD_KEEP_MS: Final = 2 * COMPACTION_LAG_MS
@@ -89,6 +94,7 @@ class Lexicon:
         fold_threshold: int = DEFAULT_FOLD_THRESHOLD,
         lag_ms: int = COMPACTION_LAG_MS,
         max_entries: int = DEFAULT_MAX_ENTRIES,
+        kept_queries: int = KEPT_QUERIES,
     ) -> None:
         self._objects = objects
         self._vectors = vectors
@@ -102,6 +108,9 @@ class Lexicon:
         self._loading: dict[str, asyncio.Future[TenantLexicon]] = {}
         self._background: dict[str, asyncio.Task[None]] = {}
         self._own: dict[str, dict[str, tuple[int, LexiconShard]]] = {}
+        self._kept_queries = kept_queries
+        self._asked: OrderedDict[tuple[str, str], KeywordQuery] = OrderedDict()
+        self._asked_bytes = 0
         self.stats = LexiconStats()
 
     async def query(self, tenant: str, query: str) -> KeywordQuery:
@@ -113,7 +122,32 @@ class Lexicon:
         state = await self._state(tenant)
         if time.monotonic() - state.checked_at >= self._refresh_s:
             self._in_background(tenant, lambda: self._refresh(tenant, state))
-        return KeywordQuery(state.index, terms(query), names=names(query))
+        return self._scored(tenant, query, state.index)
+
+    def _scored(self, tenant: str, query: str, index: LexicalIndex) -> KeywordQuery:
+        """``query`` scored on ``index``: as it was when last asked, if the index has not
+        changed since (a question asked again, each step of a task, a retried call)."""
+        key = (tenant, query)
+        kept = self._asked.pop(key, None)
+        if kept is not None:
+            self._asked_bytes -= kept.nbytes
+        scored = (
+            kept
+            if kept is not None and kept.reads(index)
+            else KeywordQuery(index, terms(query), names=names(query))
+        )
+        self._asked[key] = scored
+        self._asked_bytes += scored.nbytes
+        while len(self._asked) > self._kept_queries or self._asked_bytes > KEPT_QUERY_BYTES:
+            _, dropped = self._asked.popitem(last=False)
+            self._asked_bytes -= dropped.nbytes
+        return scored
+
+    def _drop_asked(self, tenants: set[str]) -> None:
+        """Forget the kept queries of ``tenants``, whose indexes were replaced or let go: a kept
+        query holds its index."""
+        for key in [key for key in self._asked if key[0] in tenants]:
+            self._asked_bytes -= self._asked.pop(key).nbytes
 
     async def added(self, memory: Memory) -> None:
         """Record a new memory: one shard written, then this process's index updated.
@@ -141,6 +175,8 @@ class Lexicon:
             with contextlib.suppress(asyncio.CancelledError, StorageError):
                 await task
         self._tenants.clear()
+        self._asked.clear()
+        self._asked_bytes = 0
 
     async def _write_own(self, tenant: str, shard: LexiconShard) -> None:
         now_ms = self._clock_ms()
@@ -168,10 +204,13 @@ class Lexicon:
                 state.take(name, shard)
         self._tenants[tenant] = state
         self._tenants.move_to_end(tenant)
+        let_go = {tenant}
         held = sum(s.index.entries for s in self._tenants.values())
         while held > self._max_entries and len(self._tenants) > 1:
-            _, evicted = self._tenants.popitem(last=False)
+            evicted_tenant, evicted = self._tenants.popitem(last=False)
             held -= evicted.index.entries
+            let_go.add(evicted_tenant)
+        self._drop_asked(let_go)
 
     async def _load(self, tenant: str) -> TenantLexicon:
         started = time.perf_counter()

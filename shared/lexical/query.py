@@ -21,6 +21,9 @@ from shared.model.keyword_hit import KeywordHit
 # A term held by at most this share of the tenant's memories is rare: it says something about
 # the few that hold it (see KeywordHit.all_rare and KeywordResult.names).
 RARE_SHARE: Final = 0.05
+# What a query's hits and kept answers hold beside its score arrays, allowed for rather than
+# measured: about two hundred hits of a few hundred bytes each.
+_ANSWER_BYTES: Final = 64 * 1024
 
 
 class KeywordResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -37,11 +40,18 @@ class KeywordResult(msgspec.Struct, frozen=True, kw_only=True):
 
 class KeywordQuery:
     """One query scored against the whole index at once. Scoring runs when it is built, so a
-    caller can build it while something else is awaited and pick the hits it needs afterwards."""
+    caller can build it while something else is awaited and pick the hits it needs afterwards.
+
+    While the index has not changed since (``reads``), the same query gives the same answers:
+    ``Lexicon`` keeps it for a question asked again, and ``result`` and ``fed_back`` keep their
+    last answer for the same arguments (a question asked again in the same conversation asks
+    them the same)."""
 
     __slots__ = (
         "_best",
         "_index",
+        "_last_fed_back",
+        "_last_result",
         "_matches",
         "_names",
         "_present",
@@ -52,6 +62,7 @@ class KeywordQuery:
         "_weights",
         "_whole_weight",
         "absent_names",
+        "changes",
         "documents",
         "spread",
     )
@@ -88,7 +99,12 @@ class KeywordQuery:
         average = index._total_length / passages if passages else 0.0
         self._matches = scoring.matches(arrays, slots.lengths, slots.owners, average)
         self._index, self._skip = index, skip
+        self.changes = index.changes
         self._best: tuple[int, dict[str, KeywordHit]] | None = None
+        self._last_result: tuple[tuple[int, tuple[str, ...]], KeywordResult] | None = None
+        self._last_fed_back: (
+            tuple[tuple[tuple[str, ...], tuple[str, ...]], dict[str, float]] | None
+        ) = None
         self._unique = frozenset(unique)
         self.spread = self._matches.spread(documents)
         rare_at_most = max(1.0, RARE_SHARE * documents)
@@ -100,13 +116,31 @@ class KeywordQuery:
         # the query asks for by name is not stored, whatever else resembles it.
         self.absent_names = sum(1 for t in set(names) if holders.get(t, 0) == 0)
 
+    def reads(self, index: LexicalIndex) -> bool:
+        """Whether this query was scored on ``index`` as it is now."""
+        return self._index is index and self.changes == index.changes
+
+    @property
+    def nbytes(self) -> int:
+        """About what keeping this query holds."""
+        return self._matches.nbytes + _ANSWER_BYTES
+
     def fed_back(self, feedback: Sequence[str], candidates: Iterable[str]) -> dict[str, float]:
         """The ``candidates``' scores for this query with the terms its best results share
         (``feedback``: their memory ids; see ``shared.lexical.feedback``) added at a fraction of
         its own weight; empty when there is nothing to add. A memory is still scored by its best
         passage. Only the candidates are scored: the feedback reorders what the two legs found
         rather than searching again, so it costs a few lookups per candidate, not a second walk
-        of the postings and a second sort of every match."""
+        of the postings and a second sort of every match. The answer is not to be changed: it is
+        kept for the same arguments."""
+        asked = (tuple(feedback), tuple(candidates))
+        if self._last_fed_back is not None and self._last_fed_back[0] == asked:
+            return self._last_fed_back[1]
+        scores = self._fed_back(*asked)
+        self._last_fed_back = (asked, scores)
+        return scores
+
+    def _fed_back(self, feedback: Sequence[str], candidates: Sequence[str]) -> dict[str, float]:
         extra = feedback_terms(self._index, feedback, self._weights)
         if not extra:
             return {}
@@ -210,6 +244,14 @@ class KeywordQuery:
     def result(self, *, top_k: int, include: Collection[str] = ()) -> KeywordResult:
         """The ``top_k`` best hits, then any of ``include`` that matched at all (the vector
         leg's candidates, so fusion knows their keyword score too)."""
+        asked = (top_k, tuple(include))
+        if self._last_result is not None and self._last_result[0] == asked:
+            return self._last_result[1]
+        answer = self._result(top_k, asked[1])
+        self._last_result = (asked, answer)
+        return answer
+
+    def _result(self, top_k: int, include: Sequence[str]) -> KeywordResult:
         best, slot_of = self.best(top_k), self._index._slots.slot_of
         wanted = [m for m in dict.fromkeys(include) if m not in best and m in slot_of]
         found = self._matches.memory_scores([slot_of[m] for m in wanted])

@@ -50,6 +50,12 @@ class Matches:
     def __len__(self) -> int:
         return len(self.memories)
 
+    @property
+    def nbytes(self) -> int:
+        """The bytes of its arrays."""
+        arrays = (self._passages, self._passage_scores, self.memories, self.scores)
+        return sum(a.nbytes for a in arrays) + self._memory_first.nbytes
+
     def ranked(self, top_k: int) -> list[tuple[int, float]]:
         """The ``top_k`` best memories' slots and scores: by score, ties in the order first met."""
         among = np.arange(len(self.scores))

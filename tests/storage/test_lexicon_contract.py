@@ -294,3 +294,66 @@ async def test_a_memory_is_found_by_its_labels_here_elsewhere_and_after_a_rebuil
     assert merged is not None
     rebuilt = decode_merged(merged.body)
     assert rebuilt is not None and rebuilt.labels == {memory.id: ["databas", "observ"]}
+
+
+async def test_a_question_asked_again_is_scored_again_only_when_the_index_changed(
+    stores: Stores, embedding_dim: int
+) -> None:
+    clock = Clock()
+    here = lexicon(stores, clock, "here")
+    there = lexicon(stores, clock, "there", refresh_s=0.0)
+    first = await stored(stores, "t9", "the CI cache breaks with E1042", embedding_dim, NOW_MS)
+    await here.added(first)
+    asked = await here.query("t9", "why does the CI cache break?")
+    assert await here.query("t9", "why does the CI cache break?") is asked
+    assert await here.query("t9", "why does the cache break?") is not asked
+    # Asked again with the same arguments, the query's answers are its last ones.
+    result = asked.result(top_k=10, include=[first.id])
+    assert asked.result(top_k=10, include=[first.id]) is result
+    assert asked.result(top_k=10) is not result
+    # A write here changes the index: the question is scored again and finds both.
+    second = await stored(stores, "t9", "a stale CI cache: clear it", embedding_dim, NOW_MS + 1)
+    await here.added(second)
+    again = await here.query("t9", "why does the CI cache break?")
+    assert again is not asked
+    assert {hit.memory_id for hit in again.result(top_k=10).hits} == {first.id, second.id}
+    # Another process's write reaches this one by a refresh, which changes the index too.
+    assert set(await found(there, "t9", "stale cache")) == {first.id, second.id}
+    await there.settled()  # the refresh its first search started
+    third = await stored(stores, "t9", "the cache went stale again", embedding_dim, NOW_MS + 2)
+    await here.added(third)
+    await found(there, "t9", "stale cache")  # due: refreshes in the background
+    await there.settled()
+    assert third.id in await found(there, "t9", "stale cache")
+    # Forgetting changes it as well.
+    await here.removed("t9", [third.id])
+    assert third.id not in await found(here, "t9", "stale cache")
+
+
+async def test_kept_questions_are_bounded_and_go_with_their_tenants_index(
+    stores: Stores, embedding_dim: int
+) -> None:
+    clock = Clock()
+    lex = Lexicon(
+        stores.objects,
+        stores.vectors,
+        process_id="p",
+        clock_ms=clock,
+        max_entries=8,
+        kept_queries=2,
+    )
+    for tenant in ("t10", "t11"):
+        memory = await stored(
+            stores, tenant, f"{tenant} alpha beta gamma delta", embedding_dim, NOW_MS
+        )
+        await lex.added(memory)
+    alpha = await lex.query("t10", "alpha")
+    await lex.query("t10", "beta")
+    assert await lex.query("t10", "alpha") is alpha
+    await lex.query("t10", "gamma")  # the third: "beta", asked least lately, is let go
+    assert await lex.query("t10", "alpha") is alpha
+    assert sorted(query for _, query in lex._asked) == ["alpha", "gamma"]
+    # Past the entry budget t10's index is let go, and its kept questions with it.
+    await lex.query("t11", "alpha")
+    assert all(tenant == "t11" for tenant, _ in lex._asked)
+    assert await lex.query("t10", "alpha") is not alpha
