@@ -108,7 +108,7 @@ def _hits(text: str, wanted: frozenset[str]) -> list[tuple[int, int, str]]:
         return [(s, e, term) for s, e, term in term_spans(text) if term in wanted]
     hits: list[tuple[int, int, str]] = []
     end = 0
-    for at in sorted(_places(lowered, _heads(wanted))):
+    for at in sorted(_positions(lowered, _heads(wanted))):
         if at < end:
             continue  # in the piece just read
         start = at
@@ -122,7 +122,7 @@ def _hits(text: str, wanted: frozenset[str]) -> list[tuple[int, int, str]]:
     return hits
 
 
-def _places(text: str, heads: Collection[str]) -> set[int]:
+def _positions(text: str, heads: Collection[str]) -> set[int]:
     """Where any of ``heads`` stands in ``text`` (``str.find``: a scan in C per head)."""
     found: set[int] = set()
     for head in heads:

@@ -128,14 +128,11 @@ class Lexicon:
         """``query`` scored on ``index``: as it was when last asked, if the index has not
         changed since (a question asked again, each step of a task, a retried call)."""
         key = (tenant, query)
-        kept = self._asked.pop(key, None)
-        if kept is not None:
-            self._asked_bytes -= kept.nbytes
-        scored = (
-            kept
-            if kept is not None and kept.reads(index)
-            else KeywordQuery(index, terms(query), names=names(query))
-        )
+        scored = self._asked.pop(key, None)
+        if scored is not None:
+            self._asked_bytes -= scored.nbytes
+        if scored is None or not scored.reads(index):
+            scored = KeywordQuery(index, terms(query), names=names(query))
         self._asked[key] = scored
         self._asked_bytes += scored.nbytes
         while len(self._asked) > self._kept_queries or self._asked_bytes > KEPT_QUERY_BYTES:
