@@ -122,7 +122,29 @@ def _inlined(node: Any, defs: dict[str, Any]) -> Any:
         # msgspec leaves a Literal's enum untyped; clients that build function declarations
         # from a schema want every property typed.
         tidy.setdefault("type", "string")
-    return tidy
+    return _nullable_as_type_list(tidy)
+
+
+def _nullable_as_type_list(node: dict[str, Any]) -> dict[str, Any]:
+    """``X | None`` as msgspec writes it (``anyOf: [X, {"type": "null"}]``) folded into ``X``
+    with ``"type": [X's type, "null"]``: the same instances pass, and a validator checks one
+    schema rather than trying two per field of every record (the official Python client
+    re-validates every tool result against its outputSchema). ``properties``, ``required`` and
+    ``items`` apply only to instances of their type, so a null passes them untouched."""
+    choices = node.get("anyOf")
+    null = {"type": "null"}
+    if not isinstance(choices, list) or len(choices) != 2 or null not in choices:
+        return node
+    other = choices[0] if choices[1] == null else choices[1]
+    kind = other.get("type")
+    if (
+        not isinstance(kind, str)
+        or {"enum", "const"} & other.keys()
+        or other.keys() & node.keys() - {"anyOf"}
+    ):
+        return node
+    folded = {key: value for key, value in node.items() if key != "anyOf"}
+    return {**folded, **other, "type": [kind, "null"]}
 
 
 def _in_declared_order(schema: dict[str, Any], info: mi.StructType) -> None:
