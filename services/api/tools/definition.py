@@ -140,7 +140,7 @@ def _nullable_as_type_list(node: dict[str, Any]) -> dict[str, Any]:
     if (
         not isinstance(kind, str)
         or {"enum", "const"} & other.keys()
-        or other.keys() & node.keys() - {"anyOf"}
+        or other.keys() & (node.keys() - {"anyOf"})
     ):
         return node
     folded = {key: value for key, value in node.items() if key != "anyOf"}
