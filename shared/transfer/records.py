@@ -126,6 +126,11 @@ def _check(record: ExportedMemory) -> None:
         )
     if record.access < 0:
         raise InvalidInputError("access", "`access` must be 0 or more")
+    # Trust scales the tie-break, which must stay a tie-break: remember writes 1.0.
+    if not 0.0 <= record.trust_base <= 1.0:
+        raise InvalidInputError(
+            "trust_base", f"`trust_base` must be between 0 and 1, got {record.trust_base!r}"
+        )
     for field in ("replaced_by", "superseded_by"):
         for new_id in getattr(record, field):
             if ulid_time_ms(new_id) is None:

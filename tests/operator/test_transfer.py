@@ -285,6 +285,11 @@ async def test_import_is_idempotent_and_a_stopped_run_resumes(
         (json.dumps({**many(1)[0], "scope": "conversation"}), "needs `conversation`"),
         (json.dumps({**many(1)[0], "tenant": "../other"}), "line 2: `tenant` '../other'"),
         (json.dumps({**many(1)[0], "tags": ["t"] * 21}), "line 2: `tags` may hold at most 20"),
+        (
+            json.dumps({**many(1)[0], "trust_base": 1e6}),
+            "line 2: `trust_base` must be between 0 and 1, got 1000000.0",
+        ),
+        (json.dumps({**many(1)[0], "trust_base": -0.5}), "line 2: `trust_base` must be between"),
     ],
 )
 async def test_a_malformed_line_is_refused_with_its_number_and_nothing_of_it_is_written(

@@ -120,6 +120,15 @@ def test_damaged_metadata_reads_as_it_did() -> None:
     assert from_metadata("acme#x", {"tenantId": "acme", "tags": "not-a-list", "content": "y"})
 
 
+@pytest.mark.parametrize(("stored", "read"), [(1e6, 1.0), (-3, 0.0), (0.25, 0.25)])
+def test_a_stored_trust_reads_within_zero_and_one(stored: float, read: float) -> None:
+    """Trust scales the tie-break: a stored value beyond what remember writes must not let the
+    tie-break outweigh relevance."""
+    metadata = {"tenantId": "acme", "content": "x", "trustBase": stored}
+    memory = from_metadata("acme#01JZ0000000000000000000005", metadata)
+    assert memory is not None and memory.trust_base == read
+
+
 def test_an_empty_text_is_still_stored() -> None:
     # A memory read from old metadata with an empty text keeps it when it is written again
     # (reembed, migrate): without its content key it would no longer read as a memory.
