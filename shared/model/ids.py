@@ -26,6 +26,9 @@ MAX_TENANT_CHARS: Final = 128
 # A tenant lands in an S3 key path and in an S3 Vectors filter value: this is the intersection
 # of what both accept. It also excludes "." and "..", which would walk the key path.
 TENANT_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+MAX_CONVERSATION_CHARS: Final = 512
+# Printable ASCII without whitespace: the platform's ids (chat:…, slack:…:…) and percent-encodings.
+CONVERSATION_PATTERN: Final = re.compile(r"[\x21-\x7e]+")
 # What ``iso_ms`` writes (a stamp already in it is kept as it is).
 _CANONICAL: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 
@@ -33,6 +36,13 @@ _CANONICAL: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 def is_tenant(value: str) -> bool:
     """Whether ``value`` may name a tenant (the X-Memory-Tenant header's rule)."""
     return len(value) <= MAX_TENANT_CHARS and TENANT_PATTERN.fullmatch(value) is not None
+
+
+def is_conversation(value: str) -> bool:
+    """Whether ``value`` may name a conversation (the X-Conversation-Id header's rule)."""
+    if len(value) > MAX_CONVERSATION_CHARS:
+        return False
+    return CONVERSATION_PATTERN.fullmatch(value) is not None
 
 
 def wall_clock_ms() -> int:

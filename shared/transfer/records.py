@@ -22,6 +22,7 @@ from shared.model import (
 )
 from shared.model.counters import AccessCount
 from shared.model.draft import texts_of
+from shared.model.ids import MAX_CONVERSATION_CHARS, is_conversation
 from shared.model.keys import MAX_EXPIRY_MS
 
 FORMAT: Final = "mcp-memory/1"
@@ -120,6 +121,12 @@ def _check(record: ExportedMemory) -> None:
         raise InvalidInputError("id", "`id` must be a memory id: a 26-character ULID")
     _check_times(record)
     _check_sizes(record)
+    if record.conversation is not None and not is_conversation(record.conversation):
+        raise InvalidInputError(
+            "conversation",
+            f"`conversation` must be at most {MAX_CONVERSATION_CHARS} characters of printable "
+            "ASCII with no whitespace, as the X-Conversation-Id header that names it",
+        )
     if record.scope == "conversation" and not record.conversation:
         raise InvalidInputError(
             "conversation", 'a `scope` "conversation" memory needs `conversation`'

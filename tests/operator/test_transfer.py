@@ -290,6 +290,14 @@ async def test_import_is_idempotent_and_a_stopped_run_resumes(
             "line 2: `trust_base` must be between 0 and 1, got 1000000.0",
         ),
         (json.dumps({**many(1)[0], "trust_base": -0.5}), "line 2: `trust_base` must be between"),
+        (
+            json.dumps({**many(1)[0], "scope": "conversation", "conversation": "c" * 513}),
+            "line 2: `conversation` must be at most 512 characters of printable ASCII",
+        ),
+        (
+            json.dumps({**many(1)[0], "scope": "conversation", "conversation": "my chat"}),
+            "line 2: `conversation` must be at most 512",
+        ),
     ],
 )
 async def test_a_malformed_line_is_refused_with_its_number_and_nothing_of_it_is_written(

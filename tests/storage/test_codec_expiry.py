@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.api.http.headers import MAX_CONVERSATION_CHARS
 from shared.model import MAX_CATEGORY_BYTES, Memory, iso_ms, new_ulid
-from shared.model.ids import MAX_TENANT_CHARS
+from shared.model.ids import MAX_CONVERSATION_CHARS, MAX_TENANT_CHARS
 from shared.storage.codec import (
     check_budget,
     from_metadata,

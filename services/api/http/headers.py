@@ -7,22 +7,22 @@ platform configured, an argument is something the model chose. Every refusal rai
 
 from __future__ import annotations
 
-import re
 from typing import Final
 
 from multidict import MultiMapping
 
 from services.api.tools.definition import ToolContext
 from shared.errors import InvalidInputError
-from shared.model.ids import MAX_TENANT_CHARS, TENANT_PATTERN
+from shared.model.ids import (
+    CONVERSATION_PATTERN,
+    MAX_CONVERSATION_CHARS,
+    MAX_TENANT_CHARS,
+    TENANT_PATTERN,
+)
 
 EXPLICIT_TENANT_HEADER: Final = "X-Memory-Tenant"
 STAMPED_TENANT_HEADER: Final = "X-Tenant-Id"
 CONVERSATION_HEADER: Final = "X-Conversation-Id"
-
-MAX_CONVERSATION_CHARS: Final = 512
-# Printable ASCII without whitespace: the platform's ids (chat:…, slack:…:…) and percent-encodings.
-_CONVERSATION_PATTERN: Final = re.compile(r"[\x21-\x7e]+")
 
 
 def _single_value(headers: MultiMapping[str], name: str) -> str | None:
@@ -50,7 +50,7 @@ def validated_conversation(source: str, value: str) -> str:
         raise InvalidInputError(
             source, f"{source} is too long (max {MAX_CONVERSATION_CHARS} characters)"
         )
-    if _CONVERSATION_PATTERN.fullmatch(value) is None:
+    if CONVERSATION_PATTERN.fullmatch(value) is None:
         raise InvalidInputError(
             source, f"{source} may carry printable ASCII only, with no whitespace"
         )
