@@ -2,7 +2,7 @@
 
     python bench/recall_cost.py split --data /work/shared/bench-data [--memories 10000]
         [--queries 200] [--http-calls 300] [--data-dir DIR] [--profile N] [--common | --beam N]
-    python bench/recall_cost.py common [--facts 2000] [--rounds 6] [--calls 100]
+    python bench/recall_cost.py common [--facts 2000] [--rounds 6] [--calls 100] [--locomo]
 
 ``split``: LoCoMo turns preloaded into one tenant (``--data-dir`` keeps them for the next run),
 recall's steps timed one by one in this process (``bench._steps``: each step alone, recall and
@@ -17,6 +17,8 @@ asks its questions in turn.
 ``common``: a tenant of short synthetic facts drawn from a small vocabulary (each fact eight of
 its forty words, so every query word is held by hundreds of memories) against an empty tenant,
 recall over HTTP in alternating rounds; the ratio is the median of the rounds' p50 ratios.
+``common --locomo``: the same with LoCoMo's first turns and its questions in place of the
+facts, to tell what common words cost from what any tenant with memories costs.
 """
 
 from __future__ import annotations
@@ -147,17 +149,22 @@ async def _recalls(local: Local, queries: Sequence[str]) -> None:
 
 
 async def _common(args: argparse.Namespace) -> dict[str, Any]:
-    facts = _facts(args.facts)
     # Each tenant its own questions: the server keeps the vectors of the questions asked last,
     # and a question the other tenant was just asked would skip its embedding.
     asked = {
         tenant: _queries(args.rounds * args.calls + WARM_UP, seed=seed)
         for tenant, seed in ((COMMON, 42), (EMPTY, 43))
     }
+    text_of: Callable[[int], str] = _facts(args.facts).__getitem__
+    if args.locomo:
+        conversations = load_locomo(args.data)
+        text_of = MemoryTexts(conversations).stored
+        questions = [q.text for c in conversations for q in c.questions]
+        asked[COMMON] = questions[: args.rounds * args.calls + WARM_UP]
     with tempfile.TemporaryDirectory(prefix="recall-common-") as scratch:
         data_dir = Path(scratch)
         async with open_local(data_dir) as local:
-            await preload(local, COMMON, facts.__getitem__, range(len(facts)), cache={})
+            await preload(local, COMMON, text_of, range(args.facts), cache={})
         server = await ApiServer.start(data_dir)
         p50: dict[str, list[float]] = {COMMON: [], EMPTY: []}
         try:
@@ -183,7 +190,7 @@ async def _common(args: argparse.Namespace) -> dict[str, Any]:
     ratios = [c / e for c, e in zip(p50[COMMON], p50[EMPTY], strict=True)]
     return {
         "facts": args.facts,
-        "vocabulary": len(VOCABULARY),
+        "texts": "LoCoMo turns" if args.locomo else f"{len(VOCABULARY)}-word vocabulary",
         "common_p50_ms": p50[COMMON],
         "empty_p50_ms": p50[EMPTY],
         "common_p50_median_ms": round(statistics.median(p50[COMMON]), 2),
@@ -213,6 +220,10 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--facts", type=int, default=2_000)
     common.add_argument("--rounds", type=int, default=6)
     common.add_argument("--calls", type=int, default=100)
+    common.add_argument(
+        "--locomo", action="store_true", help="LoCoMo turns and questions instead of the facts"
+    )
+    common.add_argument("--data", type=Path, default=Path("/work/shared/bench-data"))
     return parser
 
 
