@@ -167,7 +167,7 @@ def from_metadata(key_or_id: str, metadata: dict[str, Any]) -> Memory | None:
     trust_base = 1.0
     if isinstance(trust, int | float) and not isinstance(trust, bool) and math.isfinite(trust):
         # Within [0, 1], as remember writes it: beyond, the tie-break it scales would outweigh
-        # relevance (an import once took any number).
+        # relevance.
         trust_base = min(1.0, max(0.0, float(trust)))
     fields: dict[str, Any] = {
         "id": memory_id,
