@@ -48,9 +48,9 @@ from shared.ranking.wording import (
     CHANGE_TERMS,
     NEGATIONS,
     Wording,
+    content_terms,
     is_address,
     is_value,
-    plain_words,
     prose_sentences,
     value_follows,
     value_slot,
@@ -67,8 +67,21 @@ COPULAS: Final = frozenset({"is", "are", "was", "were"})
 
 Evidence = Literal["value", "replaced", "negation"]
 
-# "from X to", "from X and Y to": the value a newer text says it left.
+# The value a newer text says it left: "from X to", "from X and Y to".
 _FROM_TO: Final = re.compile(r"\bfrom ([\w.\-/]+)(?: (?:and|or) [\w.\-/]+)? to\b")
+# The name a newer text says it dropped: "dropped X", "replaced the X", "instead of X", "X was
+# retired". Only a value the older text names (a name, a version, an identifier) counts: the
+# verbs also stand alone ("she retired a long time ago").
+_DROPPED: Final = (
+    re.compile(
+        r"\b(?:dropped|replaced|retired|removed|ditched|abandoned|instead of)"
+        r" (?:the |our )?([\w.\-/]+)"
+    ),
+    re.compile(
+        r"\b([\w.\-/]+) (?:was|is|has been|got) "
+        r"(?:dropped|retired|removed|replaced|deprecated|decommissioned)\b"
+    ),
+)
 
 
 class Update(msgspec.Struct, frozen=True, kw_only=True):
@@ -83,18 +96,18 @@ class Update(msgspec.Struct, frozen=True, kw_only=True):
 class UpdateCheck:
     """One newer text, read once, checked against any number of older ones."""
 
-    __slots__ = ("_newer", "_sentences", "_text", "_words")
+    __slots__ = ("_newer", "_sentences", "_terms", "_text")
 
     def __init__(self, new: str) -> None:
         self._text = new
         self._newer = Wording(new)
         self._sentences: list[Wording] | None = None
-        self._words = plain_words(new)
+        self._terms = content_terms(new)
 
     def of(self, old: str) -> Update | None:
         """The evidence that this text updates ``old`` (see the module docstring), or None."""
-        if self._words.isdisjoint(plain_words(old)):
-            return None  # not one content word in common: read no further (most neighbours)
+        if self._terms.isdisjoint(content_terms(old)):
+            return None  # not one content term in common: read no further (most neighbours)
         newer, older = self._newer, Wording(old)
         if not newer.distinct or not older.distinct or newer.adds_to(older):
             return None
@@ -134,9 +147,11 @@ def _shared_enough(newer: Wording, older: Wording, share: float) -> frozenset[st
     wording = min(len(said_new), len(said_old))
     if not wording:
         # Every word a name ("The CEO of Microsoft is Satya Nadella."): the names are the words.
-        return (
-            shared if len(shared) >= share * min(len(newer.distinct), len(older.distinct)) else None
-        )
+        enough = len(shared) >= share * min(len(newer.distinct), len(older.distinct))
+        # Or the newer says nothing but the older's names, its new values and that it changed
+        # ("Our Python version is 3.10." → "We upgraded Python to 3.12.").
+        restated = newer.distinct - CHANGE_TERMS - (newer.values - older.values)
+        return shared if enough or (restated and restated <= shared) else None
     if len(shared - older.values) < share * wording:
         return None
     return shared
@@ -163,11 +178,11 @@ def _sentence_update(sentences: Sequence[Wording], old: str, older: Wording) -> 
 def _short_update(newer: Wording, older: Wording) -> Update | None:
     if newer.distinct == older.distinct:
         return _negation(newer, older)
-    # "… from <what the older text says> to …" announces the change itself, and may reword
-    # everything else: only the subject must be the same.
-    moved = _moved_from(newer, older)
-    if moved is not None:
-        return moved if _same_subject(newer, older, announced=True) else None
+    # "… from <what the older text says> to …", "dropped <it>" announce the change itself, and
+    # may reword everything else: only the subject must be the same.
+    left = _left_value(newer, older)
+    if left is not None:
+        return left if _same_subject(newer, older, announced=True) else None
     shared = _shared_enough(newer, older, MIN_SHARED)
     if shared is None:
         return None
@@ -275,13 +290,22 @@ def _same_subject(newer: Wording, older: Wording, *, announced: bool) -> bool:
     )
 
 
-def _moved_from(newer: Wording, older: Wording) -> Update | None:
-    """The newer text says it moved from what the older one says ("we switched the frontend
-    from Axios to fetch", "migrated the tests from Mocha and Chai to Vitest")."""
+def _left_value(newer: Wording, older: Wording) -> Update | None:
+    """The newer text says it left what the older one says ("we switched the frontend from
+    Axios to fetch", "migrated the tests from Mocha and Chai to Vitest", "we dropped SQLAlchemy
+    and use plain asyncpg queries", "Jenkins was retired")."""
     for match in _FROM_TO.finditer(newer.lowered):
         was = indexed_form(match.group(1))
         if was in older.distinct and was not in CHANGE_TERMS:
             return Update(evidence="value", old=(was,), new=())
+    for pattern in _DROPPED:
+        for match in pattern.finditer(newer.lowered):
+            # Read lower-cased, a name loses its capitals: "sqlalchemy" is the older text's
+            # value, though the term read from "SQLAlchemy" is not this word's stem.
+            word = match.group(1).rstrip(".-/")
+            was = word if word in older.values else indexed_form(word)
+            if was in older.values:
+                return Update(evidence="value", old=(was,), new=())
     return None
 
 

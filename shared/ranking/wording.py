@@ -46,7 +46,8 @@ CHANGE_MARKS: Final = frozenset(
     anymore longer new newer latest updated update currently took takes taken handed transferred
     reassigned raised lowered increased decreased reduced dropped rewrote rewrite rewritten
     retired deprecated replaced bumped scaled turned actually correction corrected relocated
-    shortened extended lengthened doubled halved postponed rescheduled
+    shortened extended lengthened doubled halved postponed rescheduled rebuilt
+    redesigned reworked swapped reverted nowadays
     """.split()
 )
 # The same marks as the content terms spell them (stemmed: "since" is "sinc").
@@ -175,10 +176,11 @@ def word_set(text: str) -> frozenset[str]:
     return frozenset(word for word in _NON_WORD.split(text.lower()) if word)
 
 
-def plain_words(text: str) -> frozenset[str]:
-    """The words of ``text`` but stop words: a first, cheap look at what two texts share
-    (every rule needs at least one word in common)."""
-    return word_set(text) - STOP_WORDS
+def content_terms(text: str) -> frozenset[str]:
+    """The content terms of ``text``, as ``Wording.distinct`` holds them, without reading which
+    are names or values: a first, cheap look at what two texts share (every rule needs one term
+    in common). Terms, not words: "Errors are tracked" and "Our error tracker" share "error"."""
+    return frozenset(term for piece in _PIECE.findall(text) if (term := _term_of(piece)))
 
 
 def prose_sentences(text: str) -> list[str]:

@@ -100,6 +100,21 @@ def hit(content: str, similarity: float, memory_id: str = "m", scope: Scope = "p
         ("The standup is on Monday at 10am.", "The standup is on Tuesday at 10am.", "value"),
         # A name in the subject stands in both; the value after it changed.
         ("We bundle the admin UI with parcel.", "We bundle the admin UI with vite.", "replaced"),
+        # The newer says nothing but the older's name, a change and its new value.
+        ("Our Python version is 3.10.", "We upgraded Python to 3.12.", "value"),
+        # A word shared by its stem alone ("Errors" / "error").
+        ("Our error tracker is Rollbar.", "Errors are tracked in Sentry now.", "value"),
+        # The newer says which name it dropped, and rewords the rest.
+        (
+            "The ORM we use is SQLAlchemy.",
+            "We dropped SQLAlchemy and use plain asyncpg queries.",
+            "value",
+        ),
+        (
+            "Support tickets go to Zendesk.",
+            "Support tickets are handled in Intercom instead of Zendesk.",
+            "value",
+        ),
         (
             FILLER + "The auth proxy runs on port 9090 in staging.",
             FILLER + "The auth proxy now listens on port 8443.",
@@ -165,7 +180,10 @@ def test_an_update_is_found_with_its_evidence(older: str, newer: str, evidence: 
         ),
         # The same subject, another attribute.
         ("The API listens on port 8080.", "The API times out after 30 seconds."),
-        ("The admin dashboard listens on port 8443.", "The admin dashboard is deployed with Helm."),
+        (
+            "The CEO of Bluepeak Software is Ingrid Berg.",
+            "Bluepeak Software is now registered in Chile.",
+        ),
         # A second value beside the first, not instead of it.
         ("Anna likes tea.", "Anna likes coffee too."),
         ("The API listens on port 8080.", "The API listens on port 9090 as well."),
