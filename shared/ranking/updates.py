@@ -11,8 +11,8 @@ share a sentence pattern, but what changed is who the sentence is about. The rul
 2. **A value changed, in place.** A number, a number word, a day, a month, a version or an
    identifier that one text holds and the other does not, standing among words both hold (its
    *slot*: "port 8080" and "port 9090"); or, in a short text, one run of words replaced after
-   its first words ("with webpack" → "with vite"); or a negation added or taken away ("goes to
-   Datadog" → "no longer goes to Datadog").
+   its first words ("with webpack" → "with vite"); or a negation added or taken away where
+   little else changed ("goes to Datadog" → "no longer goes to Datadog").
 3. **Not another subject.** In a short text, a change that takes in its first content word (the
    subject, as English puts it first) is another fact of the same pattern, unless the newer
    text says it changed ("now", "since", "moved", "switched", …); so is a text that changes two
@@ -24,7 +24,9 @@ share a sentence pattern, but what changed is who the sentence is about. The rul
    unless the change is announced; an address (a host name, a URL) is where something is
    reached, so another one in its place is a value that changed. A value with its unit ("30
    days") is one value.
-4. **Long texts, sentence by sentence.** Between texts past ``LONG_TERMS`` content words, one
+4. **Statements only.** A text of questions alone ("Is the standup still on Monday?") states
+   nothing that an update could change or be read from.
+5. **Long texts, sentence by sentence.** Between texts past ``LONG_TERMS`` content words, one
    prose sentence of the newer must update one of the older's by the rules above; code lines
    are never read.
 
@@ -52,6 +54,7 @@ from shared.ranking.wording import (
     is_address,
     is_value,
     prose_sentences,
+    states_something,
     value_follows,
     value_slot,
 )
@@ -96,16 +99,19 @@ class Update(msgspec.Struct, frozen=True, kw_only=True):
 class UpdateCheck:
     """One newer text, read once, checked against any number of older ones."""
 
-    __slots__ = ("_newer", "_sentences", "_terms", "_text")
+    __slots__ = ("_newer", "_sentences", "_states", "_terms", "_text")
 
     def __init__(self, new: str) -> None:
         self._text = new
         self._newer = Wording(new)
         self._sentences: list[Wording] | None = None
         self._terms = content_terms(new)
+        self._states = states_something(new)
 
     def of(self, old: str) -> Update | None:
         """The evidence that this text updates ``old`` (see the module docstring), or None."""
+        if not (self._states and states_something(old)):
+            return None  # questions alone: nothing stated to update or be updated
         if self._terms.isdisjoint(content_terms(old)):
             return None  # not one content term in common: read no further (most neighbours)
         newer, older = self._newer, Wording(old)
@@ -197,7 +203,7 @@ def _short_update(newer: Wording, older: Wording) -> Update | None:
         return Update(evidence="value", old=tuple(sorted(gone)), new=tuple(sorted(came)))
     if not announced and _value_stands(newer, older):
         return None  # what changed is what the sentence is about
-    return _replaced_span(newer, older, announced=announced) or _negation(newer, older)
+    return _replaced_span(newer, older, announced=announced) or _denied(newer, older)
 
 
 def _value_stands(newer: Wording, older: Wording) -> bool:
@@ -370,6 +376,18 @@ def _replaced_span(newer: Wording, older: Wording, *, announced: bool) -> Update
         if came and (announced or len(gone) == len(came) == 1):
             return Update(evidence="replaced", old=tuple(gone), new=tuple(came))
     return None
+
+
+def _denied(newer: Wording, older: Wording) -> Update | None:
+    """A negation added or taken away where little else changed: each text says at most a
+    slot's words and one more the other does not ("goes to Datadog" → "no longer goes to
+    Datadog; we use Grafana Loki"). A reply that says much else beside a "can't" ("Wow! What
+    did you get?" → "Wow, they look great! Can't wait to see them …") denies nothing."""
+    said_new = newer.distinct - older.distinct - CHANGE_TERMS
+    said_old = older.distinct - newer.distinct
+    if max(len(said_new), len(said_old)) > MAX_SLOT_TERMS + 1:
+        return None
+    return _negation(newer, older)
 
 
 def _negation(newer: Wording, older: Wording) -> Update | None:

@@ -192,6 +192,17 @@ def prose_sentences(text: str) -> list[str]:
     ]
 
 
+def states_something(text: str) -> bool:
+    """Whether ``text`` holds a sentence that is not a question: a question states nothing that
+    can change or be changed ("Wow! What did you get?" holds only an exclamation besides)."""
+    if "?" not in text:
+        return True
+    return any(
+        sentence.strip() and not sentence.rstrip().endswith("?")
+        for sentence in _SENTENCE_END.split(text)
+    )
+
+
 def value_follows(terms: Sequence[str], value: str) -> set[str]:
     """The word each place ``value`` stands follows (values and change marks left out): the
     noun a value is given for ("port 9090", "Node 18")."""

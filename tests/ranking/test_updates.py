@@ -184,6 +184,20 @@ def test_an_update_is_found_with_its_evidence(older: str, newer: str, evidence: 
             "The CEO of Bluepeak Software is Ingrid Berg.",
             "Bluepeak Software is now registered in Chile.",
         ),
+        # A reply that says much else beside a negation denies nothing.
+        (
+            "Sam: Wow! That sounds fun.",
+            "Sam: Wow, sounds fun! Can't wait to see the band play at the festival next month.",
+        ),
+        (
+            "Priya: That trip sounds amazing.",
+            "Priya: That trip sounds amazing, I never managed to visit the coast, the mountains or "
+            "the old harbour town.",
+        ),
+        # A question states nothing to update or be updated.
+        ("Which port does the API listen on?", "The API listens on port 9090 now."),
+        ("Ravi: Is the standup still on Monday?", "Ravi: The standup moved to Wednesday."),
+        ("The API listens on port 8080.", "Does the API listen on port 9090 now?"),
         # A second value beside the first, not instead of it.
         ("Anna likes tea.", "Anna likes coffee too."),
         ("The API listens on port 8080.", "The API listens on port 9090 as well."),
