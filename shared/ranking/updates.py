@@ -24,8 +24,10 @@ share a sentence pattern, but what changed is who the sentence is about. The rul
    unless the change is announced; an address (a host name, a URL) is where something is
    reached, so another one in its place is a value that changed. A value with its unit ("30
    days") is one value.
-4. **Statements only.** A text of questions alone ("Is the standup still on Monday?") states
-   nothing that an update could change or be read from.
+4. **What is said, not to whom.** A text of questions alone ("Is the standup still on
+   Monday?") states nothing that an update could change or be read from, and a name the text
+   speaks to ("Hey Mel!", "That's great, Ben!") is not read: another one there is the same small
+   talk to someone else.
 5. **Long texts, sentence by sentence.** Between texts past ``LONG_TERMS`` content words, one
    prose sentence of the newer must update one of the older's by the rules above; code lines
    are never read.
@@ -55,6 +57,7 @@ from shared.ranking.wording import (
     is_value,
     prose_sentences,
     states_something,
+    unaddressed,
     value_follows,
     value_slot,
 )
@@ -102,6 +105,7 @@ class UpdateCheck:
     __slots__ = ("_newer", "_sentences", "_states", "_terms", "_text")
 
     def __init__(self, new: str) -> None:
+        new = unaddressed(new)
         self._text = new
         self._newer = Wording(new)
         self._sentences: list[Wording] | None = None
@@ -110,6 +114,7 @@ class UpdateCheck:
 
     def of(self, old: str) -> Update | None:
         """The evidence that this text updates ``old`` (see the module docstring), or None."""
+        old = unaddressed(old)
         if not (self._states and states_something(old)):
             return None  # questions alone: nothing stated to update or be updated
         if self._terms.isdisjoint(content_terms(old)):

@@ -61,6 +61,13 @@ LIGHT_VERBS: Final = frozenset(
 # Words by which a newer text says it adds to what was said: never an update.
 ADDITION_MARKS: Final = frozenset("also too another additionally additional besides".split())
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+|\n+")
+# Words after which a capitalised name is the one spoken to ("Hey Mel!", "thank you Priya").
+_GREETINGS: Final = tuple(
+    "hey hi hello thanks congrats congratulations bye sorry wow yeah yes oh dear".split()
+)
+_NAME_AFTER_GREETING: Final = re.compile(r",? ([A-Z][a-z]+)(?=[ ,!.?])")
+# A name after a comma at a sentence's end ("That's great news, Ben!").
+_NAME_AT_END: Final = re.compile(r", ([A-Z][a-z]+)(?=[!.?])")
 # What marks a line as code rather than prose.
 _CODE: Final = re.compile(r"[{}();=<>`|\[\]]|^\s{2,}|\w\(|->|=>|::")
 _PIECE: Final = re.compile(r"[\w.\-/:#@+~']+")
@@ -190,6 +197,34 @@ def prose_sentences(text: str) -> list[str]:
         for sentence in _SENTENCE_END.split(text)
         if sentence.strip() and not _CODE.search(sentence)
     ]
+
+
+def unaddressed(text: str) -> str:
+    """``text`` without the names it speaks to ("Hey Mel!", "Thanks, Caroline!", "That's
+    awesome, Melanie!"): whom a chat turn addresses is not something it says, so another name
+    there is the same small talk to someone else, not a value that changed. A day or a month
+    after a comma stays ("moved to Friday, Tom." loses only "Tom")."""
+    spans = {match.span(1) for match in _NAME_AT_END.finditer(text)}
+    # str.find for each greeting, not one regular expression tried at every place of the text:
+    # a fraction of the cost on a long message.
+    lowered = text.lower()
+    for greeting in (*_GREETINGS, "thank you"):
+        at = lowered.find(greeting)
+        while at != -1:
+            if at == 0 or not lowered[at - 1].isalnum():
+                match = _NAME_AFTER_GREETING.match(text, at + len(greeting))
+                if match:
+                    spans.add(match.span(1))
+            at = lowered.find(greeting, at + 1)
+    kept = [(start, end) for start, end in spans if not is_value(text[start:end].lower())]
+    if not kept:
+        return text
+    pieces, last = [], 0
+    for start, end in sorted(kept):
+        pieces.append(text[last:start])
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
 
 
 def states_something(text: str) -> bool:

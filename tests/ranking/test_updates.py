@@ -194,6 +194,9 @@ def test_an_update_is_found_with_its_evidence(older: str, newer: str, evidence: 
             "Priya: That trip sounds amazing, I never managed to visit the coast, the mountains or "
             "the old harbour town.",
         ),
+        # Another name spoken to is the same small talk to someone else.
+        ("Sam: Hey Mel! The garden looks great.", "Sam: Hey Priya! The garden looks great."),
+        ("Ava: That's great news, Ben!", "Ava: That's great news, Chloe!"),
         # A question states nothing to update or be updated.
         ("Which port does the API listen on?", "The API listens on port 9090 now."),
         ("Ravi: Is the standup still on Monday?", "Ravi: The standup moved to Wednesday."),
@@ -217,6 +220,11 @@ def test_an_update_is_found_with_its_evidence(older: str, newer: str, evidence: 
 )
 def test_a_same_pattern_distractor_is_not_an_update(older: str, newer: str) -> None:
     assert probable_update(newer, older) is None
+
+
+def test_a_name_spoken_to_is_not_read_as_the_value_but_a_day_after_a_comma_is() -> None:
+    found = probable_update("The standup moved to Friday, Tom.", "The standup is on Monday.")
+    assert found is not None and (found.old, found.new) == (("monday",), ("friday",))
 
 
 def test_one_check_reads_the_new_text_once_for_many_older_ones() -> None:
