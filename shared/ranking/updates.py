@@ -13,7 +13,7 @@ share a sentence pattern, but what changed is who the sentence is about. The rul
    *slot*: "port 8080" and "port 9090"); or, in a short text, one run of words replaced after
    its first words ("with webpack" → "with vite"); or a negation added or taken away where
    little else changed ("goes to Datadog" → "no longer goes to Datadog").
-3. **Not another subject.** In a short text, a change that takes in its first content word (the
+3. **Not another subject** (``shared.ranking.same_subject``). In a short text, a change that takes in its first content word (the
    subject, as English puts it first) is another fact of the same pattern, unless the newer
    text says it changed ("now", "since", "moved", "switched", …); so is a text that changes two
    separate places of the sentence (the service *and* its port, or a name and the value after
@@ -39,7 +39,6 @@ The figures behind the thresholds are in docs/calibration.md (bench/supersede_pa
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Sequence
 from typing import Final, Literal
@@ -48,28 +47,22 @@ import msgspec
 
 from shared.model import Hit, Scope
 from shared.model.tokens import indexed_form, is_name
+from shared.ranking.same_subject import MAX_SLOT_TERMS, change_sites, same_subject
 from shared.ranking.wording import (
     CHANGE_TERMS,
     NEGATIONS,
     Wording,
     content_terms,
     is_address,
-    is_value,
     prose_sentences,
     states_something,
     unaddressed,
-    value_follows,
     value_slot,
 )
 
 # The shared share of the shorter text's content words (rule 1).
 MIN_SHARED: Final = 0.5
 MIN_SHARED_LONG: Final = 0.25
-# The most content words a replaced value may take on either side ("GitHub Actions").
-MAX_SLOT_TERMS: Final = 2
-# The verbs before which an English sentence names what it is about ("The native language of
-# Omar Haddad is …"): stop words, so read from ``Wording.spaced``.
-COPULAS: Final = frozenset({"is", "are", "was", "were"})
 
 Evidence = Literal["value", "replaced", "negation"]
 
@@ -193,12 +186,12 @@ def _short_update(newer: Wording, older: Wording) -> Update | None:
     # may reword everything else: only the subject must be the same.
     left = _left_value(newer, older)
     if left is not None:
-        return left if _same_subject(newer, older, announced=True) else None
+        return left if same_subject(newer, older, announced=True) else None
     shared = _shared_enough(newer, older, MIN_SHARED)
     if shared is None:
         return None
     announced = newer.announces(older)
-    if not _same_subject(newer, older, announced=announced):
+    if not same_subject(newer, older, announced=announced):
         return None
     slot = _changed_slot(newer, older, shared, announced=announced)
     if slot is not None:
@@ -218,7 +211,7 @@ def _value_stands(newer: Wording, older: Wording) -> bool:
     subject ("The admin UI is built with parcel." → "… with vite.")."""
     if not newer.values or newer.values != older.values:
         return False
-    sites = _change_sites(newer, older)
+    sites = change_sites(newer, older)
     if not sites:
         return True
     first_change = min(j1 for _, _, j1, _ in sites)
@@ -260,47 +253,6 @@ def _changed_slot(
     return None
 
 
-def _change_sites(newer: Wording, older: Wording) -> list[tuple[int, int, int, int]]:
-    """The runs of content words that differ between the two, in the older text's order."""
-    matcher = difflib.SequenceMatcher(a=older.terms, b=newer.terms, autojunk=False)
-    sites = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        added = [t for t in newer.terms[j1:j2] if t not in CHANGE_TERMS]
-        if i1 == i2 and not added:
-            continue  # only a change mark added ("now", "since the rewrite" is not)
-        sites.append((i1, i2, j1, j2))
-    return sites
-
-
-def _same_subject(newer: Wording, older: Wording, *, announced: bool) -> bool:
-    """Rule 3: what the sentence names before its "is" kept (``_renames_subject``), the first
-    content word kept and one thing changed (``_places``); where the newer text
-    announces a change, what either text is about (its first content word) said by the other
-    too (the rest may be reworded, and a clause may lead: "After the incident we raised the
-    webhook dispatcher's retries …"), or one thing changed ("Maria owns the billing service."
-    → "Tom owns the billing service now.")."""
-    if _renames_subject(newer, older):
-        return False
-    places = _places(newer, older)
-    one_change = sum(_changes(newer, older, gone, came) for gone, came in places) <= 1
-    touches_subject = any(i1 == 0 or j1 == 0 for i1, _, j1, _ in _change_sites(newer, older))
-    if not announced:
-        return one_change and not touches_subject
-    opening, said = newer.subject(), older.subject()
-    # An opening word names the subject only when it is not the word the older text's value
-    # follows ("We changed the port of the API" after "The admin dashboard runs on port 9090").
-    beside = {w for v in older.values - newer.values for w in value_follows(older.terms, v)}
-    return (
-        opening is None
-        or said is None
-        or said in newer.distinct
-        or (opening in older.distinct and opening not in beside)
-        or one_change
-    )
-
-
 def _left_value(newer: Wording, older: Wording) -> Update | None:
     """The newer text says it left what the older one says ("we switched the frontend from
     Axios to fetch", "migrated the tests from Mocha and Chai to Vitest", "we dropped SQLAlchemy
@@ -320,58 +272,10 @@ def _left_value(newer: Wording, older: Wording) -> Update | None:
     return None
 
 
-def _places(newer: Wording, older: Wording) -> list[tuple[list[str], list[str]]]:
-    """The separate places where the two differ, as the content terms each loses and gains: runs
-    of differing words with a word both keep between them, a stop word included ("The native
-    language of Arjun Mehta is Arabic." → "… of Liam Walsh is French." changes two places, who
-    and what, where the content terms alone run together). A change mark added alone is none."""
-    matcher = difflib.SequenceMatcher(a=older.spaced, b=newer.spaced, autojunk=False)
-    places = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        gone = [t for t in older.spaced[i1:i2] if t in older.distinct]
-        came = [t for t in newer.spaced[j1:j2] if t in newer.distinct]
-        if gone or any(t not in CHANGE_TERMS for t in came):
-            places.append((gone, came))
-    return places
-
-
-def _renames_subject(newer: Wording, older: Wording) -> bool:
-    """Whether each text names, before its first "is" (are, was, were), someone or something the
-    other does not: that part of an English sentence says what it is about, as the first word of
-    "Anna was born in Oslo." does ("The native language of Omar Haddad is Thai." / "… of Lucia
-    Romero is Thai."; "The CEO of Microsoft is …" / "The CEO of Apple is …"). A number there is
-    the value itself ("Port 9100 is where the websocket server accepts connections." → "Port
-    3000 is …"), and a possessive names the same one ("Nora Lindqvist's favourite sport is …")."""
-    said_new, said_old = _names_before_copula(newer), _names_before_copula(older)
-    return bool(said_new - said_old) and bool(said_old - said_new)
-
-
-def _names_before_copula(wording: Wording) -> frozenset[str]:
-    cut = next((i for i, word in enumerate(wording.spaced) if word in COPULAS), 0)
-    return frozenset(
-        term.removesuffix("'s")
-        for term in wording.spaced[:cut]
-        if term in wording.values and not is_value(term)
-    )
-
-
-def _changes(newer: Wording, older: Wording, gone_terms: list[str], came_terms: list[str]) -> int:
-    """How many things one place changes: a value, other words, or both (the service and its
-    port: "for the ingest worker" → "for the CI image" beside "Node 18" → "Node 22")."""
-    gone, came = set(gone_terms), set(came_terms) - CHANGE_TERMS
-    values = bool((gone & older.values) or (came & newer.values))
-    if values and len(gone) <= MAX_SLOT_TERMS and len(came) <= MAX_SLOT_TERMS:
-        return 1  # a value with its unit ("30 days" → "12 hours")
-    words = bool(gone - older.values) and bool(came - newer.values)
-    return max(1, values + words)
-
-
 def _replaced_span(newer: Wording, older: Wording, *, announced: bool) -> Update | None:
     """One run of the older text's words replaced by others, or words added where the newer
     text says that something changed ("…, Jenkins was retired")."""
-    for i1, i2, j1, j2 in _change_sites(newer, older):
+    for i1, i2, j1, j2 in change_sites(newer, older):
         gone = [t for t in older.terms[i1:i2] if t not in newer.distinct]
         came = [t for t in newer.terms[j1:j2] if t not in older.distinct | CHANGE_TERMS]
         if len(gone) > MAX_SLOT_TERMS or len(came) > MAX_SLOT_TERMS:
