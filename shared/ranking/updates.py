@@ -13,17 +13,17 @@ share a sentence pattern, but what changed is who the sentence is about. The rul
    *slot*: "port 8080" and "port 9090"); or, in a short text, one run of words replaced after
    its first words ("with webpack" → "with vite"); or a negation added or taken away where
    little else changed ("goes to Datadog" → "no longer goes to Datadog").
-3. **Not another subject** (``shared.ranking.same_subject``). In a short text, a change that takes in its first content word (the
-   subject, as English puts it first) is another fact of the same pattern, unless the newer
-   text says it changed ("now", "since", "moved", "switched", …); so is a text that changes two
-   separate places of the sentence (the service *and* its port, or a name and the value after
-   its "is"), and, announced or not, one that names before its first "is" someone the other
-   does not ("The native language of Omar Haddad is Thai." / "… of Lucia Romero is Thai."). A
-   newer text that says it adds ("also", "too", "another") never updates, and one identifier
-   for another (``E1042`` → ``E1024``, ``--drain-cache`` → ``--drain-queue``) is another thing
-   unless the change is announced; an address (a host name, a URL) is where something is
-   reached, so another one in its place is a value that changed. A value with its unit ("30
-   days") is one value.
+3. **Not another subject** (``shared.ranking.same_subject``). In a short text, a change that takes
+   in its first content word (the subject, as English puts it first) is another fact of the same
+   pattern, unless the newer text says it changed ("now", "since", "moved", "switched", …); so is a
+   text that changes two separate places of the sentence (the service *and* its port, or a name and
+   the value after its "is"), and, announced or not, one that names before its first "is" someone
+   the other does not ("The native language of Omar Haddad is Thai." / "… of Lucia Romero is
+   Thai."). A newer text that says it adds ("also", "too", "another") never updates, and one
+   identifier for another (``E1042`` → ``E1024``, ``--drain-cache`` → ``--drain-queue``) is another
+   thing unless the change is announced; an address (a host name, a URL) is where something is
+   reached, so another one in its place is a value that changed. A value with its unit ("30 days")
+   is one value.
 4. **What is said, not to whom.** A text of questions alone ("Is the standup still on
    Monday?") states nothing that an update could change or be read from, and a name the text
    speaks to ("Hey Mel!", "That's great, Ben!") is not read: another one there is the same small
