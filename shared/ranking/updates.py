@@ -71,6 +71,9 @@ _FROM_TO: Final = re.compile(r"\bfrom ([\w.\-/]+)(?: (?:and|or) [\w.\-/]+)? to\b
 # The name a newer text says it dropped: "dropped X", "replaced the X", "instead of X", "X was
 # retired". Only a value the older text names (a name, a version, an identifier) counts: the
 # verbs also stand alone ("she retired a long time ago").
+_DROPPED_VERBS: Final = (
+    "dropped replaced retired removed ditched abandoned deprecated decommissioned instead".split()
+)
 _DROPPED: Final = (
     re.compile(
         r"\b(?:dropped|replaced|retired|removed|ditched|abandoned|instead of)"
@@ -257,12 +260,17 @@ def _left_value(newer: Wording, older: Wording) -> Update | None:
     """The newer text says it left what the older one says ("we switched the frontend from
     Axios to fetch", "migrated the tests from Mocha and Chai to Vitest", "we dropped SQLAlchemy
     and use plain asyncpg queries", "Jenkins was retired")."""
-    for match in _FROM_TO.finditer(newer.lowered):
-        was = indexed_form(match.group(1))
-        if was in older.distinct and was not in CHANGE_TERMS:
-            return Update(evidence="value", old=(was,), new=())
+    lowered = newer.lowered
+    # A substring test first: the patterns open on alternatives tried at every place of the text.
+    if "from " in lowered:
+        for match in _FROM_TO.finditer(lowered):
+            was = indexed_form(match.group(1))
+            if was in older.distinct and was not in CHANGE_TERMS:
+                return Update(evidence="value", old=(was,), new=())
+    if not any(verb in lowered for verb in _DROPPED_VERBS):
+        return None
     for pattern in _DROPPED:
-        for match in pattern.finditer(newer.lowered):
+        for match in pattern.finditer(lowered):
             # Read lower-cased, a name loses its capitals: "sqlalchemy" is the older text's
             # value, though the term read from "SQLAlchemy" is not this word's stem.
             word = match.group(1).rstrip(".-/")

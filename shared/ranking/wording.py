@@ -65,6 +65,10 @@ _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+|\n+")
 _GREETINGS: Final = tuple(
     "hey hi hello thanks congrats congratulations bye sorry wow yeah yes oh dear".split()
 )
+# Each greeting with the space or comma after it, so that "hi" is not looked at inside "this".
+_GREETING_HEADS: Final = tuple(
+    greeting + after for greeting in (*_GREETINGS, "thank you") for after in (" ", ",")
+)
 _NAME_AFTER_GREETING: Final = re.compile(r",? ([A-Z][a-z]+)(?=[ ,!.?])")
 # A name after a comma at a sentence's end ("That's great news, Ben!").
 _NAME_AT_END: Final = re.compile(r", ([A-Z][a-z]+)(?=[!.?])")
@@ -208,11 +212,11 @@ def unaddressed(text: str) -> str:
     # str.find for each greeting, not one regular expression tried at every place of the text:
     # a fraction of the cost on a long message.
     lowered = text.lower()
-    for greeting in (*_GREETINGS, "thank you"):
+    for greeting in _GREETING_HEADS:
         at = lowered.find(greeting)
         while at != -1:
             if at == 0 or not lowered[at - 1].isalnum():
-                match = _NAME_AFTER_GREETING.match(text, at + len(greeting))
+                match = _NAME_AFTER_GREETING.match(text, at + len(greeting) - 1)
                 if match:
                     spans.add(match.span(1))
             at = lowered.find(greeting, at + 1)
