@@ -72,6 +72,8 @@ _GREETING_HEADS: Final = tuple(
 _NAME_AFTER_GREETING: Final = re.compile(r",? ([A-Z][a-z]+)(?=[ ,!.?])")
 # A name after a comma at a sentence's end ("That's great news, Ben!").
 _NAME_AT_END: Final = re.compile(r", ([A-Z][a-z]+)(?=[!.?])")
+# A fenced block of code, to its closing fence or the end of the text.
+_FENCED: Final = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 # What marks a line as code rather than prose.
 _CODE: Final = re.compile(r"[{}();=<>`|\[\]]|^\s{2,}|\w\(|->|=>|::")
 _PIECE: Final = re.compile(r"[\w.\-/:#@+~']+")
@@ -195,11 +197,16 @@ def content_terms(text: str) -> frozenset[str]:
 
 
 def prose_sentences(text: str) -> list[str]:
-    """The sentences of ``text`` written in words: code (brackets, operators) left out."""
+    """The sentences of ``text`` written in words: code (brackets, operators, a fenced block's
+    lines) and headings ("### Corrected Code", or a comment line) left out."""
+    if "```" in text:
+        text = _FENCED.sub("\n", text)
     return [
         sentence
         for sentence in _SENTENCE_END.split(text)
-        if sentence.strip() and not _CODE.search(sentence)
+        if sentence.strip()
+        and not _CODE.search(sentence)
+        and not sentence.lstrip().startswith("#")
     ]
 
 

@@ -120,6 +120,11 @@ def hit(content: str, similarity: float, memory_id: str = "m", scope: Scope = "p
             FILLER + "The auth proxy now listens on port 8443.",
             "value",
         ),
+        (
+            FILLER + "The auth proxy runs on port 9090 in staging.",
+            FILLER + "```\nport: 8443\n```\nThe auth proxy now listens on port 8443.",
+            "value",
+        ),
     ],
 )
 def test_an_update_is_found_with_its_evidence(older: str, newer: str, evidence: str) -> None:
@@ -215,6 +220,18 @@ def test_an_update_is_found_with_its_evidence(older: str, newer: str, evidence: 
         (
             FILLER + "The admin dashboard listens on port 8443.",
             FILLER + "The auth proxy listens on port 7001.",
+        ),
+        # A fenced block and a comment line are code, whatever their words.
+        (
+            FILLER + "Build the image with:\n```\nRUN pip install -r requirements.txt\n```",
+            FILLER
+            + "Build the image with:\n```\nRUN pip install --no-cache-dir -r requirements.txt\n```",
+        ),
+        (
+            FILLER
+            + "# Authorize inbound traffic on port 6000\nThe firewall keeps the rest closed.",
+            FILLER
+            + "# Authorize inbound traffic on port 7000\nThe firewall keeps the rest closed.",
         ),
     ],
 )
