@@ -204,9 +204,7 @@ def prose_sentences(text: str) -> list[str]:
     return [
         sentence
         for sentence in _SENTENCE_END.split(text)
-        if sentence.strip()
-        and not _CODE.search(sentence)
-        and not sentence.lstrip().startswith("#")
+        if sentence.strip() and not _CODE.search(sentence) and not sentence.lstrip().startswith("#")
     ]
 
 
