@@ -29,8 +29,8 @@ share a sentence pattern, but what changed is who the sentence is about. The rul
    speaks to ("Hey Mel!", "That's great, Ben!") is not read: another one there is the same small
    talk to someone else.
 5. **Long texts, sentence by sentence.** Between texts past ``LONG_TERMS`` content words, one
-   prose sentence of the newer must update one of the older's by the rules above; code lines
-   are never read.
+   prose sentence of the newer must update one of the older's by the rules above; code (a line
+   with brackets or operators, a fenced block) and headings are never read.
 
 How a text is read (its terms, values and marks) is ``shared.ranking.wording``.
 
