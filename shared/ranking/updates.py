@@ -70,19 +70,22 @@ Evidence = Literal["value", "replaced", "negation"]
 _FROM_TO: Final = re.compile(r"\bfrom ([\w.\-/]+)(?: (?:and|or) [\w.\-/]+)? to\b")
 # The name a newer text says it dropped: "dropped X", "replaced the X", "instead of X", "X was
 # retired". Only a value the older text names (a name, a version, an identifier) counts: the
-# verbs also stand alone ("she retired a long time ago").
-_DROPPED_VERBS: Final = (
-    "dropped replaced retired removed ditched abandoned deprecated decommissioned instead".split()
+# verbs also stand alone ("she retired a long time ago"). Each word list is written once; the
+# patterns and the substring test that skips them are made from it.
+_DROPPING: Final = (
+    "dropped",
+    "replaced",
+    "retired",
+    "removed",
+    "ditched",
+    "abandoned",
+    "instead of",
 )
+_DROPPED_AS: Final = ("dropped", "retired", "removed", "replaced", "deprecated", "decommissioned")
+_DROPPED_WORDS: Final = frozenset(_DROPPING + _DROPPED_AS)
 _DROPPED: Final = (
-    re.compile(
-        r"\b(?:dropped|replaced|retired|removed|ditched|abandoned|instead of)"
-        r" (?:the |our )?([\w.\-/]+)"
-    ),
-    re.compile(
-        r"\b([\w.\-/]+) (?:was|is|has been|got) "
-        r"(?:dropped|retired|removed|replaced|deprecated|decommissioned)\b"
-    ),
+    re.compile(rf"\b(?:{'|'.join(_DROPPING)}) (?:the |our )?([\w.\-/]+)"),
+    re.compile(rf"\b([\w.\-/]+) (?:was|is|has been|got) (?:{'|'.join(_DROPPED_AS)})\b"),
 )
 
 
@@ -267,7 +270,7 @@ def _left_value(newer: Wording, older: Wording) -> Update | None:
             was = indexed_form(match.group(1))
             if was in older.distinct and was not in CHANGE_TERMS:
                 return Update(evidence="value", old=(was,), new=())
-    if not any(verb in lowered for verb in _DROPPED_VERBS):
+    if not any(word in lowered for word in _DROPPED_WORDS):
         return None
     for pattern in _DROPPED:
         for match in pattern.finditer(lowered):

@@ -62,13 +62,12 @@ LIGHT_VERBS: Final = frozenset(
 ADDITION_MARKS: Final = frozenset("also too another additionally additional besides".split())
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+|\n+")
 # Words after which a capitalised name is the one spoken to ("Hey Mel!", "thank you Priya").
-_GREETINGS: Final = tuple(
-    "hey hi hello thanks congrats congratulations bye sorry wow yeah yes oh dear".split()
+_GREETINGS: Final = (
+    *"hey hi hello thanks congrats congratulations bye sorry wow yeah yes oh dear".split(),
+    "thank you",
 )
 # Each greeting with the space or comma after it, so that "hi" is not looked at inside "this".
-_GREETING_HEADS: Final = tuple(
-    greeting + after for greeting in (*_GREETINGS, "thank you") for after in (" ", ",")
-)
+_GREETING_HEADS: Final = tuple(greeting + after for greeting in _GREETINGS for after in " ,")
 _NAME_AFTER_GREETING: Final = re.compile(r",? ([A-Z][a-z]+)(?=[ ,!.?])")
 # A name after a comma at a sentence's end ("That's great news, Ben!").
 _NAME_AT_END: Final = re.compile(r", ([A-Z][a-z]+)(?=[!.?])")
