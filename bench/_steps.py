@@ -31,6 +31,7 @@ from shared.operations.recall import (
     kept,
     newer_versions,
     recall,
+    reranked,
 )
 from shared.ranking import MODE_PROFILES, rank
 
@@ -123,7 +124,7 @@ async def _one(local: Local, tenant: str, query: str, steps: StepTimes) -> ToolR
     clock.lap(steps.first_fusion)
     candidates = await kept(ops, tenant, visibility, first, limit=profile.limit)
     clock.lap(steps.bodies)
-    fed_back = with_feedback(candidates, scored, floor=ops.floor)
+    fed_back = with_feedback(reranked(candidates, limit=profile.limit), scored, floor=ops.floor)
     clock.lap(steps.feedback)
     found, links = await newer_versions(ops, tenant, visibility, fed_back, limit=profile.limit)
     clock.lap(steps.newer_versions)

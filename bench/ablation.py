@@ -45,7 +45,12 @@ from shared.lexical.segments import label_terms, passage_counts
 from shared.model import Hit, Memory, iso_ms
 from shared.model.tokens import names
 from shared.operations.fusion import fuse, with_feedback
-from shared.operations.recall import FETCH_WINDOW, KEYWORD_CANDIDATES, RECALL_CANDIDATES
+from shared.operations.recall import (
+    FETCH_WINDOW,
+    KEYWORD_CANDIDATES,
+    RECALL_CANDIDATES,
+    reranked,
+)
 from shared.ranking import (
     MODE_PROFILES,
     Candidate,
@@ -207,7 +212,7 @@ class Tenant:
         scored = KeywordQuery(self.index, terms(query), names=names(query))
         keyword = scored.result(top_k=KEYWORD_CANDIDATES, include=include)
         kept = self._kept(fuse(hits, keyword, floor=FLOOR), set(), limit)
-        kept = with_feedback(kept, scored, floor=FLOOR)
+        kept = with_feedback(reranked(kept, limit=limit), scored, floor=FLOOR)
         return [h.memory.id for h in hits], kept, scored.absent_names > 0
 
     def _kept(self, fused: list[Candidate], found: set[str], limit: int) -> list[Candidate]:

@@ -8,8 +8,8 @@
    of the keyword-only hits that could be returned fetched (``kept``); a keyword hit may be a
    memory the vector leg never returned (another conversation's, expired or retired).
 3. Feedback (``shared.lexical.feedback``): the first fusion's best memories are taken as
-   relevant; the terms they share rescore these candidates, which are fused again. Nothing is
-   searched or fetched a second time.
+   relevant; the terms they share rescore the candidates that could still reach the answer
+   (``reranked``), which are fused again. Nothing is searched or fetched a second time.
 4. Newer versions: the memories that probably update a candidate are brought in
    (``newer_versions``), so a stale fact is answered beside what it says now.
 5. Rank (``shared.ranking.score``): the floor, confidence, names first, newer first, the limit.
@@ -47,6 +47,11 @@ RECALL_CANDIDATES: Final = 100
 KEYWORD_CANDIDATES: Final = 100
 # How deep, in multiples of the limit, keyword-only hits are worth fetching.
 FETCH_WINDOW: Final = 3
+# How deep, in multiples of the limit, the first fusion's candidates go on to the feedback, the
+# newer versions and the ranking. The feedback reorders what was found; below this depth it
+# never lifted a candidate into an answer on any set (bench/ablation.py reads the same), and
+# every candidate carried on costs each later step its share.
+RERANK_WINDOW: Final = 10
 
 
 class RecallAnswer(msgspec.Struct, frozen=True, kw_only=True):
@@ -73,9 +78,10 @@ async def recall(
     keyword = scored.result(top_k=KEYWORD_CANDIDATES, include=[hit.memory.id for hit in visible])
     first = fuse(visible, keyword, floor=ops.floor)
     candidates = await kept(ops, tenant, visibility, first, limit=limit)
-    fed_back = with_feedback(candidates, scored, floor=ops.floor)
-    if not fed_back:
+    if not candidates:
         return RecallAnswer(mode=mode, visible=0, outcome=None)
+    compared = len(candidates)
+    fed_back = with_feedback(reranked(candidates, limit=limit), scored, floor=ops.floor)
     found, links = await newer_versions(ops, tenant, visibility, fed_back, limit=limit)
     outcome = rank(
         found,
@@ -91,7 +97,7 @@ async def recall(
     if count_use:
         _count_uses(ops, tenant, outcome, now_ms=visibility.now_ms)
     # How many memories the two legs compared, before newer versions were brought in.
-    return RecallAnswer(mode=mode, visible=len(fed_back), outcome=outcome)
+    return RecallAnswer(mode=mode, visible=compared, outcome=outcome)
 
 
 async def _searched(
@@ -178,6 +184,17 @@ async def kept(
         if memory is not None and visibility.sees(memory):
             candidates.append(msgspec.structs.replace(candidate, memory=memory))
     return candidates
+
+
+def reranked(candidates: list[Candidate], *, limit: int) -> list[Candidate]:
+    """The ``candidates`` that go on to the feedback and the ranking, in their own order: the
+    first ``limit × RERANK_WINDOW`` in the order rank puts them (names held, then relevance)."""
+    depth = limit * RERANK_WINDOW
+    if len(candidates) <= depth:
+        return candidates
+    best = heapq.nlargest(depth, candidates, key=lambda c: (query_names_held(c), c.relevance))
+    going_on = {c.memory_id for c in best}
+    return [c for c in candidates if c.memory_id in going_on]
 
 
 async def _bodies(ops: OperationsContext, tenant: str, ids: Sequence[str]) -> dict[str, Memory]:

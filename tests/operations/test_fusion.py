@@ -8,6 +8,7 @@ from shared.lexical import KeywordHit, KeywordQuery, KeywordResult, LexicalIndex
 from shared.lexical.segments import passage_counts
 from shared.model import Hit, Memory
 from shared.operations.fusion import KEYWORD_WEIGHT, fuse, fuse_again, with_feedback
+from shared.operations.recall import RERANK_WINDOW, reranked
 
 
 def hit(memory_id: str, similarity: float) -> Hit:
@@ -110,3 +111,20 @@ def test_with_feedback_and_nothing_to_add_keeps_the_candidates() -> None:
     scored = KeywordQuery(index, ["lunch"], names=())
     first = fuse([hit("a", 0.6), hit("b", 0.4)], scored.result(top_k=10), floor=FLOOR)
     assert with_feedback(first, scored, floor=FLOOR) == first
+
+
+def test_only_the_candidates_that_could_still_be_returned_go_on() -> None:
+    """Past ``limit × RERANK_WINDOW`` in rank's order (names held, then relevance) nothing goes
+    on to the feedback; a memory holding the query's name goes on however low its relevance."""
+    depth = 2 * RERANK_WINDOW
+    hits = [hit(f"m{i:03}", 0.9 - i / 1000) for i in range(depth + 10)]
+    named = KeywordHit(
+        memory_id="m029", score=0.0, matched=("e1042",), all_rare=True, coverage=1.0, names=1
+    )
+    result = KeywordResult(hits=(named,), spread=0.0, documents=100)
+    first = fuse(hits, result, floor=FLOOR)
+    going_on = [c.memory_id for c in reranked(first, limit=2)]
+    assert len(going_on) == depth
+    assert "m029" in going_on  # the last of all by relevance, but it holds the name
+    assert going_on[:-1] == [f"m{i:03}" for i in range(depth - 1)]  # then the best, in order
+    assert reranked(first[:depth], limit=2) == first[:depth]
