@@ -16,7 +16,9 @@ asks its questions in turn.
 
 ``common``: a tenant of short synthetic facts drawn from a small vocabulary (each fact eight of
 its forty words, so every query word is held by hundreds of memories) against an empty tenant,
-recall over HTTP in alternating rounds; the ratio is the median of the rounds' p50 ratios.
+recall over HTTP in alternating rounds; the ratio is the median of the rounds' p50 ratios. Each
+round's mean server time per recall (the tool's duration histogram) and the client's CPU per
+recall are printed beside it.
 ``common --locomo``: the same with LoCoMo's first turns and its questions in place of the
 facts, to tell what common words cost from what any tenant with memories costs.
 """
@@ -33,6 +35,7 @@ import random
 import statistics
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -45,7 +48,7 @@ from bench._client import Call, run_load
 from bench._data import MemoryTexts, load_beam, load_locomo
 from bench._inproc import Local, open_local, preload
 from bench._server import ApiServer, exit_on_sigterm
-from bench._speed import _ms
+from bench._speed import _histogram_mean_ms, _ms
 from bench._steps import UNAVOIDABLE, WHOLES, StepTimes, recall_steps
 
 TENANT: Final = "recall-cost"
@@ -167,6 +170,8 @@ async def _common(args: argparse.Namespace) -> dict[str, Any]:
             await preload(local, COMMON, text_of, range(args.facts), cache={})
         server = await ApiServer.start(data_dir)
         p50: dict[str, list[float]] = {COMMON: [], EMPTY: []}
+        tool_ms: dict[str, list[float]] = {COMMON: [], EMPTY: []}
+        client_ms: dict[str, list[float]] = {COMMON: [], EMPTY: []}
         try:
             warm = {
                 tenant: [("recall", {"query": q}) for q in queries[:WARM_UP]]
@@ -181,10 +186,15 @@ async def _common(args: argparse.Namespace) -> dict[str, Any]:
                     calls: list[Call] = [
                         ("recall", {"query": q}) for q in asked[tenant][start : start + args.calls]
                     ]
+                    before, client_cpu_s = await server.metrics(), time.process_time()
                     load = await run_load(
                         server.url, tenant, calls, concurrency=1, warmup=warm[tenant]
                     )
+                    client_cpu_s = time.process_time() - client_cpu_s
+                    after = await server.metrics()
                     p50[tenant].append(load.latency.p50_ms)
+                    tool_ms[tenant].append(_tool_mean_ms(before, after))
+                    client_ms[tenant].append(round(1000 * client_cpu_s / (len(calls) + 1), 3))
         finally:
             await server.stop()
     ratios = [c / e for c, e in zip(p50[COMMON], p50[EMPTY], strict=True)]
@@ -196,7 +206,21 @@ async def _common(args: argparse.Namespace) -> dict[str, Any]:
         "common_p50_median_ms": round(statistics.median(p50[COMMON]), 2),
         "empty_p50_median_ms": round(statistics.median(p50[EMPTY]), 2),
         "round_ratio_median": round(statistics.median(ratios), 3),
+        # Where a round's time goes, per recall (the round's one warm-up call included): the
+        # server's own (its tool duration histogram) and the official client's CPU in this
+        # process; what HTTP and the server's framing add is the rest.
+        "common_tool_mean_ms": tool_ms[COMMON],
+        "empty_tool_mean_ms": tool_ms[EMPTY],
+        "common_client_cpu_ms": client_ms[COMMON],
+        "empty_client_cpu_ms": client_ms[EMPTY],
     }
+
+
+def _tool_mean_ms(before: dict[str, float], after: dict[str, float]) -> float:
+    mean = _histogram_mean_ms(before, after, "mcp_memory_tool_duration_seconds", "tool=recall")
+    if mean is None:
+        raise RuntimeError("the server observed no recall in a measured round")
+    return mean
 
 
 def _parser() -> argparse.ArgumentParser:
