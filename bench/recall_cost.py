@@ -35,7 +35,6 @@ import random
 import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -186,15 +185,14 @@ async def _common(args: argparse.Namespace) -> dict[str, Any]:
                     calls: list[Call] = [
                         ("recall", {"query": q}) for q in asked[tenant][start : start + args.calls]
                     ]
-                    before, client_cpu_s = await server.metrics(), time.process_time()
+                    before = await server.metrics()
                     load = await run_load(
                         server.url, tenant, calls, concurrency=1, warmup=warm[tenant]
                     )
-                    client_cpu_s = time.process_time() - client_cpu_s
                     after = await server.metrics()
                     p50[tenant].append(load.latency.p50_ms)
                     tool_ms[tenant].append(_tool_mean_ms(before, after))
-                    client_ms[tenant].append(round(1000 * client_cpu_s / (len(calls) + 1), 3))
+                    client_ms[tenant].append(round(1000 * load.client_cpu_s / len(calls), 3))
         finally:
             await server.stop()
     ratios = [c / e for c, e in zip(p50[COMMON], p50[EMPTY], strict=True)]
@@ -206,9 +204,9 @@ async def _common(args: argparse.Namespace) -> dict[str, Any]:
         "common_p50_median_ms": round(statistics.median(p50[COMMON]), 2),
         "empty_p50_median_ms": round(statistics.median(p50[EMPTY]), 2),
         "round_ratio_median": round(statistics.median(ratios), 3),
-        # Where a round's time goes, per recall (the round's one warm-up call included): the
-        # server's own (its tool duration histogram) and the official client's CPU in this
-        # process; what HTTP and the server's framing add is the rest.
+        # Where a round's time goes, per recall: the server's own (its tool duration histogram,
+        # the round's one warm-up call included) and the official client's CPU (``run_load``'s);
+        # what HTTP and the server's framing add is the rest.
         "common_tool_mean_ms": tool_ms[COMMON],
         "empty_tool_mean_ms": tool_ms[EMPTY],
         "common_client_cpu_ms": client_ms[COMMON],
