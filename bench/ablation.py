@@ -61,6 +61,7 @@ from shared.ranking import (
     passes_floor,
     query_names_held,
     rank,
+    rank_order,
 )
 from shared.ranking.score import CLEAR_RATIO, is_strong
 from shared.ranking.versions import REVISION_BAND
@@ -218,7 +219,7 @@ class Tenant:
     def _kept(self, fused: list[Candidate], found: set[str], limit: int) -> list[Candidate]:
         passing = sorted(
             (c for c in fused if passes_floor(c, floor=FLOOR)),
-            key=lambda c: (query_names_held(c), c.relevance),
+            key=rank_order,
             reverse=True,
         )
         found.update(c.memory_id for c in passing[: limit * FETCH_WINDOW] if c.memory is None)

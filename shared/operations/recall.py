@@ -37,8 +37,8 @@ from shared.ranking import (
     RecallMode,
     RecallOutcome,
     passes_floor,
-    query_names_held,
     rank,
+    rank_order,
 )
 
 # The store is asked for the nearest hundred; visibility is applied to what comes back.
@@ -166,7 +166,7 @@ async def kept(
     passing = heapq.nlargest(
         limit * FETCH_WINDOW,
         (c for c in fused if passes_floor(c, floor=ops.floor)),
-        key=lambda c: (query_names_held(c), c.relevance),
+        key=rank_order,
     )
     wanted = [
         c.memory_id
@@ -192,7 +192,7 @@ def reranked(candidates: list[Candidate], *, limit: int) -> list[Candidate]:
     depth = limit * RERANK_WINDOW
     if len(candidates) <= depth:
         return candidates
-    best = heapq.nlargest(depth, candidates, key=lambda c: (query_names_held(c), c.relevance))
+    best = heapq.nlargest(depth, candidates, key=rank_order)
     going_on = {c.memory_id for c in best}
     return [c for c in candidates if c.memory_id in going_on]
 

@@ -12,6 +12,7 @@ from shared.ranking.score import (
     passes_floor,
     query_names_held,
     rank,
+    rank_order,
     trust,
 )
 from shared.ranking.updates import probably_updated
@@ -34,6 +35,7 @@ __all__ = [
     "probably_updated",
     "query_names_held",
     "rank",
+    "rank_order",
     "trust",
     "word_overlap",
 ]

@@ -200,6 +200,12 @@ def query_names_held(candidate: Candidate) -> int:
     return keyword.names + keyword.labelled if keyword is not None else 0
 
 
+def rank_order(candidate: Candidate) -> tuple[int, float]:
+    """The key ``rank`` orders by before its tie-break: the query's names held, then relevance
+    (best last; use with ``reverse`` or ``heapq.nlargest``)."""
+    return query_names_held(candidate), candidate.relevance
+
+
 def gate(candidates: Sequence[Candidate], *, floor: float, keep_ratio: float) -> list[Candidate]:
     """The floor decides whether anything relevant is stored; the mode's fraction of the top
     decides what comes with it. Nothing is returned unless some memory reaches the floor. Beside
