@@ -54,6 +54,7 @@ from shared.ranking.wording import (
     Wording,
     content_terms,
     is_address,
+    is_value,
     prose_sentences,
     states_something,
     unaddressed,
@@ -68,7 +69,7 @@ Evidence = Literal["value", "replaced", "negation"]
 
 # The value a newer text says it left: "from X to", "from X and Y to".
 _FROM_TO: Final = re.compile(r"\bfrom ([\w.\-/]+)(?: (?:and|or) [\w.\-/]+)? to\b")
-# The name a newer text says it dropped: "dropped X", "replaced the X", "instead of X", "X was
+# The name a newer text says it dropped: "dropped X", "stopped using X", "instead of X", "X was
 # retired". Only a value the older text names (a name, a version, an identifier) counts: the
 # verbs also stand alone ("she retired a long time ago"). Each word list is written once; the
 # patterns and the substring test that skips them are made from it.
@@ -80,6 +81,10 @@ _DROPPING: Final = (
     "ditched",
     "abandoned",
     "instead of",
+    "stopped using",
+    "moved off",
+    "moved away from",
+    "got rid of",
 )
 _DROPPED_AS: Final = ("dropped", "retired", "removed", "replaced", "deprecated", "decommissioned")
 _DROPPED_WORDS: Final = frozenset(_DROPPING + _DROPPED_AS)
@@ -152,15 +157,21 @@ def _shared_enough(newer: Wording, older: Wording, share: float) -> frozenset[st
     """The content words the two share, when they are ``share`` of the fewer either says
     besides its values (and the newer besides its change marks); None when they are not."""
     shared = newer.distinct & older.distinct
+    # What the newer says besides its new values and its change marks.
+    restated = newer.distinct - CHANGE_TERMS - (newer.values - older.values)
+    if restated and restated <= shared and newer.announces(older):
+        # It says nothing the older did not, but new values and that something changed ("Our
+        # CI runs on Jenkins." → "CI was migrated to GitHub Actions."): whatever the older
+        # reads as a name, what is restated is all the newer is about.
+        return shared
     said_new = newer.distinct - CHANGE_TERMS - newer.values
     said_old = older.distinct - older.values
     wording = min(len(said_new), len(said_old))
     if not wording:
         # Every word a name ("The CEO of Microsoft is Satya Nadella."): the names are the words.
         enough = len(shared) >= share * min(len(newer.distinct), len(older.distinct))
-        # Or the newer says nothing but the older's names, its new values and that it changed
-        # ("Our Python version is 3.10." → "We upgraded Python to 3.12.").
-        restated = newer.distinct - CHANGE_TERMS - (newer.values - older.values)
+        # Or the newer says nothing but the older's names and its new values ("Our Python
+        # version is 3.10." → "We upgraded Python to 3.12.").
         return shared if enough or (restated and restated <= shared) else None
     if len(shared - older.values) < share * wording:
         return None
@@ -293,9 +304,15 @@ def _replaced_span(newer: Wording, older: Wording, *, announced: bool) -> Update
             continue  # a predicate rewritten, not a value: another attribute of the subject
         if not announced and any(_names_a_thing(t) for t in (*gone, *came)):
             continue  # one identifier for another: another thing (see _changed_slot)
-        if came and (announced or len(gone) == len(came) == 1):
+        if came and (announced or (_one_value(gone) and _one_value(came))):
             return Update(evidence="replaced", old=tuple(gone), new=tuple(came))
     return None
+
+
+def _one_value(replaced: list[str]) -> bool:
+    """Whether a replaced run is one word, or a number with its unit after it ("every hour" →
+    "every 10 minutes")."""
+    return len(replaced) == 1 or (len(replaced) == 2 and is_value(replaced[0]))
 
 
 def _denied(newer: Wording, older: Wording) -> Update | None:

@@ -102,6 +102,16 @@ def hit(content: str, similarity: float, memory_id: str = "m", scope: Scope = "p
         ("We bundle the admin UI with parcel.", "We bundle the admin UI with vite.", "replaced"),
         # The newer says nothing but the older's name, a change and its new value.
         ("Our Python version is 3.10.", "We upgraded Python to 3.12.", "value"),
+        # The newer restates only the subject, which the older reads as a name ("CI" inside
+        # its sentence, first in the newer's; "Docs" inside "Read the Docs").
+        ("Our CI runs on Jenkins.", "CI was migrated to GitHub Actions.", "value"),
+        ("Docs are hosted on Read the Docs.", "Docs moved to GitHub Pages.", "value"),
+        # A number with its unit in place of a word.
+        (
+            "The search index is rebuilt every hour.",
+            "The search index is rebuilt every 10 minutes.",
+            "replaced",
+        ),
         # A word shared by its stem alone ("Errors" / "error").
         ("Our error tracker is Rollbar.", "Errors are tracked in Sentry now.", "value"),
         # The newer says which name it dropped, and rewords the rest.
@@ -113,6 +123,11 @@ def hit(content: str, similarity: float, memory_id: str = "m", scope: Scope = "p
         (
             "Support tickets go to Zendesk.",
             "Support tickets are handled in Intercom instead of Zendesk.",
+            "value",
+        ),
+        (
+            "Feature flags are managed in LaunchDarkly.",
+            "We stopped using LaunchDarkly; feature flags live in Unleash.",
             "value",
         ),
         (
@@ -185,6 +200,8 @@ def test_an_update_is_found_with_its_evidence(older: str, newer: str, evidence: 
         ),
         # The same subject, another attribute.
         ("The API listens on port 8080.", "The API times out after 30 seconds."),
+        # A name and a word in place of a word is another thing, not a number with its unit.
+        ("We use Node 18 for the CI image.", "We use Node 18 for the backend."),
         (
             "The CEO of Bluepeak Software is Ingrid Berg.",
             "Bluepeak Software is now registered in Chile.",
