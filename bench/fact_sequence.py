@@ -2,7 +2,7 @@
 same pattern about other subjects: is the newest version of each overridden fact ranked above
 every earlier one, and does remember link a fact to its own earlier version and to nothing else?
 
-    python bench/fact_sequence.py [--subjects 40] [--seed 7] [--data-dir DIR]
+    python bench/fact_sequence.py [--subjects 40] [--seed 7] [--facts FILE] [--data-dir DIR]
 
 Unlike ``bench/supersede_pairs.py`` (one pair a tenant, among facts of other kinds), one tenant
 holds everything, as a user who tells an agent facts over weeks would: every person and company
@@ -11,7 +11,9 @@ is Marta Silva."), the facts are remembered shuffled, then about a quarter of th
 in a random order (a few twice), between facts about new subjects. The overriding fact is the same
 sentence with another value in most cases, another shape of the same relation in some, and says
 "now" in a few. Values are names of places, languages, organisations and people (one word or
-several), which the word rules read as capitalised names, not as numbers.
+several), which the word rules read as capitalised names, not as numbers. ``--facts
+bench/data/fact_sequence_everyday.json`` tells the same story in other words: a favourite
+colour, a pet, a car, a job, an age, mostly values the rules read as plain lower-case words.
 
 Each fact's question ("Which country is Aiko Tanaka a citizen of?") goes through ``recall``
 (balanced, five results) over MCP on the embedded default. Reported: for an overridden fact, how
@@ -113,10 +115,12 @@ def _sentence(shape: str, subject: str, value: str, *, now: bool) -> str:
     return text[0].upper() + text[1:]
 
 
-def sequence(subjects: int, seed: int) -> tuple[list[Fact], dict[tuple[str, str], Chain]]:
+def sequence(
+    subjects: int, seed: int, facts_file: Path = FACTS_FILE
+) -> tuple[list[Fact], dict[tuple[str, str], Chain]]:
     """The facts in the order they are remembered, and each (subject, relation)'s versions."""
     rng = random.Random(seed)
-    known = load_facts()
+    known = load_facts(facts_file)
     everyone = known.people
     people = everyone[:subjects]
     companies = known.companies[: max(3, subjects * len(known.companies) // len(everyone))]
@@ -249,7 +253,7 @@ def _summary(
 
 
 async def main(args: argparse.Namespace) -> None:
-    facts, chains = sequence(args.subjects, args.seed)
+    facts, chains = sequence(args.subjects, args.seed, args.facts)
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="fact-sequence-"))
     server = await ApiServer.start(data_dir)
     try:
@@ -263,6 +267,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--subjects", type=int, default=36, help="people (companies in proportion)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--facts", type=Path, default=FACTS_FILE, help="people, companies and their relations"
+    )
     parser.add_argument("--data-dir", type=Path, default=None)
     return parser
 
