@@ -13,7 +13,7 @@ sentence with another value in most cases, another shape of the same relation in
 "now" in a few. Values are names of places, languages, organisations and people (one word or
 several), which the word rules read as capitalised names, not as numbers. ``--facts
 bench/data/fact_sequence_everyday.json`` tells the same story in other words: a favourite
-colour, a pet, a car, a job, an age, mostly values the rules read as plain lower-case words.
+colour, a pet, a car, a job, an age, half of them values the rules read as plain lower-case words.
 
 Each fact's question ("Which country is Aiko Tanaka a citizen of?") goes through ``recall``
 (balanced, five results) over MCP on the embedded default. Reported: for an overridden fact, how
