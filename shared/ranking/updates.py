@@ -7,7 +7,9 @@ share a sentence pattern, but what changed is who the sentence is about. The rul
 
 1. **Enough in common.** The content words (the keyword leg's terms: stop words left out, plain
    words stemmed) the two share are at least half of the shorter one's, or, between long texts,
-   a quarter: a chat message that revises a figure rewords everything around it.
+   a quarter: a chat message that revises a figure rewords everything around it. A newer text
+   that says nothing but the older's words, its new values and that something changed has
+   enough in common, however the older reads its words ("CI was migrated to GitHub Actions.").
 2. **A value changed, in place.** A number, a number word, a day, a month, a version or an
    identifier that one text holds and the other does not, standing among words both hold (its
    *slot*: "port 8080" and "port 9090"); or, in a short text, one run of words replaced after
