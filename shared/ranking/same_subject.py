@@ -9,13 +9,10 @@ from __future__ import annotations
 import difflib
 from typing import Final
 
-from shared.ranking.wording import CHANGE_TERMS, Wording, is_value, value_follows
+from shared.ranking.wording import CHANGE_TERMS, COPULAS, Wording, is_value, value_follows
 
 # The most content words a replaced value may take on either side ("GitHub Actions").
 MAX_SLOT_TERMS: Final = 2
-# The verbs before which an English sentence names what it is about ("The native language of
-# Omar Haddad is …"): stop words, so read from ``Wording.spaced``.
-COPULAS: Final = frozenset({"is", "are", "was", "were"})
 
 
 def same_subject(newer: Wording, older: Wording, *, announced: bool) -> bool:
@@ -35,7 +32,7 @@ def same_subject(newer: Wording, older: Wording, *, announced: bool) -> bool:
     opening, said = newer.subject(), older.subject()
     # An opening word names the subject only when it is not the word the older text's value
     # follows ("We changed the port of the API" after "The admin dashboard runs on port 9090").
-    beside = {w for v in older.values - newer.values for w in value_follows(older.terms, v)}
+    beside = {w for v in older.values - newer.values for w in value_follows(older, v)}
     return (
         opening is None
         or said is None

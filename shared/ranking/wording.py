@@ -58,6 +58,9 @@ LIGHT_VERBS: Final = frozenset(
     for verb in "use uses hold holds have has make makes keep keeps run runs".split()
     for t in terms(verb)
 )
+# The verbs before which an English sentence names what it is about ("The native language of
+# Omar Haddad is …"): stop words, so read from ``Wording.spaced``.
+COPULAS: Final = frozenset({"is", "are", "was", "were"})
 # Words by which a newer text says it adds to what was said: never an update.
 ADDITION_MARKS: Final = frozenset("also too another additionally additional besides".split())
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -246,15 +249,22 @@ def states_something(text: str) -> bool:
     )
 
 
-def value_follows(terms: Sequence[str], value: str) -> set[str]:
-    """The word each place ``value`` stands follows (values and change marks left out): the
-    noun a value is given for ("port 9090", "Node 18")."""
-    return {
-        kept[-1]
-        for i, term in enumerate(terms)
-        if term == value
-        and (kept := [t for t in terms[:i] if not is_value(t) and t not in CHANGE_TERMS])
-    }
+def value_follows(wording: Wording, value: str) -> set[str]:
+    """The word each place ``value`` stands after (values, change marks and stop words left
+    out): the noun a value is given for ("port 9090", "Node 18"). Not across an "is": the word
+    before it is what the sentence is about ("attachments is 20 MB")."""
+    spaced, terms = wording.spaced, wording.distinct
+    follows = set()
+    for i, word in enumerate(spaced):
+        if word != value:
+            continue
+        for before in reversed(spaced[:i]):
+            if before in COPULAS:
+                break
+            if before in terms and not is_value(before) and before not in CHANGE_TERMS:
+                follows.add(before)
+                break
+    return follows
 
 
 def value_slot(terms: Sequence[str], value: str) -> set[str]:

@@ -106,6 +106,12 @@ def hit(content: str, similarity: float, memory_id: str = "m", scope: Scope = "p
         # its sentence, first in the newer's; "Docs" inside "Read the Docs").
         ("Our CI runs on Jenkins.", "CI was migrated to GitHub Actions.", "value"),
         ("Docs are hosted on Read the Docs.", "Docs moved to GitHub Pages.", "value"),
+        # The newer opens with what the older's value is said of across its "is".
+        (
+            "The max file size for attachments is 20 MB.",
+            "Attachments can now be up to 50 MB.",
+            "value",
+        ),
         # A number with its unit in place of a word.
         (
             "The search index is rebuilt every hour.",
@@ -200,6 +206,8 @@ def test_an_update_is_found_with_its_evidence(older: str, newer: str, evidence: 
         ),
         # The same subject, another attribute.
         ("The API listens on port 8080.", "The API times out after 30 seconds."),
+        # The newer opens with the noun the older's value is given for: another thing's port.
+        ("The admin dashboard runs on port 9090.", "We changed the port of the API to 4000."),
         # A name and a word in place of a word is another thing, not a number with its unit.
         ("We use Node 18 for the CI image.", "We use Node 18 for the backend."),
         (
