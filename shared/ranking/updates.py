@@ -159,22 +159,21 @@ def _shared_enough(newer: Wording, older: Wording, share: float) -> frozenset[st
     """The content words the two share, when they are ``share`` of the fewer either says
     besides its values (and the newer besides its change marks); None when they are not."""
     shared = newer.distinct & older.distinct
-    # What the newer says besides its new values and its change marks.
-    restated = newer.distinct - CHANGE_TERMS - (newer.values - older.values)
-    if restated and restated <= shared and newer.announces(older):
-        # It says nothing the older did not, but new values and that something changed ("Our
-        # CI runs on Jenkins." → "CI was migrated to GitHub Actions."): whatever the older
-        # reads as a name, what is restated is all the newer is about.
-        return shared
     said_new = newer.distinct - CHANGE_TERMS - newer.values
     said_old = older.distinct - older.values
     wording = min(len(said_new), len(said_old))
+    # The newer says nothing the older did not but its new values and change marks ("Our Python
+    # version is 3.10." → "We upgraded Python to 3.12."): what it restates is all it is about,
+    # where every word of one text is a name, or where it says that something changed, however
+    # the older reads its words ("Our CI runs on Jenkins." → "CI was migrated to GitHub
+    # Actions.", "CI" a name inside the older sentence only).
+    restated = newer.distinct - CHANGE_TERMS - (newer.values - older.values)
+    if restated and restated <= shared and (not wording or newer.announces(older)):
+        return shared
     if not wording:
         # Every word a name ("The CEO of Microsoft is Satya Nadella."): the names are the words.
         enough = len(shared) >= share * min(len(newer.distinct), len(older.distinct))
-        # Or the newer says nothing but the older's names and its new values ("Our Python
-        # version is 3.10." → "We upgraded Python to 3.12.").
-        return shared if enough or (restated and restated <= shared) else None
+        return shared if enough else None
     if len(shared - older.values) < share * wording:
         return None
     return shared
