@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, NamedTuple
 
 from shared.model.tokens import STOP_WORDS, indexed_form, terms
 
@@ -59,8 +59,51 @@ LIGHT_VERBS: Final = frozenset(
     for t in terms(verb)
 )
 # The verbs before which an English sentence names what it is about ("The native language of
-# Omar Haddad is …"): stop words, so read from ``Wording.spaced``.
-COPULAS: Final = frozenset({"is", "are", "was", "were"})
+# Omar Haddad is …", "The company retreat will be in …"): stop words, so read from
+# ``Wording.spaced``.
+COPULAS: Final = frozenset({"is", "are", "was", "were", "be"})
+
+
+class _ChangePhrase(NamedTuple):
+    """A phrase by which English says that something changed, read as the change mark that
+    says it in one word: "went up to $15" says what "increased to $15" does, and the "days" of
+    "these days" is no content of the fact. The pattern is tried only on a text that holds one
+    word of each cue (a set lookup, where a pattern costs a pass over a long message)."""
+
+    mark: str
+    cues: tuple[frozenset[str], ...]
+    pattern: re.Pattern[str]
+
+
+def _phrase(mark: str, cues: str, pattern: str) -> _ChangePhrase:
+    """``cues``: the words of each cue, "|" between a cue's words and a space between cues."""
+    sets = tuple(frozenset(cue.split("|")) for cue in cues.split())
+    return _ChangePhrase(mark, sets, re.compile(pattern, re.IGNORECASE))
+
+
+# A rise or a cut is one only towards a figure ("went up to the mountains" is a trip), and a
+# "from" or an "as of" says since when only before a time ("as of my training data", "photos
+# from this trip" say nothing changed).
+_TO_A_FIGURE: Final = r"(?= (?:to|by) [$€£]?\d)"
+_PERIODS: Final = "week|month|quarter|year|sprint|release|cycle|season|semester"
+_DATES: Final = (
+    "today|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february"
+    "|march|april|may|june|july|august|september|october|november|december"
+)
+_CHANGE_PHRASES: Final = (
+    _phrase("increased", "went|gone|goes|go up", rf"\b(?:went|gone|goes|go) up{_TO_A_FIGURE}"),
+    _phrase("decreased", "went|gone|goes|go down", rf"\b(?:went|gone|goes|go) down{_TO_A_FIGURE}"),
+    _phrase("reduced", "was|were|got|been cut", rf"\b(?:was|were|got|been) cut{_TO_A_FIGURE}"),
+    _phrase("postponed", "pushed back|out", r"\bpushed (?:back|out)\b"),
+    _phrase("nowadays", "these days", r"\bthese days\b"),
+    _phrase("now", "going forward", r"\bgoing forward\b"),
+    _phrase(
+        "since ",
+        f"from|starting|as this|next {_PERIODS}",
+        rf"\b(?:from|starting|as of) (?=(?:this|next) (?:{_PERIODS})\b)",
+    ),
+    _phrase("since ", f"starting|as {_DATES}", rf"\b(?:starting|as of) (?=(?:{_DATES})\b)"),
+)
 # Words by which a newer text says it adds to what was said: never an update.
 ADDITION_MARKS: Final = frozenset("also too another additionally additional besides".split())
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -98,12 +141,19 @@ class Wording:
     __slots__ = ("distinct", "lowered", "spaced", "terms", "values", "words")
 
     def __init__(self, text: str) -> None:
+        self._read_words(text)
+        said = text
+        for phrase in _CHANGE_PHRASES:
+            if all(not cue.isdisjoint(self.words) for cue in phrase.cues):
+                text = phrase.pattern.sub(phrase.mark, text)
+        if text != said:
+            self._read_words(text)
         found: list[str] = []
         spaced: list[str] = []
         named: set[str] = set()
         for match in _PIECE.finditer(text):
             piece = match.group()
-            term = _term_of(piece)
+            term = _term_of(piece) or _label_of(piece, text, match.start())
             if term is None:
                 word = piece.strip(".:/#@+~-").lower()
                 if word in STOP_WORDS:
@@ -117,6 +167,8 @@ class Wording:
         self.spaced: tuple[str, ...] = tuple(spaced)
         self.distinct = frozenset(self.terms)
         self.values = frozenset(t for t in self.distinct if t in named or is_value(t))
+
+    def _read_words(self, text: str) -> None:
         self.lowered = " ".join(text.replace("\u2019", "'").lower().split())
         self.words = frozenset(_WORD.findall(self.lowered))
 
@@ -153,6 +205,16 @@ def _term_of(piece: str) -> str | None:
     if not piece or piece.lower() in STOP_WORDS:
         return None
     return indexed_form(piece)
+
+
+def _label_of(piece: str, text: str, start: int) -> str | None:
+    """The term of a capital letter that labels something inside a sentence ("Hall D", "plan
+    B"), or None: lower-cased it is a stop word ("d" of "I'd"), but a room, an option or a
+    grade is a value that may change. "I" is the one capital letter that is a word."""
+    letter = piece.rstrip(".:/#@+~-")
+    if len(letter) != 1 or not letter.isupper() or letter == "I":
+        return None
+    return letter.lower() if _is_name(letter, text, start) else None
 
 
 def _is_name(piece: str, text: str, start: int) -> bool:

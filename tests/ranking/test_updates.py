@@ -8,6 +8,7 @@ import pytest
 from shared.model import Hit, Memory, Scope
 from shared.ranking import already_known
 from shared.ranking.updates import UpdateCheck, probable_update, probably_updated
+from shared.ranking.wording import Wording
 
 FILLER = (
     "I have been looking at the dashboards this morning and nothing else stands out. The team "
@@ -134,6 +135,28 @@ def hit(content: str, similarity: float, memory_id: str = "m", scope: Scope = "p
         (
             "Feature flags are managed in LaunchDarkly.",
             "We stopped using LaunchDarkly; feature flags live in Unleash.",
+            "value",
+        ),
+        # A change said in a phrase: "went up to", "these days", "starting next week".
+        ("The monthly plan costs $12.", "The monthly plan price went up to $15.", "value"),
+        (
+            "The nightly ETL job starts at 1 am.",
+            "The ETL job kicks off at 3 am these days.",
+            "value",
+        ),
+        (
+            "Our error budget is 0.1% per month.",
+            "The error budget is 0.5% from this quarter.",
+            "value",
+        ),
+        ("Standup happens at 9:30.", "Standup is at 10:00 starting next week.", "value"),
+        # A capital letter that labels a room is a value ("d" is a stop word lower-cased).
+        ("The conference talk is scheduled for Hall B.", "Our talk was moved to Hall D.", "value"),
+        # "will be in Lisbon": the retreat is what the sentence is about, not the noun the city
+        # is given for.
+        (
+            "The company retreat will be in Lisbon.",
+            "The retreat location changed to Porto.",
             "value",
         ),
         (
@@ -301,3 +324,32 @@ def test_an_update_that_reads_like_a_resend_is_not_already_known() -> None:
     old = hit("Releases are cut every two weeks.", 0.95)
     assert already_known("Releases are cut every week now.", [old]) is None
     assert already_known("Releases are cut every two weeks!", [old]) is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "says_a_change"),
+    [
+        ("The price went up to $15.", True),
+        ("Retention went down by 10%.", True),
+        ("We went up to the Rocky Mountains.", False),  # a trip, not a rise
+        ("The quota was cut to 10 GB.", True),
+        ("The release was pushed back to May.", True),
+        ("The ETL job runs at 3 am these days.", True),
+        ("Going forward, invoices go out on the 5th.", True),
+        ("As of March, billing runs on Stripe.", True),
+        ("Standup is at 10:00 starting next week.", True),
+        ("As of today the wiki is in Notion.", True),
+        ("As of my training data, the API was in beta.", False),  # a hedge, not a time
+        ("I have a lot of photos from this trip.", False),
+    ],
+)
+def test_a_change_said_in_a_phrase_is_read_as_its_one_word_mark(
+    text: str, says_a_change: bool
+) -> None:
+    assert Wording(text).announces(Wording("Nothing to add here.")) is says_a_change
+
+
+def test_a_capital_letter_inside_a_sentence_is_a_label_and_an_article_is_not() -> None:
+    assert "d" in Wording("Our talk was moved to Hall D.").values
+    assert not Wording("A new plan is ready.").values
+    assert not Wording("Then I said I was sure.").values
