@@ -56,6 +56,7 @@ from shared.ranking.wording import (
     Wording,
     content_terms,
     is_address,
+    is_figure,
     is_value,
     prose_sentences,
     states_something,
@@ -215,11 +216,19 @@ def _short_update(newer: Wording, older: Wording) -> Update | None:
     if slot is not None:
         return slot
     gone, came = older.values - newer.values, newer.values - older.values
-    if announced and gone and came:
+    if announced and _of_one_kind(gone, came):
         return Update(evidence="value", old=tuple(sorted(gone)), new=tuple(sorted(came)))
     if not announced and _value_stands(newer, older):
         return None  # what changed is what the sentence is about
     return _replaced_span(newer, older, announced=announced) or _denied(newer, older)
+
+
+def _of_one_kind(gone: frozenset[str], came: frozenset[str]) -> bool:
+    """Whether a value the older text lost and one the newer gained are of one kind: a figure
+    (a number, a day, a time) for a figure, a name (or an identifier) for a name. Opening hours
+    that become a provider's name are two attributes of one subject ("The support phone line
+    is open 9 to 5." / "Phone support is handled through Dialpad now.")."""
+    return any(is_figure(was) == is_figure(now) for was in gone for now in came)
 
 
 def _value_stands(newer: Wording, older: Wording) -> bool:

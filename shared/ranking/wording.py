@@ -238,6 +238,12 @@ def is_value(term: str) -> bool:
     )
 
 
+def is_figure(term: str) -> bool:
+    """Whether a value is a figure (a number, a number word, a day, a month, a time), as
+    opposed to a name or an identifier (``S3``, ``us-east-1``, a host name)."""
+    return term[:1].isdigit() or term in _NUMBER_WORDS or term in _CALENDAR
+
+
 def is_address(term: str) -> bool:
     """Whether a term is where something is reached (a host name, a URL, an e-mail address):
     a value a place holds, which may change, not a name for the thing a sentence is about."""

@@ -150,6 +150,11 @@ def hit(content: str, similarity: float, memory_id: str = "m", scope: Scope = "p
             "value",
         ),
         ("Standup happens at 9:30.", "Standup is at 10:00 starting next week.", "value"),
+        (
+            "Our phone support runs on Aircall.",
+            "Phone support is handled through Dialpad as of this month.",
+            "value",
+        ),
         # A capital letter that labels a room is a value ("d" is a stop word lower-cased).
         ("The conference talk is scheduled for Hall B.", "Our talk was moved to Hall D.", "value"),
         # "will be in Lisbon": the retreat is what the sentence is about, not the noun the city
@@ -254,6 +259,11 @@ def test_an_update_is_found_with_its_evidence(older: str, newer: str, evidence: 
         ("Which port does the API listen on?", "The API listens on port 9090 now."),
         ("Ravi: Is the standup still on Monday?", "Ravi: The standup moved to Wednesday."),
         ("The API listens on port 8080.", "Does the API listen on port 9090 now?"),
+        # Hours that become a provider's name: another attribute of the same subject.
+        (
+            "The support phone line is open 9 to 5.",
+            "Phone support is handled through Dialpad as of this month.",
+        ),
         # A second value beside the first, not instead of it.
         ("Anna likes tea.", "Anna likes coffee too."),
         ("The API listens on port 8080.", "The API listens on port 9090 as well."),
