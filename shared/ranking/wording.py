@@ -71,14 +71,16 @@ class _ChangePhrase(NamedTuple):
     word of each cue (a set lookup, where a pattern costs a pass over a long message)."""
 
     mark: str
-    cues: tuple[frozenset[str], ...]
+    first_cue: frozenset[str]
+    other_cues: tuple[frozenset[str], ...]
     pattern: re.Pattern[str]
 
 
 def _phrase(mark: str, cues: str, pattern: str) -> _ChangePhrase:
-    """``cues``: the words of each cue, "|" between a cue's words and a space between cues."""
-    sets = tuple(frozenset(cue.split("|")) for cue in cues.split())
-    return _ChangePhrase(mark, sets, re.compile(pattern, re.IGNORECASE))
+    """``cues``: the words of each cue, "|" between a cue's words and a space between cues;
+    the first cue is the one most texts lack, since most texts are read no further."""
+    first, *others = (frozenset(cue.split("|")) for cue in cues.split())
+    return _ChangePhrase(mark, first, tuple(others), re.compile(pattern, re.IGNORECASE))
 
 
 # A rise or a cut is one only towards a figure ("went up to the mountains" is a trip), and a
@@ -91,18 +93,18 @@ _DATES: Final = (
     "|march|april|may|june|july|august|september|october|november|december"
 )
 _CHANGE_PHRASES: Final = (
-    _phrase("increased", "went|gone|goes|go up", rf"\b(?:went|gone|goes|go) up{_TO_A_FIGURE}"),
-    _phrase("decreased", "went|gone|goes|go down", rf"\b(?:went|gone|goes|go) down{_TO_A_FIGURE}"),
-    _phrase("reduced", "was|were|got|been cut", rf"\b(?:was|were|got|been) cut{_TO_A_FIGURE}"),
+    _phrase("increased", "up went|gone|goes|go", rf"\b(?:went|gone|goes|go) up{_TO_A_FIGURE}"),
+    _phrase("decreased", "down went|gone|goes|go", rf"\b(?:went|gone|goes|go) down{_TO_A_FIGURE}"),
+    _phrase("reduced", "cut was|were|got|been", rf"\b(?:was|were|got|been) cut{_TO_A_FIGURE}"),
     _phrase("postponed", "pushed back|out", r"\bpushed (?:back|out)\b"),
     _phrase("nowadays", "these days", r"\bthese days\b"),
-    _phrase("now", "going forward", r"\bgoing forward\b"),
+    _phrase("now", "forward going", r"\bgoing forward\b"),
     _phrase(
         "since ",
-        f"from|starting|as this|next {_PERIODS}",
+        f"{_PERIODS} this|next from|starting|as",
         rf"\b(?:from|starting|as of) (?=(?:this|next) (?:{_PERIODS})\b)",
     ),
-    _phrase("since ", f"starting|as {_DATES}", rf"\b(?:starting|as of) (?=(?:{_DATES})\b)"),
+    _phrase("since ", f"{_DATES} starting|as", rf"\b(?:starting|as of) (?=(?:{_DATES})\b)"),
 )
 # Words by which a newer text says it adds to what was said: never an update.
 ADDITION_MARKS: Final = frozenset("also too another additionally additional besides".split())
@@ -144,7 +146,9 @@ class Wording:
         self._read_words(text)
         said = text
         for phrase in _CHANGE_PHRASES:
-            if all(not cue.isdisjoint(self.words) for cue in phrase.cues):
+            if phrase.first_cue.isdisjoint(self.words):
+                continue  # most texts: one lookup, no more
+            if all(not cue.isdisjoint(self.words) for cue in phrase.other_cues):
                 text = phrase.pattern.sub(phrase.mark, text)
         if text != said:
             self._read_words(text)
@@ -153,7 +157,9 @@ class Wording:
         named: set[str] = set()
         for match in _PIECE.finditer(text):
             piece = match.group()
-            term = _term_of(piece) or _label_of(piece, text, match.start())
+            term = _term_of(piece)
+            if term is None and len(piece) <= 2 and piece[0].isupper():
+                term = _label_of(piece, text, match.start())
             if term is None:
                 word = piece.strip(".:/#@+~-").lower()
                 if word in STOP_WORDS:
