@@ -144,14 +144,14 @@ class Wording:
 
     def __init__(self, text: str) -> None:
         self._read_words(text)
-        said = text
+        written = text
         for phrase in _CHANGE_PHRASES:
             if phrase.first_cue.isdisjoint(self.words):
                 continue  # most texts: one lookup, no more
             if all(not cue.isdisjoint(self.words) for cue in phrase.other_cues):
                 text = phrase.pattern.sub(phrase.mark, text)
-        if text != said:
-            self._read_words(text)
+        if text != written:
+            self._read_words(text)  # the marks the phrases were read as
         found: list[str] = []
         spaced: list[str] = []
         named: set[str] = set()
