@@ -13,11 +13,14 @@ share a sentence pattern, but what changed is who the sentence is about. The rul
 2. **A value changed, in place.** A number, a number word, a day, a month, a version or an
    identifier that one text holds and the other does not, standing among words both hold (its
    *slot*: "port 8080" and "port 9090"); or, in a short text, one run of words replaced after
-   its first words ("with webpack" → "with vite"); or a negation added or taken away where
-   little else changed ("goes to Datadog" → "no longer goes to Datadog").
+   its first words ("with webpack" → "with vite"); or, where the newer text says it changed,
+   a value lost for one of its kind gained (a figure for a figure, a name for a name: hours
+   that become a provider's name are another attribute); or a negation added or taken away
+   where little else changed ("goes to Datadog" → "no longer goes to Datadog").
 3. **Not another subject** (``shared.ranking.same_subject``). In a short text, a change that takes
    in its first content word (the subject, as English puts it first) is another fact of the same
-   pattern, unless the newer text says it changed ("now", "since", "moved", "switched", …); so is a
+   pattern, unless the newer text says it changed ("now", "since", "moved", "switched", …, or a
+   phrase read as one of them: "went up to $15", "these days", "starting next week"); so is a
    text that changes two separate places of the sentence (the service *and* its port, or a name and
    the value after its "is"), and, announced or not, one that names before its first "is" someone
    the other does not ("The native language of Omar Haddad is Thai." / "… of Lucia Romero is
