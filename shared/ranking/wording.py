@@ -236,12 +236,9 @@ def _is_name(piece: str, text: str, start: int) -> bool:
 
 
 def is_value(term: str) -> bool:
-    return (
-        term in _NUMBER_WORDS
-        or term in _CALENDAR
-        or _VALUE_MARK.search(term) is not None
-        or term.startswith("-")
-    )
+    """Whether a term is a value whatever its case: a figure, or an identifier (a digit or an
+    identifier character in it, or a command-line flag)."""
+    return is_figure(term) or _VALUE_MARK.search(term) is not None or term.startswith("-")
 
 
 def is_figure(term: str) -> bool:
