@@ -55,15 +55,19 @@ from shared.model.tokens import indexed_form, is_name
 from shared.ranking.same_subject import MAX_SLOT_TERMS, change_sites, same_subject
 from shared.ranking.wording import (
     CHANGE_TERMS,
+    FACT_TERMS,
     NEGATIONS,
     Wording,
     content_terms,
     is_address,
     is_figure,
+    is_one_sentence,
     is_value,
     prose_sentences,
     states_something,
     unaddressed,
+    value_follows,
+    value_kind,
     value_slot,
 )
 
@@ -92,11 +96,24 @@ _DROPPING: Final = (
     "moved away from",
     "got rid of",
 )
-_DROPPED_AS: Final = ("dropped", "retired", "removed", "replaced", "deprecated", "decommissioned")
-_DROPPED_WORDS: Final = frozenset(_DROPPING + _DROPPED_AS)
+_DROPPED_AS: Final = (
+    "dropped",
+    "retired",
+    "removed",
+    "replaced",
+    "deprecated",
+    "decommissioned",
+    "gone",
+    "out",
+)
+# A correction names what it corrects after a comma: "… is 2 seconds, not 5", "… go to
+# #ops-pager, not #alerts-prod".
+_CORRECTED: Final = ", not "
+_DROPPED_WORDS: Final = frozenset(_DROPPING + tuple(f" {word}" for word in _DROPPED_AS))
 _DROPPED: Final = (
-    re.compile(rf"\b(?:{'|'.join(_DROPPING)}) (?:the |our )?([\w.\-/]+)"),
-    re.compile(rf"\b([\w.\-/]+) (?:was|is|has been|got) (?:{'|'.join(_DROPPED_AS)})\b"),
+    re.compile(rf"\b(?:{'|'.join(_DROPPING)}) (?:the |our )?([\w.\-/#@]+)"),
+    re.compile(rf"([\w.\-/#@]+) (?:was|is|are|has been|got) (?:{'|'.join(_DROPPED_AS)})\b"),
+    re.compile(rf"{_CORRECTED}(?:the |our )?([\w.\-/#@]+)"),
 )
 
 
@@ -133,7 +150,10 @@ class UpdateCheck:
         if not newer.distinct or not older.distinct or newer.adds_to(older):
             return None
         if not (newer.long or older.long):
-            return _short_update(newer, older)
+            found = _short_update(newer, older)
+            if found is None and _one_fact(self._text, newer) and _one_fact(old, older):
+                found = _announced_swap(newer, older)
+            return found
         if not long_texts_share(newer, older):
             return None
         if self._sentences is None:
@@ -226,6 +246,42 @@ def _short_update(newer: Wording, older: Wording) -> Update | None:
     return _replaced_span(newer, older, announced=announced) or _denied(newer, older)
 
 
+def _one_fact(text: str, wording: Wording) -> bool:
+    """A fact told in one sentence of a few words (``FACT_TERMS``): what a note of a change
+    restates in other words. A chat turn says more, and its "since we last spoke" or "now"
+    announces nothing of the fact it shares a word with."""
+    return len(wording.distinct) <= FACT_TERMS and is_one_sentence(text)
+
+
+def _announced_swap(newer: Wording, older: Wording) -> Update | None:
+    """Between two short texts that share few words: the newer says that something changed (or
+    reports an action done: "raised the coverage gate to 80"), keeps a plain word of the older
+    ("coverage"), and gives a value of the kind the older loses ("70%" → "80")."""
+    action = newer.reported_action()
+    if action is None and not newer.announces(older):
+        return None
+    gone, came = older.values - newer.values, newer.values - older.values
+    # One kind as finely as words tell it: "the Friday before each release" and "the 4.2
+    # hotfix" are both figures, but a day is no version.
+    if not {value_kind(v) for v in gone} & {value_kind(v) for v in came}:
+        return None
+    # The subject must be kept: not the noun a value is given for ("port 3000" after "Port 9090
+    # is where the auth proxy …"), nor the verb that reports the action ("We scheduled the
+    # security audit for May 20." after "We scheduled the beta launch for October 30.").
+    labels = {w for v in gone for w in value_follows(older, v)}
+    labels |= {w for v in came for w in value_follows(newer, v)}
+    kept = newer.distinct & older.distinct - newer.values - older.values - CHANGE_TERMS - labels
+    kept -= {action}
+    # What the older text is about must be said again: "We raised the retries of the email
+    # sender to 5." keeps the retries of "The webhook dispatcher retries a failed call four
+    # times.", not the dispatcher.
+    if not kept or older.subject() not in newer.distinct:
+        return None
+    if not same_subject(newer, older, announced=True):
+        return None
+    return Update(evidence="value", old=tuple(sorted(gone)), new=tuple(sorted(came)))
+
+
 def _of_one_kind(gone: frozenset[str], came: frozenset[str]) -> bool:
     """Whether a value the older text lost and one the newer gained are of one kind: a figure
     (a number, a day, a time) for a figure, a name (or an identifier) for a name. Opening hours
@@ -294,13 +350,13 @@ def _left_value(newer: Wording, older: Wording) -> Update | None:
             was = indexed_form(match.group(1))
             if was in older.distinct and was not in CHANGE_TERMS:
                 return Update(evidence="value", old=(was,), new=())
-    if not any(word in lowered for word in _DROPPED_WORDS):
+    if _CORRECTED not in lowered and not any(word in lowered for word in _DROPPED_WORDS):
         return None
     for pattern in _DROPPED:
         for match in pattern.finditer(lowered):
             # Read lower-cased, a name loses its capitals: "sqlalchemy" is the older text's
             # value, though the term read from "SQLAlchemy" is not this word's stem.
-            word = match.group(1).rstrip(".-/")
+            word = match.group(1).rstrip(".-/").lstrip("#@")
             was = word if word in older.values else indexed_form(word)
             if was in older.values:
                 return Update(evidence="value", old=(was,), new=())

@@ -47,7 +47,7 @@ CHANGE_MARKS: Final = frozenset(
     reassigned raised lowered increased decreased reduced dropped rewrote rewrite rewritten
     retired deprecated replaced bumped scaled turned actually correction corrected relocated
     shortened extended lengthened doubled halved postponed rescheduled rebuilt
-    redesigned reworked swapped reverted nowadays
+    redesigned reworked swapped reverted nowadays ditched abandoned consolidated
     """.split()
 )
 # The same marks as the content terms spell them (stemmed: "since" is "sinc").
@@ -108,6 +108,10 @@ _CHANGE_PHRASES: Final = (
 )
 # Words by which a newer text says it adds to what was said: never an update.
 ADDITION_MARKS: Final = frozenset("also too another additionally additional besides".split())
+# Verbs in the past tense that report something added or made, not something changed.
+ADDITION_VERBS: Final = frozenset("added created introduced included enabled started".split())
+# Who a note of something done may open with before its verb.
+_REPORTERS: Final = frozenset("we i i've we've just finally".split())
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+|\n+")
 # Words after which a capitalised name is the one spoken to ("Hey Mel!", "thank you Priya").
 _GREETINGS: Final = (
@@ -128,10 +132,17 @@ _PIECE: Final = re.compile(r"[\w.\-/:#@+~']+")
 _VALUE_MARK: Final = re.compile(r"[\d_./:#@+~]")
 _NON_WORD: Final = re.compile(r"[\W_]+")
 _WORD: Final = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
+_POSSESSIVE_ENDS: Final = ("'s", "\u2019s")
+# What a channel or a handle opens with ("#ops-pager", "@platform-team"): it names one place,
+# a value that may change, however it is cased.
+_HANDLE_MARKS: Final = "#@"
 
 
 # A text is long past this many content words: it is read sentence by sentence.
 LONG_TERMS: Final = 24
+# The most content words of a fact told in a sentence or so ("standup is 9:30 every day"), as
+# opposed to a chat turn, which says more around what it shares with another text.
+FACT_TERMS: Final = 12
 
 
 class Wording:
@@ -167,7 +178,7 @@ class Wording:
                 continue
             found.append(term)
             spaced.append(term)
-            if _is_name(piece, text, match.start()):
+            if _is_name(piece, text, match.start()) or piece[:1] in _HANDLE_MARKS:
                 named.add(term)
         self.terms: tuple[str, ...] = tuple(found)
         self.spaced: tuple[str, ...] = tuple(spaced)
@@ -192,6 +203,26 @@ class Wording:
         """Whether this text says that something changed, where ``older`` did not."""
         return bool(self.words & CHANGE_MARKS - older.words)
 
+    def reported_action(self) -> str | None:
+        """The term of the past-tense verb the text opens on, after its subject pronoun at most
+        ("bumped all services to node 20", "We resized the node group to m6i.xlarge"): a note of
+        something done to what it names, which is a change. None for any other opening, and
+        for a verb that reports something added or made ("added", "created")."""
+        words = self.lowered.split(maxsplit=2)
+        if words and words[0] in _REPORTERS:
+            words = words[1:]
+        if not words:
+            return None
+        opening = words[0].strip(".,;:!")
+        if (
+            len(opening) <= 4
+            or not opening.endswith("ed")
+            or opening in STOP_WORDS
+            or opening in ADDITION_VERBS
+        ):
+            return None
+        return _term_of(opening)
+
     def adds_to(self, older: Wording) -> bool:
         """Whether this text says it adds to what was said ("also", "as well")."""
         return bool(self.words & ADDITION_MARKS - older.words) or (
@@ -210,6 +241,12 @@ def _term_of(piece: str) -> str | None:
     piece = flag.lstrip(".:/#@+~")
     if not piece or piece.lower() in STOP_WORDS:
         return None
+    if piece[:1].isupper() and piece[-2:] in _POSSESSIVE_ENDS:
+        # A name's possessive names its owner ("Ledgerly's backend" is Ledgerly's), as the
+        # keyword leg reads it; a contraction ("Let's", "It's") is a stop word, seen above.
+        # Lower-cased, "the patient's" or "support's" in a chat turn links more small talk
+        # than it finds revisions (docs/calibration.md).
+        piece = piece[:-2]
     return indexed_form(piece)
 
 
@@ -247,6 +284,14 @@ def is_figure(term: str) -> bool:
     return term[:1].isdigit() or term in _NUMBER_WORDS or term in _CALENDAR
 
 
+def value_kind(term: str) -> str:
+    """A value's kind, finer than ``is_figure``: a day or a month, another figure (a number, a
+    time), or a name (an identifier included)."""
+    if term in _CALENDAR:
+        return "calendar"
+    return "figure" if is_figure(term) else "name"
+
+
 def is_address(term: str) -> bool:
     """Whether a term is where something is reached (a host name, a URL, an e-mail address):
     a value a place holds, which may change, not a name for the thing a sentence is about."""
@@ -267,6 +312,11 @@ def content_terms(text: str) -> frozenset[str]:
     are names or values: a first, cheap look at what two texts share (every rule needs one term
     in common). Terms, not words: "Errors are tracked" and "Our error tracker" share "error"."""
     return frozenset(term for piece in _PIECE.findall(text) if (term := _term_of(piece)))
+
+
+def is_one_sentence(text: str) -> bool:
+    """Whether ``text`` is a single sentence (a clause after a comma or a semicolon included)."""
+    return sum(1 for sentence in _SENTENCE_END.split(text.strip()) if sentence) == 1
 
 
 def prose_sentences(text: str) -> list[str]:
