@@ -283,7 +283,14 @@ def rank(
     names_held = [query_names_held(c) for c in keeping]
     values = scores.tolist()
     ranked = names_first(values, names_held)
-    order = newer_first(ranked[:limit], memories, own, names_held, band=REVISION_BAND * floor)
+    order = newer_first(
+        ranked[:limit],
+        memories,
+        own,
+        names_held,
+        band=REVISION_BAND * floor,
+        matched=[frozenset(_matched(c)) for c in keeping],
+    )
     if links:
         placed = set(order)
         rest = [i for i in ranked if i not in placed]

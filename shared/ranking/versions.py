@@ -21,7 +21,7 @@ from typing import Final
 from shared.model import Memory
 from shared.model.tokens import STOP_WORDS
 from shared.ranking.dedup import DEDUP_MIN_WORD_OVERLAP
-from shared.ranking.wording import Wording, word_set
+from shared.ranking.wording import ADDITION_MARKS, FACT_TERMS, Wording, word_set
 
 # Content words (stop words left out) a revision with a changed value shares with what it
 # revises: most corrections reach it, few unrelated facts do (docs/calibration.md).
@@ -106,6 +106,7 @@ def newer_first(
     *,
     band: float,
     reach: int = REVISION_REACH,
+    matched: Sequence[frozenset[str]] | None = None,
 ) -> list[int]:
     """Among the results, move each memory ahead of an older one on the same subject when it is
     nearly as relevant (its score at most ``band`` below) and holds as many of the query's
@@ -138,8 +139,20 @@ def newer_first(
                 continue
             if names_held[i] < names_held[older] or scores[i] < scores[older] - band:
                 continue
+            if _adds(words(i), words(older)):
+                continue  # "There's also a second staging box …" adds, revises nothing
             if _same_subject(words(i), words(older)) or (
-                _same_content(words(i), words(older)) and values(i) != values(older)
+                (
+                    _same_content(words(i), words(older))
+                    or (
+                        matched is not None
+                        and matched[i]
+                        and matched[i] == matched[older]
+                        and _a_fact(words(i))
+                        and _a_fact(words(older))
+                    )
+                )
+                and values(i) != values(older)
             ):
                 position = j
         placed.insert(position, i)
@@ -154,6 +167,19 @@ def _words(content: str) -> frozenset[str]:
 @functools.lru_cache(maxsize=_READ_MEMORIES)
 def _values(content: str) -> frozenset[str]:
     return Wording(content).values
+
+
+def _a_fact(words: frozenset[str]) -> bool:
+    """Words of a fact told in a sentence or so (``FACT_TERMS``, stop words left out), not a
+    chat turn: between two facts, holding the same words of the question is holding the same
+    subject; a later turn with them is as often another moment of the conversation."""
+    return len(words - STOP_WORDS) <= FACT_TERMS
+
+
+def _adds(newer: frozenset[str], older: frozenset[str]) -> bool:
+    """A fact that says it adds ("also", "another"); in a longer text such a word belongs to
+    one of its sentences, not to what it says of the subject."""
+    return _a_fact(newer) and bool(ADDITION_MARKS & newer - older)
 
 
 def _same_subject(a: frozenset[str], b: frozenset[str]) -> bool:

@@ -347,6 +347,48 @@ def test_a_loosely_related_newer_memory_with_the_same_facts_keeps_its_place() ->
     assert ids(ranked([old, new])) == ["old", "new"]
 
 
+def _asked(*matched: tuple[str, tuple[str, ...]]) -> KeywordResult:
+    """The keyword leg's hits, the same score each, holding the question's ``matched`` terms."""
+    hits = tuple(
+        KeywordHit(memory_id=memory_id, score=2.0, matched=terms, all_rare=False, coverage=0.5)
+        for memory_id, terms in matched
+    )
+    return KeywordResult(hits=hits, spread=1.0, documents=20)
+
+
+def test_a_reworded_fact_holding_the_same_words_of_the_question_goes_first() -> None:
+    # Few words in common, no value the word rules pair up: what ties the two together is that
+    # the question finds the same of its words in both.
+    old = hit("old", 0.80, age_days=20, content="Background jobs in Harbor go through RabbitMQ.")
+    new = hit("new", 0.77, age_days=1, content="Harbor's job queue runs on Amazon SQS.")
+    both = _asked(("old", ("harbor", "job")), ("new", ("harbor", "job")))
+    assert ids(ranked([old, new], keyword=both)) == ["new", "old"]
+    # The newer holds fewer of the question's words: it may be about something else.
+    fewer = _asked(("old", ("harbor", "job")), ("new", ("harbor",)))
+    assert ids(ranked([old, new], keyword=fewer)) == ["old", "new"]
+
+
+def test_chat_turns_holding_the_same_words_of_the_question_keep_their_order() -> None:
+    """A turn says more than a fact; a later one with the question's words is as often another
+    moment of the conversation."""
+    old = hit(
+        "old",
+        0.80,
+        age_days=20,
+        content="Caroline: I went to a support group yesterday and it was so powerful, the "
+        "stories people shared really moved me and made me feel brave.",
+    )
+    new = hit(
+        "new",
+        0.77,
+        age_days=1,
+        content="Caroline: Thanks, Melanie! The support group keeps growing and we plan a "
+        "march next month with posters, music and a picnic afterwards.",
+    )
+    both = _asked(("old", ("support", "group")), ("new", ("support", "group")))
+    assert ids(ranked([old, new], keyword=both)) == ["old", "new"]
+
+
 def test_a_strong_keyword_hit_under_the_floor_is_returned_with_its_words() -> None:
     under = hit("under", 0.05)
     found = KeywordHit(
