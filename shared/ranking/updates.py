@@ -129,7 +129,7 @@ class Update(msgspec.Struct, frozen=True, kw_only=True):
 class UpdateCheck:
     """One newer text, read once, checked against any number of older ones."""
 
-    __slots__ = ("_newer", "_sentences", "_states", "_terms", "_text")
+    __slots__ = ("_newer", "_one_fact", "_sentences", "_states", "_terms", "_text")
 
     def __init__(self, new: str) -> None:
         new = unaddressed(new)
@@ -138,6 +138,7 @@ class UpdateCheck:
         self._sentences: list[Wording] | None = None
         self._terms = content_terms(new)
         self._states = states_something(new)
+        self._one_fact = _one_fact(new, self._newer)
 
     def of(self, old: str) -> Update | None:
         """The evidence that this text updates ``old`` (see the module docstring), or None."""
@@ -151,7 +152,7 @@ class UpdateCheck:
             return None
         if not (newer.long or older.long):
             found = _short_update(newer, older)
-            if found is None and _one_fact(self._text, newer) and _one_fact(old, older):
+            if found is None and self._one_fact and _one_fact(old, older):
                 found = _announced_swap(newer, older)
             return found
         if not long_texts_share(newer, older):
@@ -265,6 +266,11 @@ def _announced_swap(newer: Wording, older: Wording) -> Update | None:
     # hotfix" are both figures, but a day is no version.
     if not {value_kind(v) for v in gone} & {value_kind(v) for v in came}:
         return None
+    # What the older text is about must be said again: "We raised the retries of the email
+    # sender to 5." keeps the retries of "The webhook dispatcher retries a failed call four
+    # times.", not the dispatcher.
+    if older.subject() not in newer.distinct:
+        return None
     # The subject must be kept: not the noun a value is given for ("port 3000" after "Port 9090
     # is where the auth proxy …"), nor the verb that reports the action ("We scheduled the
     # security audit for May 20." after "We scheduled the beta launch for October 30.").
@@ -272,12 +278,7 @@ def _announced_swap(newer: Wording, older: Wording) -> Update | None:
     labels |= {w for v in came for w in value_follows(newer, v)}
     kept = newer.distinct & older.distinct - newer.values - older.values - CHANGE_TERMS - labels
     kept -= {action}
-    # What the older text is about must be said again: "We raised the retries of the email
-    # sender to 5." keeps the retries of "The webhook dispatcher retries a failed call four
-    # times.", not the dispatcher.
-    if not kept or older.subject() not in newer.distinct:
-        return None
-    if not same_subject(newer, older, announced=True):
+    if not kept or not same_subject(newer, older, announced=True):
         return None
     return Update(evidence="value", old=tuple(sorted(gone)), new=tuple(sorted(came)))
 
