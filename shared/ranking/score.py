@@ -283,18 +283,9 @@ def rank(
     names_held = [query_names_held(c) for c in keeping]
     values = scores.tolist()
     ranked = names_first(values, names_held)
-    order = newer_first(
-        ranked[:limit],
-        memories,
-        own,
-        names_held,
-        band=REVISION_BAND * floor,
-        matched=[frozenset(_matched(c)) for c in keeping],
+    order = _versions_placed(
+        ranked, keeping, own, names_held, links, limit=limit, band=REVISION_BAND * floor
     )
-    if links:
-        placed = set(order)
-        rest = [i for i in ranked if i not in placed]
-        order = linked_first([*order, *rest], [m.id for m in memories], links, limit=limit)
     results = _confidences(
         [keeping[i] for i in order],
         [values[i] for i in order],
@@ -311,6 +302,29 @@ def rank(
         confidence=confidence_of(results),
         top_score=max(values, default=0.0),
     )
+
+
+def _versions_placed(
+    ranked: list[int],
+    keeping: Sequence[Candidate],
+    own: Sequence[float],
+    names_held: Sequence[int],
+    links: Mapping[str, Sequence[str]],
+    *,
+    limit: int,
+    band: float,
+) -> list[int]:
+    """The first ``limit`` of ``ranked`` (positions into ``keeping``) with a newer memory on the
+    same subject ahead of an older one when nearly as relevant (``newer_first``), then each
+    memory a link names as older directly below its newer version (``linked_first``)."""
+    memories = [c.memory for c in keeping if c.memory is not None]
+    matched = [frozenset(_matched(c)) for c in keeping]
+    order = newer_first(ranked[:limit], memories, own, names_held, band=band, matched=matched)
+    if not links:
+        return order
+    placed = set(order)
+    rest = [i for i in ranked if i not in placed]
+    return linked_first([*order, *rest], [m.id for m in memories], links, limit=limit)
 
 
 def _with_newer_versions(

@@ -44,14 +44,14 @@ The figures behind the thresholds are in docs/calibration.md (bench/supersede_pa
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Final, Literal
 
 import msgspec
 
 from shared.model import Hit, Scope
-from shared.model.tokens import indexed_form, is_name
+from shared.model.tokens import is_name
+from shared.ranking.left_values import left_value
 from shared.ranking.same_subject import MAX_SLOT_TERMS, change_sites, same_subject
 from shared.ranking.wording import (
     CHANGE_TERMS,
@@ -76,45 +76,6 @@ MIN_SHARED: Final = 0.5
 MIN_SHARED_LONG: Final = 0.25
 
 Evidence = Literal["value", "replaced", "negation"]
-
-# The value a newer text says it left: "from X to", "from X and Y to".
-_FROM_TO: Final = re.compile(r"\bfrom ([\w.\-/]+)(?: (?:and|or) [\w.\-/]+)? to\b")
-# The name a newer text says it dropped: "dropped X", "stopped using X", "instead of X", "X was
-# retired". Only a value the older text names (a name, a version, an identifier) counts: the
-# verbs also stand alone ("she retired a long time ago"). Each word list is written once; the
-# patterns and the substring test that skips them are made from it.
-_DROPPING: Final = (
-    "dropped",
-    "replaced",
-    "retired",
-    "removed",
-    "ditched",
-    "abandoned",
-    "instead of",
-    "stopped using",
-    "moved off",
-    "moved away from",
-    "got rid of",
-)
-_DROPPED_AS: Final = (
-    "dropped",
-    "retired",
-    "removed",
-    "replaced",
-    "deprecated",
-    "decommissioned",
-    "gone",
-    "out",
-)
-# A correction names what it corrects after a comma: "… is 2 seconds, not 5", "… go to
-# #ops-pager, not #alerts-prod".
-_CORRECTED: Final = ", not "
-_DROPPED_WORDS: Final = frozenset(_DROPPING + tuple(f" {word}" for word in _DROPPED_AS))
-_DROPPED: Final = (
-    re.compile(rf"\b(?:{'|'.join(_DROPPING)}) (?:the |our )?([\w.\-/#@]+)"),
-    re.compile(rf"([\w.\-/#@]+) (?:was|is|are|has been|got) (?:{'|'.join(_DROPPED_AS)})\b"),
-    re.compile(rf"{_CORRECTED}(?:the |our )?([\w.\-/#@]+)"),
-)
 
 
 class Update(msgspec.Struct, frozen=True, kw_only=True):
@@ -227,9 +188,11 @@ def _short_update(newer: Wording, older: Wording) -> Update | None:
         return _negation(newer, older)
     # "… from <what the older text says> to …", "dropped <it>" announce the change itself, and
     # may reword everything else: only the subject must be the same.
-    left = _left_value(newer, older)
+    left = left_value(newer, older)
     if left is not None:
-        return left if same_subject(newer, older, announced=True) else None
+        if not same_subject(newer, older, announced=True):
+            return None
+        return Update(evidence="value", old=(left,), new=())
     shared = _shared_enough(newer, older, MIN_SHARED)
     if shared is None:
         return None
@@ -337,30 +300,6 @@ def _changed_slot(
     for value, around in context_new.items():
         if around and not gone:
             return Update(evidence="value", old=(), new=(value,))
-    return None
-
-
-def _left_value(newer: Wording, older: Wording) -> Update | None:
-    """The newer text says it left what the older one says ("we switched the frontend from
-    Axios to fetch", "migrated the tests from Mocha and Chai to Vitest", "we dropped SQLAlchemy
-    and use plain asyncpg queries", "Jenkins was retired")."""
-    lowered = newer.lowered
-    # A substring test first: the patterns open on alternatives tried at every place of the text.
-    if "from " in lowered:
-        for match in _FROM_TO.finditer(lowered):
-            was = indexed_form(match.group(1))
-            if was in older.distinct and was not in CHANGE_TERMS:
-                return Update(evidence="value", old=(was,), new=())
-    if _CORRECTED not in lowered and not any(word in lowered for word in _DROPPED_WORDS):
-        return None
-    for pattern in _DROPPED:
-        for match in pattern.finditer(lowered):
-            # Read lower-cased, a name loses its capitals: "sqlalchemy" is the older text's
-            # value, though the term read from "SQLAlchemy" is not this word's stem.
-            word = match.group(1).rstrip(".-/").lstrip("#@")
-            was = word if word in older.values else indexed_form(word)
-            if was in older.values:
-                return Update(evidence="value", old=(was,), new=())
     return None
 
 

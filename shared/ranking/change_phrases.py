@@ -1,0 +1,63 @@
+"""Phrases by which English says that something changed, read as the one-word change mark
+that says it (``shared.ranking.wording``): "went up to $15" says what "increased to $15" does,
+"these days" what "nowadays" does (pure)."""
+
+from __future__ import annotations
+
+import re
+from typing import Final, NamedTuple
+
+
+class _ChangePhrase(NamedTuple):
+    """A phrase by which English says that something changed, read as the change mark that
+    says it in one word: "went up to $15" says what "increased to $15" does, and the "days" of
+    "these days" is no content of the fact. The pattern is tried only on a text that holds one
+    word of each cue (a set lookup, where a pattern costs a pass over a long message)."""
+
+    mark: str
+    first_cue: frozenset[str]
+    other_cues: tuple[frozenset[str], ...]
+    pattern: re.Pattern[str]
+
+
+def _phrase(mark: str, cues: str, pattern: str) -> _ChangePhrase:
+    """``cues``: the words of each cue, "|" between a cue's words and a space between cues;
+    the first cue is the one most texts lack, since most texts are read no further."""
+    first, *others = (frozenset(cue.split("|")) for cue in cues.split())
+    return _ChangePhrase(mark, first, tuple(others), re.compile(pattern, re.IGNORECASE))
+
+
+# A rise or a cut is one only towards a figure ("went up to the mountains" is a trip), and a
+# "from" or an "as of" says since when only before a time ("as of my training data", "photos
+# from this trip" say nothing changed).
+_TO_A_FIGURE: Final = r"(?= (?:to|by) [$€£]?\d)"
+_PERIODS: Final = "week|month|quarter|year|sprint|release|cycle|season|semester"
+_DATES: Final = (
+    "today|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february"
+    "|march|april|may|june|july|august|september|october|november|december"
+)
+_CHANGE_PHRASES: Final = (
+    _phrase("increased", "up went|gone|goes|go", rf"\b(?:went|gone|goes|go) up{_TO_A_FIGURE}"),
+    _phrase("decreased", "down went|gone|goes|go", rf"\b(?:went|gone|goes|go) down{_TO_A_FIGURE}"),
+    _phrase("reduced", "cut was|were|got|been", rf"\b(?:was|were|got|been) cut{_TO_A_FIGURE}"),
+    _phrase("postponed", "pushed back|out", r"\bpushed (?:back|out)\b"),
+    _phrase("nowadays", "these days", r"\bthese days\b"),
+    _phrase("now", "forward going", r"\bgoing forward\b"),
+    _phrase(
+        "since ",
+        f"{_PERIODS} this|next from|starting|as",
+        rf"\b(?:from|starting|as of) (?=(?:this|next) (?:{_PERIODS})\b)",
+    ),
+    _phrase("since ", f"{_DATES} starting|as", rf"\b(?:starting|as of) (?=(?:{_DATES})\b)"),
+)
+
+
+def phrases_as_marks(text: str, words: frozenset[str]) -> str:
+    """``text`` with each change phrase it holds written as its mark; ``words``: its words,
+    lower-cased, for the cue lookups."""
+    for phrase in _CHANGE_PHRASES:
+        if phrase.first_cue.isdisjoint(words):
+            continue  # most texts: one lookup, no more
+        if all(not cue.isdisjoint(words) for cue in phrase.other_cues):
+            text = phrase.pattern.sub(phrase.mark, text)
+    return text
