@@ -914,14 +914,15 @@ def update_lines(updates: dict[str, Any]) -> list[str]:
         "pair's question in a default recall (`bench/_updates.py`; generated pairs from "
         "`bench/supersede_pairs.py`, long ones inside paragraphs of unrelated sentences).",
         "",
-        "| set | updates | newer above older | linked | distractors | false links |",
-        "|---|---|---|---|---|---|",
+        "| set | updates | newer above older | linked | distractors | older above newer "
+        "| false links |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, row in updates.items():
         lines.append(
             f"| {name} | {row['updates']} | {row['newer_first']} ({row['newer_first_rate']}) | "
-            f"{row['linked']} | {row['distractors']} | {row['false_links']} "
-            f"({row['false_link_rate']}) |"
+            f"{row['linked']} | {row['distractors']} | {row.get('older_first', '–')} | "
+            f"{row['false_links']} ({row['false_link_rate']}) |"
         )
     return [*lines, ""]
 

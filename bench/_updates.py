@@ -3,10 +3,12 @@ about another subject left unlinked? (``python -m bench --only updates``)
 
 - **Everyday pairs** (``bench/data/everyday_updates.json``): each pair in a fresh tenant among
   eight other projects' facts, the older remembered first; the pair's question in a default
-  recall must put the newer above the older.
+  recall must put the newer above the older. Its distractors (later facts that leave the
+  older current, in the same file) are served the same way: not linked, and the older, which
+  their question asks for, above the newer.
 - **Generated pairs** (``bench/supersede_pairs.py``), short and long (each fact inside a
   paragraph of unrelated sentences): the same for every update; for every same-pattern
-  distractor, whether remember linked it (a false link).
+  distractor, whether remember linked it (a false link) and whether the older stays above.
 """
 
 from __future__ import annotations
@@ -27,10 +29,20 @@ SMOKE_PAIRS: Final = 6
 
 
 def everyday_pairs(path: Path = EVERYDAY_FILE) -> list[Pair]:
-    raw = json.loads(path.read_text())["pairs"]
-    # Each everyday pair is a subject of its own.
+    """The updates: each a subject of its own."""
+    return _everyday(path, "pairs", kind="update")
+
+
+def everyday_distractors(path: Path = EVERYDAY_FILE) -> list[Pair]:
+    """Later facts that leave the older one current (another subject in the same words,
+    another attribute, an addition, a plan), whose question asks for the older fact."""
+    return _everyday(path, "distractors", kind="everyday_distractor")
+
+
+def _everyday(path: Path, key: str, *, kind: str) -> list[Pair]:
+    raw = json.loads(path.read_text()).get(key, [])
     return [
-        Pair(kind="update", slot=f"everyday-{n}", older=p["old"], newer=p["new"], query=p["query"])
+        Pair(kind=kind, slot=f"{kind}-{n}", older=p["old"], newer=p["new"], query=p["query"])
         for n, p in enumerate(raw)
     ]
 
@@ -42,6 +54,12 @@ def newer_first(ids: Sequence[str], newer: str, older: str) -> bool:
     return older not in ids or ids.index(newer) < ids.index(older)
 
 
+def older_first(ids: Sequence[str], newer: str, older: str) -> bool:
+    """For a distractor, whose question asks for the older fact: it is returned, and above the
+    newer when both are."""
+    return older in ids and (newer not in ids or ids.index(older) < ids.index(newer))
+
+
 async def _one_pair(url: str, tenant: str, pair: Pair, fillers: Sequence[str]) -> dict[str, Any]:
     async with session(url, tenant) as client:
         for text in fillers:
@@ -50,11 +68,13 @@ async def _one_pair(url: str, tenant: str, pair: Pair, fillers: Sequence[str]) -
         answer = await call_text(client, "remember", {"content": pair.newer})
         newer = ids_in(answer)[0]
         row: dict[str, Any] = {"kind": pair.kind, "linked": f"probably updates {older}" in answer}
+        recalled = parse_recall(await call_text(client, "recall", {"query": pair.query}))
         if pair.kind == "update":
-            recalled = parse_recall(await call_text(client, "recall", {"query": pair.query}))
             row["newer_first"] = newer_first(recalled.ids, newer, older)
             if not row["newer_first"]:
                 row["miss"] = {"older": pair.older, "newer": pair.newer, "query": pair.query}
+        else:
+            row["older_first"] = older_first(recalled.ids, newer, older)
         return row
 
 
@@ -72,6 +92,8 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         else None,
         "linked": linked["update"],
         "distractors": distractors,
+        # An addition states both values, so either order answers its question.
+        "older_first": sum(r.get("older_first", False) for r in rows),
         "false_links": false_links,
         "false_link_rate": round(false_links / distractors, 4) if distractors else None,
         "misses": [r["miss"] for r in updates if "miss" in r],
@@ -100,6 +122,7 @@ async def run_updates(
     per_slot, cap, fillers = (1, SMOKE_PAIRS, 2) if smoke else (8, None, FILLERS_PER_TENANT)
     sets = {
         "everyday": everyday_pairs(),
+        "everyday distractors": everyday_distractors(),
         "short": generate(per_slot=per_slot),
         "long": generate(per_slot=per_slot, long=True),
     }
