@@ -112,7 +112,8 @@ async def _run_set(
         # Other pairs' older facts of other kinds of value: a fact of the same kind may be about
         # the same subject (another version of the same fact), which would blur what is measured.
         around = [p.older for p in pairs[n + 1 :] + pairs[:n] if p.slot != pair.slot]
-        rows.append(await _one_pair(server.url, f"upd-{name}-{n}", pair, around[:fillers]))
+        tenant = f"upd-{name.replace(' ', '-')}-{n}"
+        rows.append(await _one_pair(server.url, tenant, pair, around[:fillers]))
     return _summary(rows)
 
 
