@@ -148,6 +148,9 @@ def newer_first(
                         matched is not None
                         and matched[i]
                         and matched[i] == matched[older]
+                        # A value of its own: "The CI image has an on-call runbook in the
+                        # wiki." says nothing in place of "The CI image runs on Go 1.23."
+                        and bool(values(i) - values(older))
                         and _a_fact(words(i))
                         and _a_fact(words(older))
                     )
