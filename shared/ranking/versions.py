@@ -120,7 +120,10 @@ def newer_first(
     identifiers, names: ``Wording.values``; "Priya took over the security review" after "… go
     to Grace"), a looser overlap of content words (a correction rewords more than a resend: "we
     raised the retry count to 7" against "retries 3 times"; stop words are left out, or any two
-    English sentences would qualify)."""
+    English sentences would qualify), or, between two facts of a sentence or so, the same of
+    the question's words held by both (``matched``: each result's matched query terms) with a
+    value of the newer's own ("Harbor's job queue runs on Amazon SQS." after "Background jobs
+    in Harbor go through RabbitMQ.")."""
 
     # A memory's words and values only when a pair gets that far: most pairs are settled
     # before, and a long memory's words cost a pass over all of its text.
@@ -129,6 +132,19 @@ def newer_first(
 
     def values(i: int) -> frozenset[str]:
         return _values(memories[i].content)
+
+    def asked_alike(newer: int, older: int) -> bool:
+        """Two facts in which the question finds the same of its words (``matched``), the newer
+        with a value of its own: "The CI image has an on-call runbook in the wiki." gives
+        nothing in place of "The CI image runs on Go 1.23."."""
+        return (
+            matched is not None
+            and bool(matched[newer])
+            and matched[newer] == matched[older]
+            and bool(values(newer) - values(older))
+            and _a_fact(words(newer))
+            and _a_fact(words(older))
+        )
 
     placed: list[int] = []
     for i in order:
@@ -142,20 +158,8 @@ def newer_first(
             if _adds(words(i), words(older)):
                 continue  # "There's also a second staging box …" adds, revises nothing
             if _same_subject(words(i), words(older)) or (
-                (
-                    _same_content(words(i), words(older))
-                    or (
-                        matched is not None
-                        and matched[i]
-                        and matched[i] == matched[older]
-                        # A value of its own: "The CI image has an on-call runbook in the
-                        # wiki." says nothing in place of "The CI image runs on Go 1.23."
-                        and bool(values(i) - values(older))
-                        and _a_fact(words(i))
-                        and _a_fact(words(older))
-                    )
-                )
-                and values(i) != values(older)
+                values(i) != values(older)
+                and (_same_content(words(i), words(older)) or asked_alike(i, older))
             ):
                 position = j
         placed.insert(position, i)
