@@ -108,44 +108,15 @@ def newer_first(
     reach: int = REVISION_REACH,
     matched: Sequence[frozenset[str]] | None = None,
 ) -> list[int]:
-    """Among the results, move each memory ahead of an older one on the same subject when it is
-    nearly as relevant (its score at most ``band`` below) and holds as many of the query's
-    names (``names_held``: how many each result holds whole): a revision outranks what it
-    revises, but a merely newer memory never outranks a clearly better one. It reorders what
-    the other rules returned and never brings in another memory: pulling newer memories in from
-    below the cut lowered recall on the long chats (docs/benchmarks.md), on pairs of messages
-    that share words without one revising the other. Nor does it move a memory up more than
-    ``reach`` places: each memory it would pass is more relevant than it. Same subject is
-    dedup's word overlap or, for a revision whose values differ (numbers, dates, versions,
-    identifiers, names: ``Wording.values``; "Priya took over the security review" after "… go
-    to Grace"), a looser overlap of content words (a correction rewords more than a resend: "we
-    raised the retry count to 7" against "retries 3 times"; stop words are left out, or any two
-    English sentences would qualify), or, between two facts of a sentence or so, the same of
-    the question's words held by both (``matched``: each result's matched query terms) with a
-    value of the newer's own ("Harbor's job queue runs on Amazon SQS." after "Background jobs
-    in Harbor go through RabbitMQ.")."""
-
-    # A memory's words and values only when a pair gets that far: most pairs are settled
-    # before, and a long memory's words cost a pass over all of its text.
-    def words(i: int) -> frozenset[str]:
-        return _words(memories[i].content)
-
-    def values(i: int) -> frozenset[str]:
-        return _values(memories[i].content)
-
-    def asked_alike(newer: int, older: int) -> bool:
-        """Two facts in which the question finds the same of its words (``matched``), the newer
-        with a value of its own: "The CI image has an on-call runbook in the wiki." gives
-        nothing in place of "The CI image runs on Go 1.23."."""
-        return (
-            matched is not None
-            and bool(matched[newer])
-            and matched[newer] == matched[older]
-            and bool(values(newer) - values(older))
-            and _a_fact(words(newer))
-            and _a_fact(words(older))
-        )
-
+    """Among the results, move each memory ahead of an older one it probably revises
+    (``_revises``; ``matched``: each result's matched query terms) when it is nearly as
+    relevant (its score at most ``band`` below) and holds as many of the query's names
+    (``names_held``: how many each result holds whole): a revision outranks what it revises,
+    but a merely newer memory never outranks a clearly better one. It reorders what the other
+    rules returned and never brings in another memory: pulling newer memories in from below the
+    cut lowered recall on the long chats (docs/benchmarks.md), on pairs of messages that share
+    words without one revising the other. Nor does it move a memory up more than ``reach``
+    places: each memory it would pass is more relevant than it."""
     placed: list[int] = []
     for i in order:
         position = len(placed)
@@ -155,15 +126,44 @@ def newer_first(
                 continue
             if names_held[i] < names_held[older] or scores[i] < scores[older] - band:
                 continue
-            if _adds(words(i), words(older)):
-                continue  # "There's also a second staging box …" adds, revises nothing
-            if _same_subject(words(i), words(older)) or (
-                values(i) != values(older)
-                and (_same_content(words(i), words(older)) or asked_alike(i, older))
-            ):
+            asked = (matched[i], matched[older]) if matched is not None else None
+            if _revises(memories[i].content, memories[older].content, asked):
                 position = j
         placed.insert(position, i)
     return placed
+
+
+def _revises(newer: str, older: str, asked: tuple[frozenset[str], frozenset[str]] | None) -> bool:
+    """Whether ``newer`` is on the same subject as ``older``, as a revision of it: dedup's word
+    overlap or, where their values differ (numbers, dates, versions, identifiers, names:
+    ``Wording.values``; "Priya took over the security review" after "… go to Grace"), a looser
+    overlap of content words (a correction rewords more than a resend: "we raised the retry
+    count to 7" against "retries 3 times"; stop words are left out, or any two English
+    sentences would qualify), or, between two facts of a sentence or so, the same of the
+    question's words held by both (``asked``: the newer's and the older's) with a value of the
+    newer's own ("Harbor's job queue runs on Amazon SQS." after "Background jobs in Harbor go
+    through RabbitMQ."; "The CI image has an on-call runbook in the wiki." gives nothing in
+    place of "The CI image runs on Go 1.23."). A fact that says it adds ("There's also a second
+    staging box …") revises nothing. Words and values are read only as far as a pair gets:
+    most pairs are settled before, and a long memory's words cost a pass over its text."""
+    new_words, old_words = _words(newer), _words(older)
+    if _adds(new_words, old_words):
+        return False
+    if _same_subject(new_words, old_words):
+        return True
+    new_values, old_values = _values(newer), _values(older)
+    if new_values == old_values:
+        return False
+    if _same_content(new_words, old_words):
+        return True
+    return (
+        asked is not None
+        and bool(asked[0])
+        and asked[0] == asked[1]
+        and bool(new_values - old_values)
+        and _a_fact(new_words)
+        and _a_fact(old_words)
+    )
 
 
 @functools.lru_cache(maxsize=_READ_MEMORIES)
