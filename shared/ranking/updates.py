@@ -16,7 +16,10 @@ share a sentence pattern, but what changed is who the sentence is about. The rul
    its first words ("with webpack" → "with vite"); or, where the newer text says it changed,
    a value lost for one of its kind gained (a figure for a figure, a name for a name: hours
    that become a provider's name are another attribute); or a negation added or taken away
-   where little else changed ("goes to Datadog" → "no longer goes to Datadog").
+   where little else changed ("goes to Datadog" → "no longer goes to Datadog"). Between two
+   facts of one short sentence that share fewer words, a terse note of a change ("resized the
+   search nodes to r6g.xlarge") that says again what the older is about, keeps another of its
+   words and gives a value of the kind the older loses (``_announced_swap``).
 3. **Not another subject** (``shared.ranking.same_subject``). In a short text, a change that takes
    in its first content word (the subject, as English puts it first) is another fact of the same
    pattern, unless the newer text says it changed ("now", "since", "moved", "switched", …, or a
