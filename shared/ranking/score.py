@@ -284,7 +284,7 @@ def rank(
     values = scores.tolist()
     ranked = names_first(values, names_held)
     order = _versions_placed(
-        ranked, keeping, own, names_held, links, limit=limit, band=REVISION_BAND * floor
+        ranked, keeping, memories, own, names_held, links, limit=limit, band=REVISION_BAND * floor
     )
     results = _confidences(
         [keeping[i] for i in order],
@@ -307,6 +307,7 @@ def rank(
 def _versions_placed(
     ranked: list[int],
     keeping: Sequence[Candidate],
+    memories: Sequence[Memory],
     own: Sequence[float],
     names_held: Sequence[int],
     links: Mapping[str, Sequence[str]],
@@ -316,8 +317,8 @@ def _versions_placed(
 ) -> list[int]:
     """The first ``limit`` of ``ranked`` (positions into ``keeping``) with a newer memory on the
     same subject ahead of an older one when nearly as relevant (``newer_first``), then each
-    memory a link names as older directly below its newer version (``linked_first``)."""
-    memories = [c.memory for c in keeping if c.memory is not None]
+    memory a link names as older directly below its newer version (``linked_first``);
+    ``memories``: ``keeping``'s, in the same order."""
     matched = [frozenset(_matched(c)) for c in keeping]
     order = newer_first(ranked[:limit], memories, own, names_held, band=band, matched=matched)
     if not links:
