@@ -9,7 +9,8 @@ was there first, and questions are asked in its words), and by more than any ban
 scores could allow without also moving unrelated memories.
 
 Memories no link joins are ordered by ``newer_first``: of two on the same subject, the newer is
-put first when nearly as relevant, within a short reach.
+put first when nearly as relevant, or when it is a short note that the older fact changed,
+within a short reach.
 """
 
 from __future__ import annotations
@@ -19,9 +20,17 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Final
 
 from shared.model import Memory
-from shared.model.tokens import STOP_WORDS
+from shared.model.tokens import STOP_WORDS, terms
 from shared.ranking.dedup import DEDUP_MIN_WORD_OVERLAP
-from shared.ranking.wording import ADDITION_MARKS, FACT_TERMS, Wording, word_set
+from shared.ranking.wording import (
+    ADDITION_MARKS,
+    FACT_TERMS,
+    Wording,
+    is_one_sentence,
+    states_something,
+    value_kind,
+    word_set,
+)
 
 # Content words (stop words left out) a revision with a changed value shares with what it
 # revises: most corrections reach it, few unrelated facts do (docs/calibration.md).
@@ -110,7 +119,8 @@ def newer_first(
 ) -> list[int]:
     """Among the results, move each memory ahead of an older one it probably revises
     (``_revises``; ``matched``: each result's matched query terms) when it is nearly as
-    relevant (its score at most ``band`` below) and holds as many of the query's names
+    relevant (its score at most ``band`` below), or that it notes a change of however much
+    less relevant (``_notes_a_change``), and when it holds as many of the query's names
     (``names_held``: how many each result holds whole): a revision outranks what it revises,
     but a merely newer memory never outranks a clearly better one. It reorders what the other
     rules returned and never brings in another memory: pulling newer memories in from below the
@@ -124,10 +134,12 @@ def newer_first(
             older = placed[j]
             if memories[i].created_at <= memories[older].created_at:
                 continue
-            if names_held[i] < names_held[older] or scores[i] < scores[older] - band:
+            if names_held[i] < names_held[older]:
                 continue
+            newer, was = memories[i].content, memories[older].content
             asked = (matched[i], matched[older]) if matched is not None else None
-            if _revises(memories[i].content, memories[older].content, asked):
+            near = scores[i] >= scores[older] - band
+            if (near and _revises(newer, was, asked)) or _notes_a_change(newer, was, asked):
                 position = j
         placed.insert(position, i)
     return placed
@@ -172,8 +184,56 @@ def _words(content: str) -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=_READ_MEMORIES)
+def _wording(content: str) -> Wording:
+    return Wording(content)
+
+
 def _values(content: str) -> frozenset[str]:
-    return Wording(content).values
+    return _wording(content).values
+
+
+def _notes_a_change(
+    newer: str, older: str, asked: tuple[frozenset[str], frozenset[str]] | None
+) -> bool:
+    """Whether ``newer`` is a short note that the older fact changed, however much less
+    relevant: a fact of one sentence that says something changed or reports an action ("Log
+    retention got cut to 14 days.", "we tightened checkout p99 to 500ms"), holding no word of
+    the question (``asked``: the newer's matched terms, then the older's) the older does not
+    hold, and answering it anew. The question is asked in the older's words, which a terse note
+    of the change rewords, so relevance cannot order the two (no band holds them).
+
+    Answering anew is giving a value in place of one of the older's of its kind ("800ms" →
+    "500ms", Tom → Aisha), or, holding all the question's words the older holds, a plain word
+    among them ("standup's at 10 now" for "what time is standup"). A note that shares only
+    the name of whom the question asks about may tell another attribute of theirs ("Ximena
+    Cruz's favourite colour is now white." for "What does Ximena Cruz work as?"; "Tara Walsh's
+    favourite food is now pho." for "What is Tara Walsh's favourite colour?"), and a
+    value of another kind in place of the older's tells one ("We skipped the code freeze for
+    the 4.2 hotfix." after "code freeze starts the Friday before each release")."""
+    if asked is None or not asked[0] or not asked[0] <= asked[1]:
+        return False
+    new_words, old_words = _words(newer), _words(older)
+    if not (_a_fact(new_words) and _a_fact(old_words)) or _adds(new_words, old_words):
+        return False
+    # One sentence each: a chat turn of a few words says "now" or "since" of its moment, and
+    # "new" of anything ("I've always liked turtles since I was a boy.").
+    if not (is_one_sentence(newer) and is_one_sentence(older) and states_something(newer)):
+        return False
+    note = _wording(newer)
+    if not (note.announces(_wording(older)) or note.reported_action() is not None):
+        return False
+    gone, came = _values(older) - _values(newer), _values(newer) - _values(older)
+    if {value_kind(v) for v in gone} & {value_kind(v) for v in came}:
+        return True
+    return not (gone and came) and asked[0] == asked[1] and bool(asked[0] & _plain_terms(newer))
+
+
+@functools.lru_cache(maxsize=_READ_MEMORIES)
+def _plain_terms(content: str) -> frozenset[str]:
+    """The keyword leg's terms of the words ``content`` writes in lower case: what it says of
+    a subject, not whom it names. Capitals tell a name only inside a sentence, and a first name
+    opens one as often as not ("Ximena Cruz works as a teacher.")."""
+    return frozenset(terms(" ".join(w for w in content.split() if not w[:1].isupper())))
 
 
 def _a_fact(words: frozenset[str]) -> bool:

@@ -371,6 +371,84 @@ def test_a_reworded_fact_holding_the_same_words_of_the_question_goes_first() -> 
     assert ids(ranked([old, other], keyword=both)) == ["old", "new"]
 
 
+def test_a_terse_note_of_a_change_goes_first_however_much_less_relevant() -> None:
+    """The question is asked in the older's words; a one-sentence note that says the value
+    changed holds fewer of them, and its relevance falls far outside the band."""
+    old = hit("old", 0.80, age_days=20, content="Checkout p99 latency SLO is 800ms.")
+    new = hit("new", 0.50, age_days=1, content="we tightened checkout p99 to 500ms")
+    asked = _asked(("old", ("latenc", "slo", "checkout")), ("new", ("checkout",)))
+    assert ids(ranked([old, new], keyword=asked)) == ["new", "old"]
+    # No value in place of the older's, but the same words of the question, a plain one.
+    old = hit("old", 0.80, age_days=20, content="Standup is at 9:30 every morning.")
+    new = hit("new", 0.60, age_days=1, content="standup's at ten now, please be on time")
+    same = _asked(("old", ("standup",)), ("new", ("standup",)))
+    assert ids(ranked([old, new], keyword=same)) == ["new", "old"]
+    # Not said to have changed: relevance decides.
+    plain = hit("new", 0.50, age_days=1, content="checkout p99 is 500ms")
+    assert ids(ranked([old, plain], keyword=asked)) == ["old", "new"]
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "matched_old", "matched_new"),
+    [
+        # Only the asked person's name in common: another attribute of theirs.
+        (
+            "Tara Walsh's favourite colour is white.",
+            "Tara Walsh's favourite food is now pho.",
+            ("tara", "walsh", "favourit", "colour"),
+            ("tara", "walsh", "favourit"),
+        ),
+        # The same words of the question, but only the name of whom it asks about.
+        (
+            "Ximena Cruz works as a teacher.",
+            "Ximena Cruz's favourite colour is now white.",
+            ("ximena", "cruz"),
+            ("ximena", "cruz"),
+        ),
+        # A value of another kind in place of the older's: another attribute.
+        (
+            "Code freeze starts the Friday before each release.",
+            "We skipped the code freeze for the 4.2 hotfix.",
+            ("code", "freez", "start"),
+            ("code", "freez"),
+        ),
+        # A word of the question the older lacks: the note may answer something else.
+        (
+            "Prod API pods have a 512Mi memory limit.",
+            "bumped the worker pods to a 1Gi memory limit",
+            ("memori", "limit"),
+            ("memori", "limit", "worker"),
+        ),
+        # A note that adds to the older fact revises nothing.
+        (
+            "Deploy notifications go to #deploys in Slack.",
+            "Deploy alerts now also post to #eng-releases.",
+            ("deploy", "notif"),
+            ("deploy",),
+        ),
+    ],
+)
+def test_a_note_that_does_not_answer_the_question_anew_keeps_its_place(
+    older: str, newer: str, matched_old: tuple[str, ...], matched_new: tuple[str, ...]
+) -> None:
+    old = hit("old", 0.80, age_days=20, content=older)
+    new = hit("new", 0.55, age_days=1, content=newer)
+    asked = _asked(("old", matched_old), ("new", matched_new))
+    assert ids(ranked([old, new], keyword=asked)) == ["old", "new"]
+
+
+def test_a_chat_turn_saying_now_is_no_note_of_a_change() -> None:
+    old = hit("old", 0.80, age_days=20, content="Nate: I just took my turtles out for a walk.")
+    new = hit(
+        "new",
+        0.55,
+        age_days=1,
+        content="Nate: I've always liked turtles. I know all about them now!",
+    )
+    asked = _asked(("old", ("turtl",)), ("new", ("turtl",)))
+    assert ids(ranked([old, new], keyword=asked)) == ["old", "new"]
+
+
 def test_chat_turns_holding_the_same_words_of_the_question_keep_their_order() -> None:
     """A turn says more than a fact; a later one with the question's words is as often another
     moment of the conversation."""
