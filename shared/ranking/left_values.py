@@ -36,16 +36,29 @@ _DROPPED_AS: Final = (
     "replaced",
     "deprecated",
     "decommissioned",
+    "archived",
+    "sunset",
+    "shut down",
+    "read-only",
     "gone",
     "out",
 )
+# How a text says what happens to a name it left: "X was retired", "X gets shut down", "X's
+# being archived", "X's been decommissioned".
+_BEING: Final = "(?:'s)? (?:was|is|are|has been|have been|got|gets|is being|are being|been|being)"
+# A service or a tool left when its contract ends: "Datadog contract ended", "Auth0's
+# contract expired".
+_CONTRACT_ENDED: Final = "contract (?:ended|expired|lapsed|ran out)"
 # A correction names what it corrects after a comma: "… is 2 seconds, not 5", "… go to
 # #ops-pager, not #alerts-prod".
 _CORRECTED: Final = ", not "
-_DROPPED_WORDS: Final = frozenset(_DROPPING + tuple(f" {word}" for word in _DROPPED_AS))
+_DROPPED_WORDS: Final = frozenset(
+    _DROPPING + tuple(f" {word}" for word in _DROPPED_AS) + (" contract ",)
+)
 _DROPPED: Final = (
     re.compile(rf"\b(?:{'|'.join(_DROPPING)}) (?:the |our )?([\w.\-/#@]+)"),
-    re.compile(rf"([\w.\-/#@]+) (?:was|is|are|has been|got) (?:{'|'.join(_DROPPED_AS)})\b"),
+    re.compile(rf"([\w.\-/#@]+){_BEING} (?:{'|'.join(_DROPPED_AS)})(?![\w-])"),
+    re.compile(rf"([\w.\-/#@]+)(?:'s)? {_CONTRACT_ENDED}\b"),
     re.compile(rf"{_CORRECTED}(?:the |our )?([\w.\-/#@]+)"),
 )
 
@@ -54,13 +67,27 @@ def left_value(newer: Wording, older: Wording) -> str | None:
     """The term of the older text that the newer says it left ("we switched the frontend from
     Axios to fetch", "migrated the tests from Mocha and Chai to Vitest", "we dropped SQLAlchemy
     and use plain asyncpg queries", "Jenkins was retired"), or None."""
+    return _moved_from(newer, older) or dropped_value(newer, older)
+
+
+def _moved_from(newer: Wording, older: Wording) -> str | None:
+    # A substring test first: the pattern is tried at every place of the text.
+    if "from " not in newer.lowered:
+        return None
+    for match in _FROM_TO.finditer(newer.lowered):
+        was = indexed_form(match.group(1))
+        if was in older.distinct and was not in CHANGE_TERMS:
+            return was
+    return None
+
+
+def dropped_value(newer: Wording, older: Wording) -> str | None:
+    """The value of the older text (a name, a version, an identifier) that the newer says it
+    dropped or corrected ("we dropped SQLAlchemy", "Jira's being archived", ", not 30"), or
+    None. Unlike "from X to", which also tells a route ("goes from Oslo to Bergen"), these
+    say that the older's value is no longer so."""
     lowered = newer.lowered
     # A substring test first: the patterns open on alternatives tried at every place of the text.
-    if "from " in lowered:
-        for match in _FROM_TO.finditer(lowered):
-            was = indexed_form(match.group(1))
-            if was in older.distinct and was not in CHANGE_TERMS:
-                return was
     if _CORRECTED not in lowered and not any(word in lowered for word in _DROPPED_WORDS):
         return None
     for pattern in _DROPPED:

@@ -9,7 +9,9 @@ share a sentence pattern, but what changed is who the sentence is about. The rul
    words stemmed) the two share are at least half of the shorter one's, or, between long texts,
    a quarter: a chat message that revises a figure rewords everything around it. A newer text
    that says nothing but the older's words, its new values and that something changed has
-   enough in common, however the older reads its words ("CI was migrated to GitHub Actions.").
+   enough in common, however the older reads its words ("CI was migrated to GitHub Actions.");
+   so does a short text that says a name of the older was left and gives another in its place
+   ("we moved login over to Clerk, Auth0 contract ended": ``_name_left_for_another``).
 2. **A value changed, in place.** A number, a number word, a day, a month, a version or an
    identifier that one text holds and the other does not, standing among words both hold (its
    *slot*: "port 8080" and "port 9090"); or, in a short text, one run of words replaced after
@@ -54,7 +56,7 @@ import msgspec
 
 from shared.model import Hit, Scope
 from shared.model.tokens import is_name
-from shared.ranking.left_values import left_value
+from shared.ranking.left_values import dropped_value, left_value
 from shared.ranking.same_subject import MAX_SLOT_TERMS, change_sites, same_subject
 from shared.ranking.wording import (
     CHANGE_TERMS,
@@ -115,7 +117,7 @@ class UpdateCheck:
         if not newer.distinct or not older.distinct or newer.adds_to(older):
             return None
         if not (newer.long or older.long):
-            found = _short_update(newer, older)
+            found = _short_update(newer, older) or _name_left_for_another(newer, older)
             if found is None and self._one_fact and _one_fact(old, older):
                 found = _announced_swap(newer, older)
             return found
@@ -211,6 +213,19 @@ def _short_update(newer: Wording, older: Wording) -> Update | None:
     if not announced and _value_stands(newer, older):
         return None  # what changed is what the sentence is about
     return _replaced_span(newer, older, announced=announced) or _denied(newer, older)
+
+
+def _name_left_for_another(newer: Wording, older: Wording) -> Update | None:
+    """Between short texts: the newer says it left a name the older holds and gives another
+    in its place ("We track issues in Jira." → "We're on Linear now, … Jira's being
+    archived."), whatever else each says: the tool or the provider is what the older was
+    about, however each sentence opens. A long text's sentences are not read so: a heading's
+    capitals make names of plain words ("Lazy Loading")."""
+    left = dropped_value(newer, older)
+    if left is None or value_kind(left) != "name":
+        return None
+    came = sorted(v for v in newer.values - older.values if value_kind(v) == "name")
+    return Update(evidence="value", old=(left,), new=tuple(came)) if came else None
 
 
 def _one_fact(text: str, wording: Wording) -> bool:

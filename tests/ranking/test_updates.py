@@ -182,6 +182,23 @@ def hit(content: str, similarity: float, memory_id: str = "m", scope: Scope = "p
             "Sentry is out; Lumen reports errors to Rollbar.",
             "value",
         ),
+        # A name said to be shut down, archived or out of contract, another in its place:
+        # the tool is what the older was about, however each sentence opens.
+        (
+            "Our tickets live in Tracklog.",
+            "We're on Linear now, all new tickets go there. Tracklog's being archived.",
+            "value",
+        ),
+        (
+            "Sign-in is handled by Auth0.",
+            "we moved login over to Clerk, Auth0 contract ended",
+            "value",
+        ),
+        (
+            "CI runs on Jenkins.",
+            "Finished migrating CI to GitHub Actions, Jenkins gets shut down Friday.",
+            "value",
+        ),
         # A sentence that opens on what was dropped is about what follows it.
         (
             "Builds for the Atlas repo run on CircleCI.",
