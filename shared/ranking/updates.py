@@ -69,6 +69,7 @@ from shared.ranking.wording import (
     is_one_sentence,
     is_value,
     prose_sentences,
+    statements,
     states_something,
     unaddressed,
     value_follows,
@@ -95,19 +96,34 @@ class Update(msgspec.Struct, frozen=True, kw_only=True):
 class UpdateCheck:
     """One newer text, read once, checked against any number of older ones."""
 
-    __slots__ = ("_newer", "_one_fact", "_sentences", "_states", "_terms", "_text")
+    __slots__ = ("_newer", "_one_fact", "_sentences", "_stated", "_states", "_terms", "_text")
 
     def __init__(self, new: str) -> None:
         new = unaddressed(new)
         self._text = new
         self._newer = Wording(new)
         self._sentences: list[Wording] | None = None
+        self._stated: frozenset[str] | None = None
         self._terms = content_terms(new)
         self._states = states_something(new)
         self._one_fact = _one_fact(new, self._newer)
 
     def of(self, old: str) -> Update | None:
         """The evidence that this text updates ``old`` (see the module docstring), or None."""
+        found = self._evidence(old)
+        return None if found is not None and self._only_asked(found) else found
+
+    def _only_asked(self, found: Update) -> bool:
+        """Whether every new value of ``found`` stands in a question of the newer text only:
+        asked about ("Should we move to Python 3.12? The perf numbers look decent."), not said
+        to be so."""
+        if not found.new or "?" not in self._text:
+            return False
+        if self._stated is None:
+            self._stated = Wording(statements(self._text)).distinct
+        return self._stated.isdisjoint(found.new)
+
+    def _evidence(self, old: str) -> Update | None:
         old = unaddressed(old)
         if not (self._states and states_something(old)):
             return None  # questions alone: nothing stated to update or be updated
@@ -221,11 +237,13 @@ def _name_left_for_another(newer: Wording, older: Wording) -> Update | None:
     archived."), whatever else each says: the tool or the provider is what the older was
     about, however each sentence opens. A long text's sentences are not read so: a heading's
     capitals make names of plain words ("Lazy Loading")."""
+    came = sorted(v for v in newer.values - older.values if value_kind(v) == "name")
+    if not came:
+        return None
     left = dropped_value(newer, older)
     if left is None or value_kind(left) != "name":
         return None
-    came = sorted(v for v in newer.values - older.values if value_kind(v) == "name")
-    return Update(evidence="value", old=(left,), new=tuple(came)) if came else None
+    return Update(evidence="value", old=(left,), new=tuple(came))
 
 
 def _one_fact(text: str, wording: Wording) -> bool:

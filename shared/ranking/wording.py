@@ -72,6 +72,7 @@ ADDITION_VERBS: Final = frozenset("added created introduced included enabled sta
 # Who a note of something done may open with before its verb.
 _REPORTERS: Final = frozenset("we i i've we've just finally".split())
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE_SPLIT: Final = re.compile(rf"({_SENTENCE_END.pattern})")
 # Words after which a capitalised name is the one spoken to ("Hey Mel!", "thank you Priya").
 _GREETINGS: Final = (
     *"hey hi hello thanks congrats congratulations bye sorry wow yeah yes oh dear".split(),
@@ -322,6 +323,19 @@ def states_something(text: str) -> bool:
     return any(
         sentence.strip() and not sentence.rstrip().endswith("?")
         for sentence in _SENTENCE_END.split(text)
+    )
+
+
+def statements(text: str) -> str:
+    """``text`` without its questions ("Should we move to Python 3.12? The perf numbers look
+    decent." says only that the numbers look decent)."""
+    if "?" not in text:
+        return text
+    pieces = _SENTENCE_SPLIT.split(text)
+    return "".join(
+        sentence + after
+        for sentence, after in zip(pieces[::2], [*pieces[1::2], ""], strict=True)
+        if not sentence.rstrip().endswith("?")
     )
 
 

@@ -8,7 +8,7 @@ import pytest
 from shared.model import Hit, Memory, Scope
 from shared.ranking import already_known
 from shared.ranking.updates import UpdateCheck, probable_update, probably_updated
-from shared.ranking.wording import Wording
+from shared.ranking.wording import Wording, statements
 
 FILLER = (
     "I have been looking at the dashboards this morning and nothing else stands out. The team "
@@ -345,6 +345,8 @@ def test_an_update_is_found_with_its_evidence(older: str, newer: str, evidence: 
         ("Which port does the API listen on?", "The API listens on port 9090 now."),
         ("Ravi: Is the standup still on Monday?", "Ravi: The standup moved to Wednesday."),
         ("The API listens on port 8080.", "Does the API listen on port 9090 now?"),
+        # A value asked about beside a statement is not said to be so.
+        ("we're on python 3.11", "Should we move to Python 3.12? The perf numbers look decent."),
         # Hours that become a provider's name: another attribute of the same subject.
         (
             "The support phone line is open 9 to 5.",
@@ -449,3 +451,19 @@ def test_a_capital_letter_inside_a_sentence_is_a_label_and_an_article_is_not() -
     assert "d" in Wording("Our talk was moved to Hall D.").values
     assert not Wording("A new plan is ready.").values
     assert not Wording("Then I said I was sure.").values
+
+
+@pytest.mark.parametrize(
+    ("text", "stated"),
+    [
+        (
+            "Should we move to Python 3.12? The perf numbers look decent.",
+            "The perf numbers look decent.",
+        ),
+        ("Hey! What did you get?\nI got a dog.", "Hey! I got a dog."),
+        ("We use Python 3.11.", "We use Python 3.11."),
+        ("Is the standup still on Monday?", ""),
+    ],
+)
+def test_a_text_read_for_what_it_states_leaves_its_questions_out(text: str, stated: str) -> None:
+    assert statements(text) == stated
