@@ -184,12 +184,15 @@ def _words(content: str) -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=_READ_MEMORIES)
+def _values(content: str) -> frozenset[str]:
+    return Wording(content).values
+
+
+# Whole readings are kept only of the one-sentence facts ``_notes_a_change`` reads: a long
+# memory's reading holds every term of its text, and its values are all newer-first needs.
+@functools.lru_cache(maxsize=_READ_MEMORIES)
 def _wording(content: str) -> Wording:
     return Wording(content)
-
-
-def _values(content: str) -> frozenset[str]:
-    return _wording(content).values
 
 
 def _notes_a_change(
@@ -219,10 +222,10 @@ def _notes_a_change(
     # "new" of anything ("I've always liked turtles since I was a boy.").
     if not (is_one_sentence(newer) and is_one_sentence(older) and states_something(newer)):
         return False
-    note = _wording(newer)
-    if not (note.announces(_wording(older)) or note.reported_action() is not None):
+    note, was = _wording(newer), _wording(older)
+    if not (note.announces(was) or note.reported_action() is not None):
         return False
-    gone, came = _values(older) - _values(newer), _values(newer) - _values(older)
+    gone, came = was.values - note.values, note.values - was.values
     if {value_kind(v) for v in gone} & {value_kind(v) for v in came}:
         return True
     return not (gone and came) and asked[0] == asked[1] and bool(asked[0] & _plain_terms(newer))
