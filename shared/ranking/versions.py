@@ -24,6 +24,7 @@ from shared.model.tokens import STOP_WORDS, terms
 from shared.ranking.dedup import DEDUP_MIN_WORD_OVERLAP
 from shared.ranking.wording import (
     ADDITION_MARKS,
+    CHANGE_MARKS,
     FACT_TERMS,
     Wording,
     is_one_sentence,
@@ -163,19 +164,21 @@ def _revises(newer: str, older: str, asked: tuple[frozenset[str], frozenset[str]
         return False
     if _same_subject(new_words, old_words):
         return True
-    new_values, old_values = _values(newer), _values(older)
-    if new_values == old_values:
-        return False
-    if _same_content(new_words, old_words):
-        return True
-    return (
+    shared_content = _same_content(new_words, old_words)
+    same_asked = (
         asked is not None
         and bool(asked[0])
         and asked[0] == asked[1]
-        and bool(new_values - old_values)
         and _a_fact(new_words)
         and _a_fact(old_words)
     )
+    # The words settle most pairs; only the rest pay for reading the values.
+    if not (shared_content or same_asked):
+        return False
+    new_values, old_values = _values(newer), _values(older)
+    if new_values == old_values:
+        return False
+    return shared_content or bool(new_values - old_values)
 
 
 @functools.lru_cache(maxsize=_READ_MEMORIES)
@@ -185,6 +188,8 @@ def _words(content: str) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=_READ_MEMORIES)
 def _values(content: str) -> frozenset[str]:
+    if _a_fact(_words(content)) and is_one_sentence(content):
+        return _wording(content).values  # a fact the note rule may read whole: read it once
     return Wording(content).values
 
 
@@ -222,8 +227,14 @@ def _notes_a_change(
     # "new" of anything ("I've always liked turtles since I was a boy.").
     if not (is_one_sentence(newer) and is_one_sentence(older) and states_something(newer)):
         return False
-    note, was = _wording(newer), _wording(older)
-    if not (note.announces(was) or note.reported_action() is not None):
+    note = _wording(newer)
+    acted = note.reported_action() is not None
+    # Without a change mark of its own or an action reported, the note announces nothing
+    # whatever the older says, which need not be read.
+    if not (acted or note.words & CHANGE_MARKS):
+        return False
+    was = _wording(older)
+    if not (acted or note.announces(was)):
         return False
     gone, came = was.values - note.values, note.values - was.values
     if {value_kind(v) for v in gone} & {value_kind(v) for v in came}:
