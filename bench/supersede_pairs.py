@@ -12,6 +12,8 @@ that must not be linked:
   moved to port 9090" beside "the API listens on port 8080");
 - ``other_attribute``: the same subject, another attribute ("the API listens on port 8080" /
   "the API times out after 30 seconds");
+- ``other_attribute_announced``: the same subject, another figure said to be so now ("the
+  mobile app build runs on Node 18." / "the mobile app build's image is about 300 MB now.");
 - ``addition``: the same subject gaining a second value ("… also uses …").
 
 ``--long`` wraps each sentence in a paragraph of unrelated sentences (chat-like text).
@@ -270,6 +272,15 @@ OTHER_ATTRIBUTE: Final = [
     "{S} has an on-call runbook in the wiki.",
     "{S} is monitored by Grafana.",
 ]
+# The same subject, another figure, said to be so now: a change, but not of the first fact.
+OTHER_ATTRIBUTE_ANNOUNCED: Final = [
+    "{S} now uses 4 GB of memory.",
+    "{S} is capped at 200 requests per minute now.",
+    "{S} runs 6 replicas now.",
+    "{S}'s image is about 300 MB now.",
+    "{S} now answers in 40 ms at p99.",
+    "{S} now keeps its logs for 30 days.",
+]
 NEGATIONS: Final = [
     ("{S} sends its logs to Datadog.", "{S} no longer sends its logs to Datadog."),
     ("{S} is behind the VPN.", "{S} is not behind the VPN anymore."),
@@ -300,11 +311,16 @@ def _long(rng: random.Random, sentence: str) -> str:
 
 def generate(*, per_slot: int = 24, long: bool = False, seed: int = SEED) -> list[Pair]:
     rng = random.Random(seed)
+    # The announced other attributes draw from their own generator, so that every other pair
+    # is the one earlier runs drew.
+    aside = random.Random(seed + 1)
     pairs: list[Pair] = []
 
-    def add(kind: str, slot: str, older: str, newer: str, query: str) -> None:
+    def add(
+        kind: str, slot: str, older: str, newer: str, query: str, draw: random.Random = rng
+    ) -> None:
         if long:
-            older, newer = _long(rng, older), _long(rng, newer)
+            older, newer = _long(draw, older), _long(draw, newer)
         pairs.append(Pair(kind=kind, slot=slot, older=older, newer=newer, query=query))
 
     for slot, spec in SLOTS.items():
@@ -351,6 +367,14 @@ def generate(*, per_slot: int = 24, long: bool = False, seed: int = SEED) -> lis
                 _fill(shape, subject, v1),
                 _fill(rng.choice(OTHER_ATTRIBUTE), subject, ""),
                 query,
+            )
+            add(
+                "other_attribute_announced",
+                slot,
+                _fill(shape, subject, v1),
+                _fill(aside.choice(OTHER_ATTRIBUTE_ANNOUNCED), subject, ""),
+                query,
+                aside,
             )
             add(
                 "addition",
