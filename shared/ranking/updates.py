@@ -57,6 +57,7 @@ import msgspec
 from shared.model import Hit, Scope
 from shared.model.tokens import is_name
 from shared.ranking.left_values import dropped_value, left_value
+from shared.ranking.measures import figures_agree, swapped_in_kind
 from shared.ranking.same_subject import MAX_SLOT_TERMS, change_sites, same_subject
 from shared.ranking.wording import (
     CHANGE_TERMS,
@@ -224,7 +225,7 @@ def _short_update(newer: Wording, older: Wording) -> Update | None:
     if slot is not None:
         return slot
     gone, came = older.values - newer.values, newer.values - older.values
-    if announced and _of_one_kind(gone, came):
+    if announced and _of_one_kind(newer, older, gone, came):
         return Update(evidence="value", old=tuple(sorted(gone)), new=tuple(sorted(came)))
     if not announced and _value_stands(newer, older):
         return None  # what changed is what the sentence is about
@@ -263,7 +264,7 @@ def _announced_swap(newer: Wording, older: Wording) -> Update | None:
     gone, came = older.values - newer.values, newer.values - older.values
     # One kind as finely as words tell it: "the Friday before each release" and "the 4.2
     # hotfix" are both figures, but a day is no version.
-    if not {value_kind(v) for v in gone} & {value_kind(v) for v in came}:
+    if not swapped_in_kind(older, gone, newer, came, value_kind):
         return None
     # What the older text is about must be said again: "We raised the retries of the email
     # sender to 5." keeps the retries of "The webhook dispatcher retries a failed call four
@@ -282,12 +283,15 @@ def _announced_swap(newer: Wording, older: Wording) -> Update | None:
     return Update(evidence="value", old=tuple(sorted(gone)), new=tuple(sorted(came)))
 
 
-def _of_one_kind(gone: frozenset[str], came: frozenset[str]) -> bool:
+def _of_one_kind(
+    newer: Wording, older: Wording, gone: frozenset[str], came: frozenset[str]
+) -> bool:
     """Whether a value the older text lost and one the newer gained are of one kind: a figure
-    (a number, a day, a time) for a figure, a name (or an identifier) for a name. Opening hours
-    that become a provider's name are two attributes of one subject ("The support phone line
-    is open 9 to 5." / "Phone support is handled through Dialpad now.")."""
-    return any(is_figure(was) == is_figure(now) for was in gone for now in came)
+    (a number, a day, a time) for a figure of the same measure, a name (or an identifier) for
+    a name. Opening hours that become a provider's name are two attributes of one subject
+    ("The support phone line is open 9 to 5." / "Phone support is handled through Dialpad
+    now."), as are a supported version and a download's size ("iOS 15" / "48 MB")."""
+    return swapped_in_kind(older, gone, newer, came, is_figure)
 
 
 def _value_stands(newer: Wording, older: Wording) -> bool:
@@ -349,6 +353,8 @@ def _replaced_span(newer: Wording, older: Wording, *, announced: bool) -> Update
             continue  # a predicate rewritten, not a value: another attribute of the subject
         if not announced and any(_names_a_thing(t) for t in (*gone, *came)):
             continue  # one identifier for another: another thing (see _changed_slot)
+        if not figures_agree(older, gone, newer, came):
+            continue  # "on port 4000" → "6 replicas": another attribute (shared.ranking.measures)
         if came and (announced or (_one_value(gone) and _one_value(came))):
             return Update(evidence="replaced", old=tuple(gone), new=tuple(came))
     return None

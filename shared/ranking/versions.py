@@ -22,6 +22,7 @@ from typing import Final
 from shared.model import Memory
 from shared.model.tokens import STOP_WORDS, terms
 from shared.ranking.dedup import DEDUP_MIN_WORD_OVERLAP
+from shared.ranking.measures import swapped_in_kind
 from shared.ranking.wording import (
     ADDITION_MARKS,
     CHANGE_MARKS,
@@ -237,7 +238,7 @@ def _notes_a_change(
     if not (acted or note.announces(was)):
         return False
     gone, came = was.values - note.values, note.values - was.values
-    if {value_kind(v) for v in gone} & {value_kind(v) for v in came}:
+    if swapped_in_kind(was, gone, note, came, value_kind):
         return True
     return not (gone and came) and asked[0] == asked[1] and bool(asked[0] & _plain_terms(newer))
 
