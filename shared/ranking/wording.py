@@ -186,6 +186,24 @@ class Wording:
         )
 
 
+# Short forms a project's notes use for the word they write out elsewhere ("db backups" and
+# "database backups" are one subject), as the rules read them; only those that stand for one
+# word ("dev" may be a developer or development, "req" a request or a requirement).
+_WRITTEN_OUT: Final = {
+    indexed_form(short): indexed_form(word)
+    for short, word in (
+        pair.split(":")
+        for pair in (
+            "db:database dbs:databases prod:production k8s:kubernetes repo:repository "
+            "repos:repositories config:configuration configs:configurations env:environment "
+            "envs:environments svc:service svcs:services infra:infrastructure "
+            "deps:dependencies msg:message msgs:messages perf:performance "
+            "notif:notification notifs:notifications stg:staging"
+        ).split()
+    )
+}
+
+
 @functools.lru_cache(maxsize=1 << 14)
 def _term_of(piece: str) -> str | None:
     """The content term a piece of text stands for, or None for a stop word or punctuation
@@ -203,7 +221,8 @@ def _term_of(piece: str) -> str | None:
         # Lower-cased, "the patient's" or "support's" in a chat turn links more small talk
         # than it finds revisions (docs/calibration.md).
         piece = piece[:-2]
-    return indexed_form(piece)
+    term = indexed_form(piece)
+    return _WRITTEN_OUT.get(term, term)
 
 
 def _label_of(piece: str, text: str, start: int) -> str | None:

@@ -467,3 +467,27 @@ def test_a_capital_letter_inside_a_sentence_is_a_label_and_an_article_is_not() -
 )
 def test_a_text_read_for_what_it_states_leaves_its_questions_out(text: str, stated: str) -> None:
     assert statements(text) == stated
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        (
+            "db backups are kept for 14 days",
+            "Compliance asked for longer retention, so we keep database backups 30 days now.",
+        ),
+        ("The prod cluster has 6 nodes.", "We scaled the production cluster to 9 nodes."),
+        (
+            "The repo config lives in settings.toml.",
+            "The repository configuration moved to pyproject.toml.",
+        ),
+        ("db backups run at 2am.", "Database backups moved to 4am."),
+    ],
+)
+def test_a_short_form_and_the_word_written_out_are_one_subject(older: str, newer: str) -> None:
+    assert probable_update(newer, older) is not None
+
+
+def test_a_short_form_keeps_another_subject_apart() -> None:
+    older = "The staging db has 2 replicas."
+    assert probable_update("The production database has 4 replicas now.", older) is None
