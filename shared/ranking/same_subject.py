@@ -70,6 +70,19 @@ def _renames_subject(newer: Wording, older: Wording) -> bool:
     return bool(said_new - said_old) and bool(said_old - said_new)
 
 
+def is_its_value(older: Wording, term: str) -> bool:
+    """Whether ``term`` is a value ``older`` gives rather than what it is about: a value of it
+    that is neither its first content word nor named before its "is" ("flake8" of "We lint
+    Python with flake8."; not "Omar" of "Omar was born in Oslo.")."""
+    return (
+        term in older.values
+        and term != older.subject()
+        and bool(older.terms)
+        and term != older.terms[0]
+        and term not in _names_before_copula(older)
+    )
+
+
 def _names_before_copula(wording: Wording) -> frozenset[str]:
     cut = next((i for i, word in enumerate(wording.spaced) if word in COPULAS), 0)
     return frozenset(

@@ -11,7 +11,8 @@ share a sentence pattern, but what changed is who the sentence is about. The rul
    that says nothing but the older's words, its new values and that something changed has
    enough in common, however the older reads its words ("CI was migrated to GitHub Actions.");
    so does a short text that says a name of the older was left and gives another in its place
-   ("we moved login over to Clerk, Auth0 contract ended": ``_name_left_for_another``).
+   ("we moved login over to Clerk, Auth0 contract ended"), or that it dropped the value the
+   older gives ("ruff replaced flake8 and isort": ``shared.ranking.terse_notes``).
 2. **A value changed, in place.** A number, a number word, a day, a month, a version or an
    identifier that one text holds and the other does not, standing among words both hold (its
    *slot*: "port 8080" and "port 9090"); or, in a short text, one run of words replaced after
@@ -21,7 +22,7 @@ share a sentence pattern, but what changed is who the sentence is about. The rul
    where little else changed ("goes to Datadog" → "no longer goes to Datadog"). Between two
    facts of one short sentence that share fewer words, a terse note of a change ("resized the
    search nodes to r6g.xlarge") that says again what the older is about, keeps another of its
-   words and gives a value of the kind the older loses (``_announced_swap``).
+   words and gives a value of the kind the older loses (``shared.ranking.terse_notes``).
 3. **Not another subject** (``shared.ranking.same_subject``). In a short text, a change that takes
    in its first content word (the subject, as English puts it first) is another fact of the same
    pattern, unless the newer text says it changed ("now", "since", "moved", "switched", …, or a
@@ -50,48 +51,38 @@ The figures behind the thresholds are in docs/calibration.md (bench/supersede_pa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final, Literal
-
-import msgspec
+from typing import Final
 
 from shared.model import Hit, Scope
 from shared.model.tokens import is_name
-from shared.ranking.left_values import dropped_value, left_value
+from shared.ranking.evidence import Update
+from shared.ranking.left_values import left_value
 from shared.ranking.measures import figures_agree, swapped_in_kind
 from shared.ranking.same_subject import MAX_SLOT_TERMS, change_sites, same_subject
+from shared.ranking.terse_notes import (
+    announced_swap,
+    name_left_for_another,
+    one_fact,
+    value_dropped,
+)
 from shared.ranking.wording import (
     CHANGE_TERMS,
-    FACT_TERMS,
     NEGATIONS,
     Wording,
     content_terms,
     is_address,
     is_figure,
-    is_one_sentence,
     is_value,
     prose_sentences,
     statements,
     states_something,
     unaddressed,
-    value_follows,
-    value_kind,
     value_slot,
 )
 
 # The shared share of the shorter text's content words (rule 1).
 MIN_SHARED: Final = 0.5
 MIN_SHARED_LONG: Final = 0.25
-
-Evidence = Literal["value", "replaced", "negation"]
-
-
-class Update(msgspec.Struct, frozen=True, kw_only=True):
-    """Why a text was taken to update another: the kind of evidence and the values it names
-    (what the older text says, what the newer says instead; either may be empty)."""
-
-    evidence: Evidence
-    old: tuple[str, ...]
-    new: tuple[str, ...]
 
 
 class UpdateCheck:
@@ -107,7 +98,7 @@ class UpdateCheck:
         self._stated: frozenset[str] | None = None
         self._terms = content_terms(new)
         self._states = states_something(new)
-        self._one_fact = _one_fact(new, self._newer)
+        self._one_fact = one_fact(new, self._newer)
 
     def of(self, old: str) -> Update | None:
         """The evidence that this text updates ``old`` (see the module docstring), or None."""
@@ -134,9 +125,13 @@ class UpdateCheck:
         if not newer.distinct or not older.distinct or newer.adds_to(older):
             return None
         if not (newer.long or older.long):
-            found = _short_update(newer, older) or _name_left_for_another(newer, older)
-            if found is None and self._one_fact and _one_fact(old, older):
-                found = _announced_swap(newer, older)
+            found = (
+                _short_update(newer, older)
+                or name_left_for_another(newer, older)
+                or value_dropped(newer, older)
+            )
+            if found is None and self._one_fact and one_fact(old, older):
+                found = announced_swap(newer, older)
             return found
         if not long_texts_share(newer, older):
             return None
@@ -230,57 +225,6 @@ def _short_update(newer: Wording, older: Wording) -> Update | None:
     if not announced and _value_stands(newer, older):
         return None  # what changed is what the sentence is about
     return _replaced_span(newer, older, announced=announced) or _denied(newer, older)
-
-
-def _name_left_for_another(newer: Wording, older: Wording) -> Update | None:
-    """Between short texts: the newer says it left a name the older holds and gives another
-    in its place ("We track issues in Jira." → "We're on Linear now, … Jira's being
-    archived."), whatever else each says: the tool or the provider is what the older was
-    about, however each sentence opens. A long text's sentences are not read so: a heading's
-    capitals make names of plain words ("Lazy Loading")."""
-    came = sorted(v for v in newer.values - older.values if value_kind(v) == "name")
-    if not came:
-        return None
-    left = dropped_value(newer, older)
-    if left is None or value_kind(left) != "name":
-        return None
-    return Update(evidence="value", old=(left,), new=tuple(came))
-
-
-def _one_fact(text: str, wording: Wording) -> bool:
-    """A fact told in one sentence of a few words (``FACT_TERMS``): what a note of a change
-    restates in other words. A chat turn says more, and its "since we last spoke" or "now"
-    announces nothing of the fact it shares a word with."""
-    return len(wording.distinct) <= FACT_TERMS and is_one_sentence(text)
-
-
-def _announced_swap(newer: Wording, older: Wording) -> Update | None:
-    """Between two short texts that share few words: the newer says that something changed (or
-    reports an action done: "raised the coverage gate to 80"), keeps a plain word of the older
-    ("coverage"), and gives a value of the kind the older loses ("70%" → "80")."""
-    action = newer.reported_action()
-    if action is None and not newer.announces(older):
-        return None
-    gone, came = older.values - newer.values, newer.values - older.values
-    # One kind as finely as words tell it: "the Friday before each release" and "the 4.2
-    # hotfix" are both figures, but a day is no version.
-    if not swapped_in_kind(older, gone, newer, came, value_kind):
-        return None
-    # What the older text is about must be said again: "We raised the retries of the email
-    # sender to 5." keeps the retries of "The webhook dispatcher retries a failed call four
-    # times.", not the dispatcher.
-    if older.subject() not in newer.distinct:
-        return None
-    # The subject must be kept: not the noun a value is given for ("port 3000" after "Port 9090
-    # is where the auth proxy …"), nor the verb that reports the action ("We scheduled the
-    # security audit for May 20." after "We scheduled the beta launch for October 30.").
-    labels = {w for v in gone for w in value_follows(older, v)}
-    labels |= {w for v in came for w in value_follows(newer, v)}
-    kept = newer.distinct & older.distinct - newer.values - older.values - CHANGE_TERMS - labels
-    kept -= {action}
-    if not kept or not same_subject(newer, older, announced=True):
-        return None
-    return Update(evidence="value", old=tuple(sorted(gone)), new=tuple(sorted(came)))
 
 
 def _of_one_kind(

@@ -7,6 +7,7 @@ import pytest
 
 from shared.model import Hit, Memory, Scope
 from shared.ranking import already_known
+from shared.ranking.terse_notes import value_dropped
 from shared.ranking.updates import UpdateCheck, probable_update, probably_updated
 from shared.ranking.wording import Wording, statements
 
@@ -491,3 +492,18 @@ def test_a_short_form_and_the_word_written_out_are_one_subject(older: str, newer
 def test_a_short_form_keeps_another_subject_apart() -> None:
     older = "The staging db has 2 replicas."
     assert probable_update("The production database has 4 replicas now.", older) is None
+
+
+def test_a_value_dropped_links_alone_between_short_texts() -> None:
+    older = "We lint Python with flake8."
+    assert probable_update("ruff replaced flake8 and isort", older) is not None
+    # Whom the older is about, dropped, says nothing of where they were born.
+    born = Wording("Omar Haddad was born in Oslo.")
+    assert value_dropped(Wording("We dropped Haddad from the speaker list."), born) is None
+    assert value_dropped(Wording("We dropped Oslo from the tour."), born) is not None
+
+
+def test_a_value_dropped_inside_a_long_text_is_not_read_alone() -> None:
+    older = "We lint Python with flake8."
+    newer = FILLER + "The old ticket said we replaced flake8 somewhere, but nobody remembers."
+    assert probable_update(newer, older) is None
