@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterable
 from typing import Final
 
 from shared.model.tokens import terms
-from shared.ranking.wording import CHANGE_TERMS, Wording, is_figure, is_value, value_kind
+from shared.ranking.values import is_figure, is_percentile, is_value, value_kind
+from shared.ranking.wording import CHANGE_TERMS, Wording
 
 
 def _units(kind: str, words: str) -> dict[str, str]:
@@ -56,11 +57,18 @@ _LOOSE: Final = (_COUNT, _LABEL)
 
 
 def measure(wording: Wording, value: str) -> str | None:
-    """What ``value`` (a figure of ``wording``) measures where it first stands: a unit's kind
-    (a count per unit of time is a rate), ``calendar``, ``count:`` and the term it counts,
-    ``version`` after a name, ``label:`` and the content word right before it, or None."""
+    """What ``value`` (a figure of ``wording``) measures where it first stands: what it says
+    as written, else what the words beside it say (``_beside``)."""
+    return _as_written(wording, value) or _beside(wording, value)
+
+
+def _as_written(wording: Wording, value: str) -> str | None:
+    """A day or a month, a percentile, a unit written onto the figure ("800ms", "16gb"), a
+    share ("3.2%") or money ("$15")."""
     if _a_date(value):
         return "calendar"
+    if is_percentile(value):
+        return "percentile"
     glued = _GLUED.match(value)
     if glued is not None and glued.group(1) in UNITS:
         return UNITS[glued.group(1)]
@@ -68,6 +76,13 @@ def measure(wording: Wording, value: str) -> str | None:
         return "share"
     if any(f"{mark}{value}" in wording.lowered for mark in _CURRENCY):
         return "money"
+    return None
+
+
+def _beside(wording: Wording, value: str) -> str | None:
+    """A unit's kind after the figure (a count per unit of time is a rate), ``count:`` and the
+    term it counts, the day or month before it, ``version`` after a name, ``label:`` and the
+    content word right before it, or None."""
     spaced = wording.spaced
     if value not in spaced:
         return None

@@ -9,7 +9,8 @@ from __future__ import annotations
 import difflib
 from typing import Final
 
-from shared.ranking.wording import CHANGE_TERMS, COPULAS, Wording, is_value, value_follows
+from shared.ranking.values import is_value
+from shared.ranking.wording import CHANGE_TERMS, COPULAS, Wording, value_follows
 
 # The most content words a replaced value may take on either side ("GitHub Actions").
 MAX_SLOT_TERMS: Final = 2

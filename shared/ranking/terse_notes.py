@@ -10,14 +10,8 @@ from shared.ranking.evidence import Update
 from shared.ranking.left_values import dropped_value
 from shared.ranking.measures import swapped_in_kind
 from shared.ranking.same_subject import is_its_value, same_subject
-from shared.ranking.wording import (
-    CHANGE_TERMS,
-    FACT_TERMS,
-    Wording,
-    is_one_sentence,
-    value_follows,
-    value_kind,
-)
+from shared.ranking.values import value_kind
+from shared.ranking.wording import CHANGE_TERMS, FACT_TERMS, Wording, is_one_sentence, value_follows
 
 
 def value_dropped(newer: Wording, older: Wording) -> Update | None:

@@ -65,14 +65,12 @@ from shared.ranking.terse_notes import (
     one_fact,
     value_dropped,
 )
+from shared.ranking.values import is_address, is_figure, is_value
 from shared.ranking.wording import (
     CHANGE_TERMS,
     NEGATIONS,
     Wording,
     content_terms,
-    is_address,
-    is_figure,
-    is_value,
     prose_sentences,
     statements,
     states_something,

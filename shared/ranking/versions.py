@@ -23,6 +23,7 @@ from shared.model import Memory
 from shared.model.tokens import STOP_WORDS, terms
 from shared.ranking.dedup import DEDUP_MIN_WORD_OVERLAP
 from shared.ranking.measures import swapped_in_kind
+from shared.ranking.values import value_kind
 from shared.ranking.wording import (
     ADDITION_MARKS,
     CHANGE_MARKS,
@@ -30,7 +31,6 @@ from shared.ranking.wording import (
     Wording,
     is_one_sentence,
     states_something,
-    value_kind,
     word_set,
 )
 

@@ -12,28 +12,8 @@ from typing import Final
 
 from shared.model.tokens import STOP_WORDS, indexed_form, terms
 from shared.ranking.change_phrases import phrases_as_marks
+from shared.ranking.values import is_value
 
-_NUMBER_WORDS: Final = frozenset(
-    """
-    zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
-    twenty thirty forty fifty sixty hundred thousand million billion once twice thrice half
-    quarter double triple single daily weekly monthly yearly hourly nightly biweekly quarterly
-    first second third fourth fifth last
-    """.split()
-)
-_CALENDAR: Final = frozenset(
-    """
-    monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri sat sun
-    january february march april may june july august september october november december
-    jan feb mar apr jun jul aug sep sept oct nov dec today tomorrow yesterday morning afternoon
-    evening night noon midnight weekend weekday
-    """.split()
-)
-# The last label of a host name, as it is usually written in a project's notes.
-_TOP_LEVEL_DOMAINS: Final = frozenset(
-    "com org net io dev app ai co cloud sh me info biz us uk de eu internal local lan corp "
-    "example test localhost".split()
-)
 NEGATIONS: Final = frozenset(
     "no not never nothing none nobody nor without cannot can't don't doesn't didn't isn't "
     "aren't wasn't weren't won't wouldn't shouldn't hasn't haven't hadn't longer anymore".split()
@@ -88,8 +68,6 @@ _FENCED: Final = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 # What marks a line as code rather than prose.
 _CODE: Final = re.compile(r"[{}();=<>`|\[\]]|^\s{2,}|\w\(|->|=>|::")
 _PIECE: Final = re.compile(r"[\w.\-/:#@+~']+")
-# A digit or an identifier character: a term that carries one is a value.
-_VALUE_MARK: Final = re.compile(r"[\d_./:#@+~]")
 _NON_WORD: Final = re.compile(r"[\W_]+")
 _WORD: Final = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 _POSSESSIVE_ENDS: Final = ("'s", "\u2019s")
@@ -245,36 +223,6 @@ def _is_name(piece: str, text: str, start: int) -> bool:
     while at >= 0 and text[at] in " \t":
         at -= 1
     return at >= 0 and text[at] not in ".!?:;\n"
-
-
-def is_value(term: str) -> bool:
-    """Whether a term is a value whatever its case: a figure, or an identifier (a digit or an
-    identifier character in it, or a command-line flag)."""
-    return is_figure(term) or _VALUE_MARK.search(term) is not None or term.startswith("-")
-
-
-def is_figure(term: str) -> bool:
-    """Whether a value is a figure (a number, a number word, a day, a month, a time), as
-    opposed to a name or an identifier (``S3``, ``us-east-1``, a host name)."""
-    return term[:1].isdigit() or term in _NUMBER_WORDS or term in _CALENDAR
-
-
-def value_kind(term: str) -> str:
-    """A value's kind, finer than ``is_figure``: a day or a month, another figure (a number, a
-    time), or a name (an identifier included)."""
-    if term in _CALENDAR:
-        return "calendar"
-    return "figure" if is_figure(term) else "name"
-
-
-def is_address(term: str) -> bool:
-    """Whether a term is where something is reached (a host name, a URL, an e-mail address):
-    a value a place holds, which may change, not a name for the thing a sentence is about."""
-    if "://" in term:
-        return True
-    host = term.rpartition("@")[2].partition(":")[0].rstrip(".")
-    labels = host.split(".")
-    return len(labels) > 1 and all(labels) and labels[-1] in _TOP_LEVEL_DOMAINS
 
 
 def word_set(text: str) -> frozenset[str]:

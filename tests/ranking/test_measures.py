@@ -24,6 +24,7 @@ from shared.ranking.wording import Wording
         ("The mobile app supports iOS 15 and up.", "15", "version"),
         ("The admin dashboard runs on port 9090.", "9090", "label:port"),
         ("The pool size is 20.", "20", None),
+        ("Checkout answers in 40 ms at p99.", "p99", "percentile"),
     ],
 )
 def test_a_figure_is_read_with_what_it_measures(
@@ -42,6 +43,10 @@ def test_a_figure_is_read_with_what_it_measures(
         ("Checkout p99 latency is 800ms.", "Checkout conversion is now 3.2%."),
         ("The security audit happens on May 20.", "The security audit now uses 4 GB of memory."),
         ("The auth proxy runs on port 4000.", "The auth proxy runs 6 replicas now."),
+        (
+            "The billing service is owned by Grace.",
+            "The billing service now answers in 40 ms at p99.",
+        ),
     ],
 )
 def test_another_figure_said_to_be_so_now_is_another_attribute(older: str, newer: str) -> None:
@@ -56,6 +61,7 @@ def test_another_figure_said_to_be_so_now_is_another_attribute(older: str, newer
         ("The plan costs $15 a month.", "The plan costs $20 a month now."),
         ("The worker uses 2 GB of memory.", "The worker now uses 4 GB of memory."),
         ("The data migration happens on October 30.", "The data migration was moved to April 14."),
+        ("Our latency SLO is set on p95.", "The latency SLO moved to p99."),
         (
             "API rate limit for free-tier customers is 100 requests per minute.",
             "The free-tier API rate limit is 60 rpm now.",

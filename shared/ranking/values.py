@@ -1,0 +1,69 @@
+"""Which terms of a text are values, and of what kind (``shared.ranking.wording`` reads a text
+with them): a figure (a number, a number word, a day or a month, a time, a percentile), an
+address (a host name, a URL), or a name; a value is what a fact says that may change (pure)."""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+_NUMBER_WORDS: Final = frozenset(
+    """
+    zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
+    twenty thirty forty fifty sixty hundred thousand million billion once twice thrice half
+    quarter double triple single daily weekly monthly yearly hourly nightly biweekly quarterly
+    first second third fourth fifth last
+    """.split()
+)
+_CALENDAR: Final = frozenset(
+    """
+    monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri sat sun
+    january february march april may june july august september october november december
+    jan feb mar apr jun jul aug sep sept oct nov dec today tomorrow yesterday morning afternoon
+    evening night noon midnight weekend weekday
+    """.split()
+)
+# A percentile as latencies are written: a figure, not a name.
+_PERCENTILE: Final = re.compile(r"p\d{2,3}")
+# The last label of a host name, as it is usually written in a project's notes.
+_TOP_LEVEL_DOMAINS: Final = frozenset(
+    "com org net io dev app ai co cloud sh me info biz us uk de eu internal local lan corp "
+    "example test localhost".split()
+)
+# A digit or an identifier character: a term that carries one is a value.
+_VALUE_MARK: Final = re.compile(r"[\d_./:#@+~]")
+
+
+def is_value(term: str) -> bool:
+    """Whether a term is a value whatever its case: a figure, or an identifier (a digit or an
+    identifier character in it, or a command-line flag)."""
+    return is_figure(term) or _VALUE_MARK.search(term) is not None or term.startswith("-")
+
+
+def is_figure(term: str) -> bool:
+    """Whether a value is a figure (a number, a number word, a day, a month, a time), as
+    opposed to a name or an identifier (``S3``, ``us-east-1``, a host name)."""
+    return term[:1].isdigit() or term in _NUMBER_WORDS or term in _CALENDAR or is_percentile(term)
+
+
+def is_percentile(term: str) -> bool:
+    """Whether a term is a percentile as latencies are written ("p99", "p50"): a figure."""
+    return _PERCENTILE.fullmatch(term) is not None
+
+
+def value_kind(term: str) -> str:
+    """A value's kind, finer than ``is_figure``: a day or a month, another figure (a number, a
+    time), or a name (an identifier included)."""
+    if term in _CALENDAR:
+        return "calendar"
+    return "figure" if is_figure(term) else "name"
+
+
+def is_address(term: str) -> bool:
+    """Whether a term is where something is reached (a host name, a URL, an e-mail address):
+    a value a place holds, which may change, not a name for the thing a sentence is about."""
+    if "://" in term:
+        return True
+    host = term.rpartition("@")[2].partition(":")[0].rstrip(".")
+    labels = host.split(".")
+    return len(labels) > 1 and all(labels) and labels[-1] in _TOP_LEVEL_DOMAINS
