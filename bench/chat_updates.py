@@ -29,7 +29,8 @@ from bench._beam import fitted
 from bench._data import BeamChat, load_beam
 from bench._figures import restated
 from shared.embedding.local import LocalEmbedder
-from shared.ranking.updates import Update, probable_update
+from shared.ranking.evidence import Update
+from shared.ranking.updates import probable_update
 
 SEED = 7
 
