@@ -77,9 +77,7 @@ def is_its_value(older: Wording, term: str) -> bool:
     Python with flake8."; not "Omar" of "Omar was born in Oslo.")."""
     return (
         term in older.values
-        and term != older.subject()
-        and bool(older.terms)
-        and term != older.terms[0]
+        and term not in (older.subject(), older.terms[0])
         and term not in _names_before_copula(older)
     )
 
