@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from typing import Final
 
 from shared.model.tokens import terms
-from shared.ranking.values import is_figure, is_percentile, is_value, value_kind
+from shared.ranking.values import is_calendar, is_figure, is_percentile, is_value, value_kind
 from shared.ranking.wording import CHANGE_TERMS, Wording
 
 
@@ -43,14 +43,6 @@ UNITS: Final = (
 _GLUED: Final = re.compile(r"^[\d.,:]+([a-z]+)$")
 _CURRENCY: Final = "$€£"
 _PER: Final = frozenset({"per", "a", "an", "each", "every"})
-_CALENDAR_TERMS: Final = frozenset(
-    term
-    for word in (
-        "january february march april may june july august september october november "
-        "december monday tuesday wednesday thursday friday saturday sunday"
-    ).split()
-    for term in terms(word)
-)
 _COUNT: Final = "count:"
 _LABEL: Final = "label:"
 _LOOSE: Final = (_COUNT, _LABEL)
@@ -65,7 +57,7 @@ def measure(wording: Wording, value: str) -> str | None:
 def _as_written(wording: Wording, value: str) -> str | None:
     """A day or a month, a percentile, a unit written onto the figure ("800ms", "16gb"), a
     share ("3.2%") or money ("$15")."""
-    if _a_date(value):
+    if is_calendar(value):
         return "calendar"
     if is_percentile(value):
         return "percentile"
@@ -103,7 +95,7 @@ def _beside(wording: Wording, value: str) -> str | None:
             return "rate"
         return f"{_COUNT}{after}"
     before = spaced[at - 1] if at > 0 else None
-    if before is not None and _a_date(before):
+    if before is not None and is_calendar(before):
         return "calendar"  # "June 1", "May 20"
     if before is None or before not in wording.distinct or before in CHANGE_TERMS:
         return None
@@ -114,11 +106,6 @@ def _beside(wording: Wording, value: str) -> str | None:
 
 def _noun(measured: str) -> str:
     return measured.partition(":")[2]
-
-
-def _a_date(term: str) -> bool:
-    """A day or a month, as a value or as the content terms spell it ("octob")."""
-    return value_kind(term) == "calendar" or term in _CALENDAR_TERMS
 
 
 def same_measure(older: Wording, was: str, newer: Wording, now: str) -> bool:

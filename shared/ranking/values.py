@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from shared.model.tokens import terms
+
 _NUMBER_WORDS: Final = frozenset(
     """
     zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
@@ -23,6 +25,8 @@ _CALENDAR: Final = frozenset(
     evening night noon midnight weekend weekday
     """.split()
 )
+# The same words as the content terms spell them: "October" is "octob".
+_CALENDAR_TERMS: Final = frozenset(term for word in _CALENDAR for term in terms(word))
 # A percentile as latencies are written: a figure, not a name.
 _PERCENTILE: Final = re.compile(r"p\d{2,3}")
 # The last label of a host name, as it is usually written in a project's notes.
@@ -49,6 +53,12 @@ def is_figure(term: str) -> bool:
 def is_percentile(term: str) -> bool:
     """Whether a term is a percentile as latencies are written ("p99", "p50"): a figure."""
     return _PERCENTILE.fullmatch(term) is not None
+
+
+def is_calendar(term: str) -> bool:
+    """Whether a term is a day or a month, as a value or as the content terms spell it
+    ("octob" of "October")."""
+    return term in _CALENDAR or term in _CALENDAR_TERMS
 
 
 def value_kind(term: str) -> str:
