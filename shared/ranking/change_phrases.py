@@ -36,11 +36,14 @@ _DATES: Final = (
     "today|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february"
     "|march|april|may|june|july|august|september|october|november|december"
 )
+_TIMES_OF_DAY: Final = "morning|afternoon|evening|tonight|yesterday"
 _CHANGE_PHRASES: Final = (
     _phrase("increased", "up went|gone|goes|go", rf"\b(?:went|gone|goes|go) up{_TO_A_FIGURE}"),
     _phrase("decreased", "down went|gone|goes|go", rf"\b(?:went|gone|goes|go) down{_TO_A_FIGURE}"),
     _phrase("reduced", "cut was|were|got|been", rf"\b(?:was|were|got|been) cut{_TO_A_FIGURE}"),
     _phrase("postponed", "pushed back|out", r"\bpushed (?:back|out)\b"),
+    # A cutover: "we cut the static assets over to Fastly".
+    _phrase("moved", "over cut|cuts", r"\bcuts?\b(?=(?: [^\s,;.!?]+){0,4} over to\b)"),
     _phrase("nowadays", "these days", r"\bthese days\b"),
     _phrase("now", "forward going", r"\bgoing forward\b"),
     _phrase(
@@ -49,6 +52,11 @@ _CHANGE_PHRASES: Final = (
         rf"\b(?:from|starting|as of) (?=(?:this|next) (?:{_PERIODS})\b)",
     ),
     _phrase("since ", f"{_DATES} starting|as", rf"\b(?:starting|as of) (?=(?:{_DATES})\b)"),
+    _phrase(
+        "since ",
+        f"{_TIMES_OF_DAY} starting|as",
+        rf"\b(?:starting|as of) (?=(?:(?:this|yesterday|tomorrow) )?(?:{_TIMES_OF_DAY})\b)",
+    ),
 )
 
 

@@ -25,13 +25,15 @@ from shared.ranking.dedup import DEDUP_MIN_WORD_OVERLAP
 from shared.ranking.measures import swapped_in_kind
 from shared.ranking.values import value_kind
 from shared.ranking.wording import (
-    ADDITION_MARKS,
     CHANGE_MARKS,
     FACT_TERMS,
+    LIGHT_VERBS,
     Wording,
+    addition_marks,
     is_one_sentence,
     states_something,
     word_set,
+    written_out,
 )
 
 # Content words (stop words left out) a revision with a changed value shares with what it
@@ -129,6 +131,10 @@ def newer_first(
     cut lowered recall on the long chats (docs/benchmarks.md), on pairs of messages that share
     words without one revising the other. Nor does it move a memory up more than ``reach``
     places: each memory it would pass is more relevant than it."""
+    # A light verb of the question ("what base image do our containers use?") names nothing
+    # of what it asks about: an older fact holds it as often as not, and its revision says
+    # "switched to" instead.
+    asked_of = [terms - LIGHT_VERBS for terms in matched] if matched is not None else None
     placed: list[int] = []
     for i in order:
         position = len(placed)
@@ -139,7 +145,7 @@ def newer_first(
             if names_held[i] < names_held[older]:
                 continue
             newer, was = memories[i].content, memories[older].content
-            asked = (matched[i], matched[older]) if matched is not None else None
+            asked = (asked_of[i], asked_of[older]) if asked_of is not None else None
             near = scores[i] >= scores[older] - band
             if (near and _revises(newer, was, asked)) or _notes_a_change(newer, was, asked):
                 position = j
@@ -159,9 +165,12 @@ def _revises(newer: str, older: str, asked: tuple[frozenset[str], frozenset[str]
     through RabbitMQ."; "The CI image has an on-call runbook in the wiki." gives nothing in
     place of "The CI image runs on Go 1.23."). A fact that says it adds ("There's also a second
     staging box …") revises nothing. Words and values are read only as far as a pair gets:
-    most pairs are settled before, and a long memory's words cost a pass over its text."""
+    most pairs are settled before, and a long memory's words cost a pass over its text. A
+    question ("Should we move the prod db to us-west-2?") states nothing to revise with."""
+    if not states_something(newer):
+        return False
     new_words, old_words = _words(newer), _words(older)
-    if _adds(new_words, old_words):
+    if _adds(newer, new_words, old_words):
         return False
     if _same_subject(new_words, old_words):
         return True
@@ -184,7 +193,7 @@ def _revises(newer: str, older: str, asked: tuple[frozenset[str], frozenset[str]
 
 @functools.lru_cache(maxsize=_READ_MEMORIES)
 def _words(content: str) -> frozenset[str]:
-    return word_set(content)
+    return written_out(word_set(content))
 
 
 @functools.lru_cache(maxsize=_READ_MEMORIES)
@@ -222,7 +231,7 @@ def _notes_a_change(
     if asked is None or not asked[0] or not asked[0] <= asked[1]:
         return False
     new_words, old_words = _words(newer), _words(older)
-    if not (_a_fact(new_words) and _a_fact(old_words)) or _adds(new_words, old_words):
+    if not (_a_fact(new_words) and _a_fact(old_words)) or _adds(newer, new_words, old_words):
         return False
     # One sentence each: a chat turn of a few words says "now" or "since" of its moment, and
     # "new" of anything ("I've always liked turtles since I was a boy.").
@@ -258,10 +267,16 @@ def _a_fact(words: frozenset[str]) -> bool:
     return len(words - STOP_WORDS) <= FACT_TERMS
 
 
-def _adds(newer: frozenset[str], older: frozenset[str]) -> bool:
-    """A fact that says it adds ("also", "another"); in a longer text such a word belongs to
-    one of its sentences, not to what it says of the subject."""
-    return _a_fact(newer) and bool(ADDITION_MARKS & newer - older)
+def _adds(newer: str, new_words: frozenset[str], old_words: frozenset[str]) -> bool:
+    """A fact (``newer``, whose words are ``new_words``) that says it adds ("also", "another");
+    in a longer text such a word belongs to one of its sentences, not to what it says of the
+    subject."""
+    return _a_fact(new_words) and bool(_additions(newer) - old_words)
+
+
+@functools.lru_cache(maxsize=_READ_MEMORIES)
+def _additions(content: str) -> frozenset[str]:
+    return addition_marks(content)
 
 
 def _same_subject(a: frozenset[str], b: frozenset[str]) -> bool:

@@ -47,6 +47,12 @@ COPULAS: Final = frozenset({"is", "are", "was", "were", "be"})
 
 # Words by which a newer text says it adds to what was said: never an update.
 ADDITION_MARKS: Final = frozenset("also too another additionally additional besides".split())
+# "too" before a word is a degree ("too many people were late", "too slow"), not an addition;
+# before a word that joins another clause ("I'm into cars too and love …") it ends its own.
+_DEGREE_TOO: Final = re.compile(
+    r"\btoo (?!(?:and|or|but|so|because|since|as|with|for|then|if|when|though|while)\b)"
+    r"(?=[^\W\d_])"
+)
 # Verbs in the past tense that report something added or made, not something changed.
 ADDITION_VERBS: Final = frozenset("added created introduced included enabled started".split())
 # Who a note of something done may open with before its verb.
@@ -159,7 +165,11 @@ class Wording:
 
     def adds_to(self, older: Wording) -> bool:
         """Whether this text says it adds to what was said ("also", "as well")."""
-        return bool(self.words & ADDITION_MARKS - older.words) or (
+        # A fact's "too" before a word is a degree; a long text's is read wherever it stands,
+        # since which sentence says it, and of what, is not read here, and a long turn that
+        # adds a word to another's is as often another moment of the talk as a revision.
+        said = self.words & ADDITION_MARKS if self.long else addition_marks(self.lowered)
+        return bool(said - older.words) or (
             "as well" in self.lowered and "as well" not in older.lowered
         )
 
@@ -167,18 +177,18 @@ class Wording:
 # Short forms a project's notes use for the word they write out elsewhere ("db backups" and
 # "database backups" are one subject), as the rules read them; only those that stand for one
 # word ("dev" may be a developer or development, "req" a request or a requirement).
+_SHORT_FORMS: Final = dict(
+    pair.split(":")
+    for pair in (
+        "db:database dbs:databases prod:production k8s:kubernetes repo:repository "
+        "repos:repositories config:configuration configs:configurations env:environment "
+        "envs:environments svc:service svcs:services infra:infrastructure "
+        "deps:dependencies msg:message msgs:messages perf:performance "
+        "notif:notification notifs:notifications stg:staging"
+    ).split()
+)
 _WRITTEN_OUT: Final = {
-    indexed_form(short): indexed_form(word)
-    for short, word in (
-        pair.split(":")
-        for pair in (
-            "db:database dbs:databases prod:production k8s:kubernetes repo:repository "
-            "repos:repositories config:configuration configs:configurations env:environment "
-            "envs:environments svc:service svcs:services infra:infrastructure "
-            "deps:dependencies msg:message msgs:messages perf:performance "
-            "notif:notification notifs:notifications stg:staging"
-        ).split()
-    )
+    indexed_form(short): indexed_form(word) for short, word in _SHORT_FORMS.items()
 }
 
 
@@ -225,9 +235,23 @@ def _is_name(piece: str, text: str, start: int) -> bool:
     return at >= 0 and text[at] not in ".!?:;\n"
 
 
+def addition_marks(text: str) -> frozenset[str]:
+    """The words of ``text`` that say it adds to what was said ("also", "another", "too" at
+    the end of a clause)."""
+    lowered = text.lower()
+    return ADDITION_MARKS.intersection(_WORD.findall(_DEGREE_TOO.sub("", lowered)))
+
+
 def word_set(text: str) -> frozenset[str]:
     """Lower-cased runs of Unicode letters and digits (works for Korean as well as English)."""
     return frozenset(word for word in _NON_WORD.split(text.lower()) if word)
+
+
+def written_out(words: frozenset[str]) -> frozenset[str]:
+    """``words`` (``word_set``'s) with each short form written out ("svc" as "service")."""
+    if words.isdisjoint(_SHORT_FORMS):
+        return words
+    return frozenset(_SHORT_FORMS.get(word, word) for word in words)
 
 
 def content_terms(text: str) -> frozenset[str]:

@@ -310,6 +310,20 @@ def test_a_reworded_revision_with_a_new_value_outranks_what_it_revises() -> None
     assert ids(ranked([old, new])) == ["new", "old"]
 
 
+def test_a_short_form_and_the_word_written_out_are_one_word_of_a_revision() -> None:
+    old = hit("old", 0.80, age_days=20, content="billing-service listens on 8081 internally")
+    new = hit("new", 0.76, age_days=1, content="billing svc port is 9090")
+    assert ids(ranked([old, new])) == ["new", "old"]
+
+
+def test_a_question_revises_nothing_however_many_words_it_shares() -> None:
+    old = hit("old", 0.80, age_days=20, content="Prod database is in us-east-1.")
+    new = hit("new", 0.77, age_days=1, content="Should we move the prod db to us-west-2?")
+    assert ids(ranked([old, new])) == ["old", "new"]
+    stated = hit("new", 0.77, age_days=1, content="We moved the prod db to us-west-2.")
+    assert ids(ranked([old, stated])) == ["new", "old"]
+
+
 def test_a_newer_memory_on_the_same_subject_but_clearly_less_relevant_keeps_its_place() -> None:
     """Half a floor (0.05 here) is as far below as a revision may stand and still go first."""
     old = hit("old", 0.80, age_days=20, content="The API listens on port 8080 in staging")
@@ -386,6 +400,48 @@ def test_a_terse_note_of_a_change_goes_first_however_much_less_relevant() -> Non
     # Not said to have changed: relevance decides.
     plain = hit("new", 0.50, age_days=1, content="checkout p99 is 500ms")
     assert ids(ranked([old, plain], keyword=asked)) == ["old", "new"]
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "matched_old", "matched_new"),
+    [
+        # "too" before a word is a degree, not an addition.
+        (
+            "Daily standup is at 9:30am.",
+            "Standup moved to 10:15, too many people were rolling in late.",
+            ("standup",),
+            ("standup",),
+        ),
+        # "as of this morning" says since when.
+        (
+            "Prod is hosted on Heroku.",
+            "prod's on fly.io as of this morning",
+            ("prod", "host"),
+            ("prod",),
+        ),
+        # A cutover is a move.
+        (
+            "static assets are served through CloudFront",
+            "We cut the static assets over to Fastly yesterday.",
+            ("front", "static"),
+            ("static",),
+        ),
+        # The question's light verb ("use") names nothing of what it asks about.
+        (
+            "All our containers use ubuntu:20.04 as the base image.",
+            "We switched the container base image to debian bookworm-slim, way smaller.",
+            ("base", "imag", "contain", "use"),
+            ("base", "imag", "contain"),
+        ),
+    ],
+)
+def test_a_note_of_a_change_in_other_words_goes_first(
+    older: str, newer: str, matched_old: tuple[str, ...], matched_new: tuple[str, ...]
+) -> None:
+    old = hit("old", 0.80, age_days=20, content=older)
+    new = hit("new", 0.55, age_days=1, content=newer)
+    asked = _asked(("old", matched_old), ("new", matched_new))
+    assert ids(ranked([old, new], keyword=asked)) == ["new", "old"]
 
 
 @pytest.mark.parametrize(

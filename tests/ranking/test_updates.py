@@ -9,7 +9,7 @@ from shared.model import Hit, Memory, Scope
 from shared.ranking import already_known
 from shared.ranking.terse_notes import value_dropped
 from shared.ranking.updates import UpdateCheck, probable_update, probably_updated
-from shared.ranking.wording import Wording, statements
+from shared.ranking.wording import Wording, addition_marks, statements
 
 FILLER = (
     "I have been looking at the dashboards this morning and nothing else stands out. The team "
@@ -440,12 +440,33 @@ def test_an_update_that_reads_like_a_resend_is_not_already_known() -> None:
         ("As of today the wiki is in Notion.", True),
         ("As of my training data, the API was in beta.", False),  # a hedge, not a time
         ("I have a lot of photos from this trip.", False),
+        ("prod's on fly.io as of this morning", True),
+        ("Starting tonight the backups run on the new NAS.", True),
+        ("We cut the static assets over to Fastly.", True),
+        ("Releases are cut every two weeks, over to you.", False),  # no cutover
     ],
 )
 def test_a_change_said_in_a_phrase_is_read_as_its_one_word_mark(
     text: str, says_a_change: bool
 ) -> None:
     assert Wording(text).announces(Wording("Nothing to add here.")) is says_a_change
+
+
+@pytest.mark.parametrize(
+    ("text", "adds"),
+    [
+        ("Anna likes coffee too.", True),
+        ("We use Redis too, for sessions.", True),
+        ("There is also a second staging box.", True),
+        ("Standup moved to 10:15, too many people were late.", False),  # a degree
+        ("The build is too slow on CI.", False),
+        ("I am into cars too and love making models.", True),  # the clause ends
+    ],
+)
+def test_too_is_an_addition_at_the_end_of_a_clause_and_a_degree_before_a_word(
+    text: str, adds: bool
+) -> None:
+    assert bool(addition_marks(text)) is adds
 
 
 def test_a_capital_letter_inside_a_sentence_is_a_label_and_an_article_is_not() -> None:
