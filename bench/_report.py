@@ -912,7 +912,8 @@ def update_lines(updates: dict[str, Any]) -> list[str]:
         "",
         "Each pair in a fresh tenant among eight other facts, older first, over MCP; then the "
         "pair's question in a default recall (`bench/_updates.py`; generated pairs from "
-        "`bench/supersede_pairs.py`, long ones inside paragraphs of unrelated sentences).",
+        "`bench/supersede_pairs.py`, long ones inside paragraphs of unrelated sentences). "
+        '"everyday alone": the everyday pairs with no other fact, as a fresh project.',
         "",
         "| set | updates | newer above older | linked | distractors | older above newer "
         "| false links |",

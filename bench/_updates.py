@@ -121,13 +121,16 @@ async def run_updates(
     server: ApiServer, *, smoke: bool, log: Callable[[str], None]
 ) -> dict[str, Any]:
     per_slot, cap, fillers = (1, SMOKE_PAIRS, 2) if smoke else (8, None, FILLERS_PER_TENANT)
+    # Each set with its fillers; the everyday pairs also alone, as a user tries a fresh
+    # project: with two memories the keyword leg's spread is read over two scores.
     sets = {
-        "everyday": everyday_pairs(),
-        "everyday distractors": everyday_distractors(),
-        "short": generate(per_slot=per_slot),
-        "long": generate(per_slot=per_slot, long=True),
+        "everyday": (everyday_pairs(), fillers),
+        "everyday alone": (everyday_pairs(), 0),
+        "everyday distractors": (everyday_distractors(), fillers),
+        "short": (generate(per_slot=per_slot), fillers),
+        "long": (generate(per_slot=per_slot, long=True), fillers),
     }
     return {
-        name: await _run_set(server, name, pairs[:cap], fillers, log)
-        for name, pairs in sets.items()
+        name: await _run_set(server, name, pairs[:cap], around, log)
+        for name, (pairs, around) in sets.items()
     }

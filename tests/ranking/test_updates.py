@@ -104,6 +104,12 @@ def hit(content: str, similarity: float, memory_id: str = "m", scope: Scope = "p
         ("We bundle the admin UI with parcel.", "We bundle the admin UI with vite.", "replaced"),
         # The newer says nothing but the older's name, a change and its new value.
         ("Our Python version is 3.10.", "We upgraded Python to 3.12.", "value"),
+        # Said of who cut what to which figure.
+        (
+            "Our cloud budget is $40k a month.",
+            "Finance cut the cloud budget to $32k/month.",
+            "value",
+        ),
         # The newer restates only the subject, which the older reads as a name ("CI" inside
         # its sentence, first in the newer's; "Docs" inside "Read the Docs").
         ("Our CI runs on Jenkins.", "CI was migrated to GitHub Actions.", "value"),
@@ -432,6 +438,8 @@ def test_an_update_that_reads_like_a_resend_is_not_already_known() -> None:
         ("Retention went down by 10%.", True),
         ("We went up to the Rocky Mountains.", False),  # a trip, not a rise
         ("The quota was cut to 10 GB.", True),
+        ("Finance cut the cloud budget to $32k/month.", True),
+        ("We cut releases every 2 weeks.", False),  # no figure it was cut to
         ("The release was pushed back to May.", True),
         ("The ETL job runs at 3 am these days.", True),
         ("Going forward, invoices go out on the 5th.", True),
