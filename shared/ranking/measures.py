@@ -108,6 +108,12 @@ def _noun(measured: str) -> str:
     return measured.partition(":")[2]
 
 
+def _named_lower(version: str, label: str, named_in: Wording) -> bool:
+    """Whether ``label`` (a figure's measure in one text) is the word before it, which the
+    other text (``named_in``, where the figure's measure is ``version``) holds as a name."""
+    return version == "version" and label.startswith(_LABEL) and _noun(label) in named_in.values
+
+
 def same_measure(older: Wording, was: str, newer: Wording, now: str) -> bool:
     """Whether figure ``was`` of ``older`` and ``now`` of ``newer`` may be one attribute's
     values: a figure that tells nothing of what it measures may be; two that do, only if they
@@ -116,6 +122,10 @@ def same_measure(older: Wording, was: str, newer: Wording, now: str) -> bool:
         return True
     before, after = measure(older, was), measure(newer, now)
     if before is None or after is None or before == after:
+        return True
+    # A name's version, its name written in lower case in the other text ("Node 18" / "node
+    # 20"): the word is read as a label there, but it is the same name.
+    if _named_lower(before, after, older) or _named_lower(after, before, newer):
         return True
     if not (before.startswith(_LOOSE) and after.startswith(_LOOSE)):
         return False

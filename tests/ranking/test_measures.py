@@ -83,3 +83,12 @@ def test_a_unit_word_alone_is_a_name_that_may_change() -> None:
     older = "The nightly report runs at midnight UTC."
     newer = "The nightly report runs at midnight CET now."
     assert probable_update(newer, older) is not None
+
+
+def test_a_version_of_a_name_written_in_lower_case_is_the_same_measure() -> None:
+    older = Wording("We're on Node 18 LTS.")
+    newer = Wording("bumped all services to node 20 last week")
+    assert same_measure(older, "18", newer, "20")
+    assert same_measure(newer, "20", older, "18")
+    # Not any figure after the word: one with a unit measures what its unit does.
+    assert not same_measure(Wording("The node image is 48 MB."), "48", newer, "20")
