@@ -23,9 +23,11 @@ from shared.model import Memory
 from shared.model.tokens import STOP_WORDS, terms
 from shared.ranking.dedup import DEDUP_MIN_WORD_OVERLAP
 from shared.ranking.measures import swapped_in_kind
-from shared.ranking.values import value_kind
+from shared.ranking.same_subject import change_sites
+from shared.ranking.values import is_value, value_kind
 from shared.ranking.wording import (
     CHANGE_MARKS,
+    CHANGE_TERMS,
     FACT_TERMS,
     LIGHT_VERBS,
     Wording,
@@ -221,13 +223,15 @@ def _notes_a_change(
     of the change rewords, so relevance cannot order the two (no band holds them).
 
     Answering anew is giving a value in place of one of the older's of its kind ("800ms" →
-    "500ms", Tom → Aisha), or, holding all the question's words the older holds, a plain word
-    among them ("standup's at 10 now" for "what time is standup"). A note that shares only
-    the name of whom the question asks about may tell another attribute of theirs ("Ximena
-    Cruz's favourite colour is now white." for "What does Ximena Cruz work as?"; "Tara Walsh's
-    favourite food is now pho." for "What is Tara Walsh's favourite colour?"), and a
-    value of another kind in place of the older's tells one ("We skipped the code freeze for
-    the 4.2 hotfix." after "code freeze starts the Friday before each release")."""
+    "500ms", Tom → Aisha), or holding a plain word of the question ("standup's at 10 now" for
+    "what time is standup"; "orders api takes bearer tokens now" for "what auth header does the
+    orders api want?") without saying a word of it the older holds with another word in its
+    place (``_in_place_of``). A note that shares only the name of whom the question asks about
+    may tell another attribute of theirs ("Ximena Cruz's favourite colour is now white." for
+    "What does Ximena Cruz work as?"; "Tara Walsh's favourite food is now pho." for "What is
+    Tara Walsh's favourite colour?"), and a value of another kind in place of the older's tells
+    one ("We skipped the code freeze for the 4.2 hotfix." after "code freeze starts the Friday
+    before each release")."""
     if asked is None or not asked[0] or not asked[0] <= asked[1]:
         return False
     new_words, old_words = _words(newer), _words(older)
@@ -249,7 +253,27 @@ def _notes_a_change(
     gone, came = was.values - note.values, note.values - was.values
     if swapped_in_kind(was, gone, note, came, value_kind):
         return True
-    return not (gone and came) and asked[0] == asked[1] and bool(asked[0] & _plain_terms(newer))
+    if (gone and came) or not asked[0] & _plain_terms(newer):
+        return False
+    # A word of the question only the older holds may be what the question asks about, but
+    # one said in the older's own sentence with another word in its place names another
+    # attribute ("Tara Walsh's favourite food is now pho." for "… favourite colour?").
+    return asked[0] == asked[1] or not _in_place_of(note, was, asked[1] - asked[0])
+
+
+def _in_place_of(newer: Wording, older: Wording, words: frozenset[str]) -> bool:
+    """Whether ``newer`` says one of ``words`` of ``older`` with another plain word in its
+    place: a run of words that differ, as long in each (change marks aside), the word at the
+    same place in it."""
+    for i1, i2, j1, j2 in change_sites(newer, older):
+        before = [t for t in older.terms[i1:i2] if t not in CHANGE_TERMS]
+        after = [t for t in newer.terms[j1:j2] if t not in CHANGE_TERMS]
+        if len(before) != len(after):
+            continue
+        for was, now in zip(before, after, strict=True):
+            if was in words and not is_value(now):
+                return True
+    return False
 
 
 @functools.lru_cache(maxsize=_READ_MEMORIES)

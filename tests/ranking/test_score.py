@@ -426,6 +426,13 @@ def test_a_terse_note_of_a_change_goes_first_however_much_less_relevant() -> Non
             ("front", "static"),
             ("static",),
         ),
+        # A plain word of the question in common, another the older holds left unsaid.
+        (
+            "The orders API expects the key in an X-Api-Key header.",
+            "orders api takes bearer tokens now: Authorization: Bearer <token>",
+            ("header", "order", "api"),
+            ("order", "api"),
+        ),
         # The question's light verb ("use") names nothing of what it asks about.
         (
             "All our containers use ubuntu:20.04 as the base image.",
