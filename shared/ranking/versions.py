@@ -136,7 +136,7 @@ def newer_first(
     # A light verb of the question ("what base image do our containers use?") names nothing
     # of what it asks about: an older fact holds it as often as not, and its revision says
     # "switched to" instead.
-    asked_of = [terms - LIGHT_VERBS for terms in matched] if matched is not None else None
+    asked_of = [held - LIGHT_VERBS for held in matched] if matched is not None else None
     placed: list[int] = []
     for i in order:
         position = len(placed)
