@@ -29,7 +29,6 @@ from shared.ranking.wording import (
     CHANGE_MARKS,
     CHANGE_TERMS,
     FACT_TERMS,
-    LIGHT_VERBS,
     Wording,
     addition_marks,
     is_one_sentence,
@@ -133,10 +132,6 @@ def newer_first(
     cut lowered recall on the long chats (docs/benchmarks.md), on pairs of messages that share
     words without one revising the other. Nor does it move a memory up more than ``reach``
     places: each memory it would pass is more relevant than it."""
-    # A light verb of the question ("what base image do our containers use?") names nothing
-    # of what it asks about: an older fact holds it as often as not, and its revision says
-    # "switched to" instead.
-    asked_of = [held - LIGHT_VERBS for held in matched] if matched is not None else None
     placed: list[int] = []
     for i in order:
         position = len(placed)
@@ -147,7 +142,7 @@ def newer_first(
             if names_held[i] < names_held[older]:
                 continue
             newer, was = memories[i].content, memories[older].content
-            asked = (asked_of[i], asked_of[older]) if asked_of is not None else None
+            asked = (matched[i], matched[older]) if matched is not None else None
             near = scores[i] >= scores[older] - band
             if (near and _revises(newer, was, asked)) or _notes_a_change(newer, was, asked):
                 position = j

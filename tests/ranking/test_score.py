@@ -433,7 +433,7 @@ def test_a_terse_note_of_a_change_goes_first_however_much_less_relevant() -> Non
             ("header", "order", "api"),
             ("order", "api"),
         ),
-        # The question's light verb ("use") names nothing of what it asks about.
+        # A word of the question only the older holds ("use"), another in its place none.
         (
             "All our containers use ubuntu:20.04 as the base image.",
             "We switched the container base image to debian bookworm-slim, way smaller.",
