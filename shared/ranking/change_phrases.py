@@ -40,9 +40,12 @@ _TIMES_OF_DAY: Final = "morning|afternoon|evening|tonight|yesterday"
 _CHANGE_PHRASES: Final = (
     _phrase("increased", "up went|gone|goes|go", rf"\b(?:went|gone|goes|go) up{_TO_A_FIGURE}"),
     _phrase("decreased", "down went|gone|goes|go", rf"\b(?:went|gone|goes|go) down{_TO_A_FIGURE}"),
-    _phrase("reduced", "cut was|were|got|been", rf"\b(?:was|were|got|been) cut{_TO_A_FIGURE}"),
-    # Said of what was cut: "Finance cut the cloud budget to $32k/month".
-    _phrase("reduced", "cut|cuts", rf"\bcuts?\b(?=(?: [^\s,;.!?]+){{0,4}}{_TO_A_FIGURE})"),
+    # "The quota was cut to 10 GB", and said of what was cut: "Finance cut the budget to $32k".
+    _phrase(
+        "reduced",
+        "cut|cuts",
+        rf"\b(?:(?:was|were|got|been) )?cuts?\b(?=(?: [^\s,;.!?]+){{0,4}}{_TO_A_FIGURE})",
+    ),
     _phrase("postponed", "pushed back|out", r"\bpushed (?:back|out)\b"),
     # A cutover: "we cut the static assets over to Fastly".
     _phrase("moved", "over cut|cuts", r"\bcuts?\b(?=(?: [^\s,;.!?]+){0,4} over to\b)"),

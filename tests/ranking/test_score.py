@@ -310,18 +310,22 @@ def test_a_reworded_revision_with_a_new_value_outranks_what_it_revises() -> None
     assert ids(ranked([old, new])) == ["new", "old"]
 
 
-def test_a_short_form_and_the_word_written_out_are_one_word_of_a_revision() -> None:
-    old = hit("old", 0.80, age_days=20, content="billing-service listens on 8081 internally")
-    new = hit("new", 0.76, age_days=1, content="billing svc port is 9090")
-    assert ids(ranked([old, new])) == ["new", "old"]
-
-
-def test_a_question_revises_nothing_however_many_words_it_shares() -> None:
-    old = hit("old", 0.80, age_days=20, content="Prod database is in us-east-1.")
-    new = hit("new", 0.77, age_days=1, content="Should we move the prod db to us-west-2?")
-    assert ids(ranked([old, new])) == ["old", "new"]
-    stated = hit("new", 0.77, age_days=1, content="We moved the prod db to us-west-2.")
-    assert ids(ranked([old, stated])) == ["new", "old"]
+@pytest.mark.parametrize(
+    ("older", "newer", "order"),
+    [
+        # A short form and the word written out are one word of a revision.
+        ("billing-service listens on 8081 internally", "billing svc port is 9090", "new old"),
+        # A question revises nothing, however many words it shares; stated, it does.
+        ("Prod database is in us-east-1.", "Should we move the prod db to us-west-2?", "old new"),
+        ("Prod database is in us-east-1.", "We moved the prod db to us-west-2.", "new old"),
+    ],
+)
+def test_a_revision_nearly_as_relevant_goes_first_as_its_words_tell(
+    older: str, newer: str, order: str
+) -> None:
+    old = hit("old", 0.80, age_days=20, content=older)
+    new = hit("new", 0.76, age_days=1, content=newer)
+    assert ids(ranked([old, new])) == order.split()
 
 
 def test_a_newer_memory_on_the_same_subject_but_clearly_less_relevant_keeps_its_place() -> None:
