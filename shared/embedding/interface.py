@@ -12,10 +12,14 @@ from shared.errors import EmbeddingError
 
 
 class Embedder(abc.ABC):
-    """Turns text into one vector of ``dim`` floats."""
+    """Turns text into one vector of ``dim`` floats. ``relation_similarity``: the cosine from
+    which two short facts that share only a name tell the same relation of it, measured for
+    this model (``shared.ranking.relations``); None where it is not, and such facts are
+    ordered by their words alone."""
 
     model: str
     dim: int
+    relation_similarity: float | None = None
 
     @abc.abstractmethod
     async def embed(self, text: str) -> list[float]:

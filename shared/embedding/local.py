@@ -137,6 +137,9 @@ class MiniLmModel:
 class LocalEmbedder(Embedder):
     """all-MiniLM-L6-v2 on a private thread; concurrent calls are coalesced into batches."""
 
+    # Measured on this model (docs/calibration.md, "Two facts that share only a name").
+    relation_similarity = 0.65
+
     def __init__(self, model: MiniLmModel, *, executor: ThreadPoolExecutor) -> None:
         self.model = MODEL_NAME
         self.dim = MODEL_DIM

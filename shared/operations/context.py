@@ -16,6 +16,7 @@ from shared.memories import MemoryDeleter
 from shared.memories.visibility import Visibility
 from shared.model import Hit
 from shared.model.ids import wall_clock_ms
+from shared.operations.relations import RelationVectors
 from shared.operations.tenant_names import TenantNames
 from shared.process.tasks import abandon
 from shared.revisions import ReplacementLog
@@ -28,7 +29,9 @@ class OperationsContext(msgspec.Struct, frozen=True, kw_only=True):
     which a top result is HIGH confidence; ``snapshots``: the in-process copies recall reads
     bodies from where the backend keeps them; ``deleter``: this process's forgets, with the
     journal of the ones in progress, and ``questions``: the vectors of the questions recalled
-    last (both built by :func:`operations_context`); ``tenant_names``:
+    last (both built by :func:`operations_context`); ``relations``: the model's reading of what
+    short facts say of whom they name, None where the model's line for it is not measured
+    (``shared.ranking.relations``); ``tenant_names``:
     the tenants an empty answer may name as the one probably meant, None where tenant names
     are not to be disclosed (``tenant_hint``)."""
 
@@ -45,6 +48,7 @@ class OperationsContext(msgspec.Struct, frozen=True, kw_only=True):
     high_similarity: float
     clock_ms: Callable[[], int]
     lag_ms: int
+    relations: RelationVectors | None = None
     tenant_names: TenantNames | None = None
 
     def start_embedding(self, text: str) -> asyncio.Task[list[float]]:
@@ -110,5 +114,10 @@ def operations_context(
         high_similarity=high_similarity,
         clock_ms=clock_ms,
         lag_ms=lag_ms,
+        relations=(
+            RelationVectors(embedder, alike_at=embedder.relation_similarity)
+            if embedder.relation_similarity is not None
+            else None
+        ),
         tenant_names=TenantNames(objects, clock_ms=clock_ms) if tenant_hints else None,
     )

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import heapq
 from collections.abc import Mapping, Sequence
 from typing import Final
@@ -83,7 +84,9 @@ async def recall(
     compared = len(candidates)
     fed_back = with_feedback(reranked(candidates, limit=limit), scored, floor=ops.floor)
     found, links = await newer_versions(ops, tenant, visibility, fed_back, limit=limit)
-    outcome = rank(
+    relations = ops.relations.reading() if ops.relations is not None else None
+    ranked = functools.partial(
+        rank,
         found,
         counts,
         profile=MODE_PROFILES[mode],
@@ -93,7 +96,13 @@ async def recall(
         now_ms=visibility.now_ms,
         names_absent=scored.absent_names > 0,
         links=links,
+        relations=relations,
     )
+    outcome = ranked()
+    # Ranking is pure: facts it asked the model about and that were not read yet are read now,
+    # and the answer ranked again with them.
+    if relations is not None and await relations.read_unread():
+        outcome = ranked()
     if count_use:
         _count_uses(ops, tenant, outcome, now_ms=visibility.now_ms)
     # How many memories the two legs compared, before newer versions were brought in.

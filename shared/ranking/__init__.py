@@ -13,8 +13,8 @@ from shared.ranking.score import (
     query_names_held,
     rank,
     rank_order,
-    trust,
 )
+from shared.ranking.tie_break import trust
 from shared.ranking.updates import probably_updated
 from shared.ranking.versions import newer_first
 

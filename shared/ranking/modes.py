@@ -13,7 +13,7 @@ DEFAULT_MODE: Final[RecallMode] = "balanced"
 
 class ModeProfile(msgspec.Struct, frozen=True, kw_only=True):
     """keep_ratio: a hit survives when its relevance is at least this fraction of the top one's.
-    w_recency and w_access mix the tie-break (see score.tie_breaks) beside trust's fixed 0.10.
+    w_recency and w_access mix the tie-break (see tie_break.tie_breaks) beside trust's fixed 0.10.
     max_tokens: the answer's default budget (characters ÷ 4; see services/api/tools/render.py)."""
 
     keep_ratio: float

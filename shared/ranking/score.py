@@ -16,28 +16,19 @@ parameters, so every rule can be table-tested.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Final, Literal, TypeVar
+from typing import Final, Literal
 
 import msgspec
 import numpy as np
-import numpy.typing as npt
 
-from shared.model import DAY_MS, Memory, MemoryType
+from shared.model import Memory
 from shared.model.counters import ZERO_COUNT, AccessCount
-from shared.model.ids import parse_iso_ms
 from shared.ranking.candidate import Candidate
 from shared.ranking.modes import ModeProfile
+from shared.ranking.relations import RelationReader
+from shared.ranking.tie_break import tie_breaks
 from shared.ranking.versions import REVISION_BAND, linked_first, newer_first, shown_links
 
-RECENCY_HALFLIFE_DAYS: Final = 30.0
-TRUST_WEIGHT: Final = 0.10
-TRUST_HALFLIFE_DAYS: Final[dict[MemoryType, float]] = {
-    "project": 180.0,
-    "reference": 120.0,
-    "pattern": 60.0,
-    "conversation": 30.0,
-}
-USAGE_CAP: Final = 1.5
 # The most the composite can add to a relevance, in units of the floor (0.03 on MiniLM's 0.30).
 TIE_BAND: Final = 0.1
 # A result at the HIGH line is HIGH when its relevance is this many times the next relevant
@@ -47,13 +38,8 @@ CLEAR_RATIO: Final = 1.8
 # fraction of the floor: low enough to keep right answers just under the floor beside a weak
 # top, high enough to keep the hard technical notes (docs/benchmarks.md, "Gates").
 COMPANION_FLOOR: Final = 0.8
-# An unparseable timestamp sinks its memory instead of producing NaN.
-_UNKNOWN_AGE_DAYS: Final = float(2**53 - 1)
 
 Confidence = Literal["high", "medium", "low"]
-Floats = npt.NDArray[np.float64]
-# A float or an array of them: the trust rule is written once for both.
-_Number = TypeVar("_Number", float, Floats)
 
 
 class Ranked(msgspec.Struct, frozen=True, kw_only=True):
@@ -81,59 +67,6 @@ class RecallOutcome(msgspec.Struct, frozen=True, kw_only=True):
     gated: int
     confidence: Confidence
     top_score: float
-
-
-def _age_days(memory: Memory, counts: AccessCount, now_ms: int) -> float:
-    last_ms = parse_iso_ms(counts.last_at) if counts.last_at else None
-    if last_ms is None:
-        last_ms = parse_iso_ms(memory.created_at)
-    if last_ms is None:
-        return _UNKNOWN_AGE_DAYS
-    return max(0.0, (now_ms - last_ms) / DAY_MS)
-
-
-def _trust(base: _Number, half_life_days: _Number, access: _Number, age_days: _Number) -> Floats:
-    decay = np.exp2(-age_days / half_life_days)
-    usage = np.minimum(USAGE_CAP, 1 + 0.1 * np.log(np.maximum(1, access + 1)))
-    adjusted = np.where(decay < 1, decay * usage, decay)
-    return np.asarray(base * np.minimum(1.0, adjusted), dtype=np.float64)
-
-
-def trust(memory: Memory, counts: AccessCount, *, age_days: float) -> float:
-    """Trust decays with the type's half-life; use slows the decay, never lifts it above base."""
-    half_life = TRUST_HALFLIFE_DAYS[memory.memory_type]
-    return float(_trust(memory.trust_base, half_life, float(counts.access), age_days))
-
-
-def tie_breaks(
-    memories: Sequence[Memory],
-    counted: Sequence[AccessCount],
-    *,
-    profile: ModeProfile,
-    now_ms: int,
-) -> Floats:
-    """Each memory's recency, share of the most-used one's accesses and trust, mixed by the
-    mode's weights into [0, 1]; ``counted[i]`` is ``memories[i]``'s access count."""
-    size = len(memories)
-    access = np.fromiter((count.access for count in counted), np.float64, size)
-    age_days = np.fromiter(
-        (_age_days(m, count, now_ms) for m, count in zip(memories, counted, strict=True)),
-        np.float64,
-        size,
-    )
-    half_lives = np.fromiter(
-        (TRUST_HALFLIFE_DAYS[m.memory_type] for m in memories), np.float64, size
-    )
-    bases = np.fromiter((m.trust_base for m in memories), np.float64, size)
-    max_access = float(access.max(initial=0.0))
-    recency = np.exp2(-age_days / RECENCY_HALFLIFE_DAYS)
-    share = np.minimum(1.0, access / max_access) if max_access > 0 else np.zeros(size)
-    mixed: Floats = (
-        recency * profile.w_recency
-        + share * profile.w_access
-        + _trust(bases, half_lives, access, age_days) * TRUST_WEIGHT
-    ) / (profile.w_recency + profile.w_access + TRUST_WEIGHT)
-    return mixed
 
 
 def is_strong(
@@ -258,12 +191,13 @@ def rank(
     now_ms: int,
     names_absent: bool = False,
     links: Mapping[str, Sequence[str]] | None = None,
+    relations: RelationReader | None = None,
 ) -> RecallOutcome:
     """Floor gate, fraction-of-top gate on relevance, relevance plus the tie-break, the query's
     names held first, cut to ``limit``, newer-first on the same subject among what is left, and
     each memory another one probably updates directly below it (``links``: old id → newer ids,
     ``shared.ranking.versions``). ``names_absent``: the query names something no memory holds
-    (no result is then HIGH).
+    (no result is then HIGH); ``relations``: see ``newer_first``.
 
     ``candidates`` must already be filtered by conversation visibility (so the gated count never
     includes another conversation's notes) and carry their memories.
@@ -283,8 +217,9 @@ def rank(
     names_held = [query_names_held(c) for c in keeping]
     values = scores.tolist()
     ranked = names_first(values, names_held)
+    band = REVISION_BAND * floor
     order = _versions_placed(
-        ranked, keeping, memories, own, names_held, links, limit=limit, band=REVISION_BAND * floor
+        ranked, keeping, memories, own, names_held, links, relations, limit=limit, band=band
     )
     results = _confidences(
         [keeping[i] for i in order],
@@ -311,6 +246,7 @@ def _versions_placed(
     own: Sequence[float],
     names_held: Sequence[int],
     links: Mapping[str, Sequence[str]],
+    relations: RelationReader | None,
     *,
     limit: int,
     band: float,
@@ -320,7 +256,9 @@ def _versions_placed(
     memory a link names as older directly below its newer version (``linked_first``);
     ``memories``: ``keeping``'s, in the same order."""
     matched = [frozenset(_matched(c)) for c in keeping]
-    order = newer_first(ranked[:limit], memories, own, names_held, band=band, matched=matched)
+    order = newer_first(
+        ranked[:limit], memories, own, names_held, band=band, matched=matched, relations=relations
+    )
     if not links:
         return order
     placed = set(order)

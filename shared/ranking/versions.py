@@ -10,7 +10,8 @@ scores could allow without also moving unrelated memories.
 
 Memories no link joins are ordered by ``newer_first``: of two on the same subject, the newer is
 put first when nearly as relevant, or when it is a short note that the older fact changed,
-within a short reach.
+within a short reach. Two short facts that share only a name are on the same subject when they
+tell the same relation of it (``shared.ranking.relations``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from shared.model import Memory
 from shared.model.tokens import STOP_WORDS, terms
 from shared.ranking.dedup import DEDUP_MIN_WORD_OVERLAP
 from shared.ranking.measures import swapped_in_kind
+from shared.ranking.relations import RelationReader, shares_only_a_name
 from shared.ranking.same_subject import change_sites
 from shared.ranking.values import is_value, value_kind
 from shared.ranking.wording import (
@@ -121,6 +123,7 @@ def newer_first(
     band: float,
     reach: int = REVISION_REACH,
     matched: Sequence[frozenset[str]] | None = None,
+    relations: RelationReader | None = None,
 ) -> list[int]:
     """Among the results, move each memory ahead of an older one it probably revises
     (``_revises``; ``matched``: each result's matched query terms) when it is nearly as
@@ -131,7 +134,12 @@ def newer_first(
     rules returned and never brings in another memory: pulling newer memories in from below the
     cut lowered recall on the long chats (docs/benchmarks.md), on pairs of messages that share
     words without one revising the other. Nor does it move a memory up more than ``reach``
-    places: each memory it would pass is more relevant than it."""
+    places: each memory it would pass is more relevant than it.
+
+    Two facts that share only a name (``relations``: how the model reads what each says of
+    it) are versions of one fact when they tell the same relation: the newer goes first however
+    much less relevant, as a note of a change does. When they tell two, the newer is another
+    fact of the same person or thing and goes first only as a note that the older changed."""
     placed: list[int] = []
     for i in order:
         position = len(placed)
@@ -143,11 +151,29 @@ def newer_first(
                 continue
             newer, was = memories[i].content, memories[older].content
             asked = (matched[i], matched[older]) if matched is not None else None
-            near = scores[i] >= scores[older] - band
-            if (near and _revises(newer, was, asked)) or _notes_a_change(newer, was, asked):
+            revision = _relation_alike(newer, was, relations)
+            if revision is None:
+                revision = scores[i] >= scores[older] - band and _revises(newer, was, asked)
+            if revision or _notes_a_change(newer, was, asked):
                 position = j
         placed.insert(position, i)
     return placed
+
+
+def _relation_alike(newer: str, older: str, relations: RelationReader | None) -> bool | None:
+    """Whether two facts of a sentence each that share only a name tell the same relation of it;
+    None for any other pair, or while ``relations`` has not read the two yet."""
+    if relations is None or not (_one_fact(newer) and _one_fact(older)):
+        return None
+    if not shares_only_a_name(newer, older):
+        return None
+    return relations.alike(newer, older)
+
+
+@functools.lru_cache(maxsize=_READ_MEMORIES)
+def _one_fact(content: str) -> bool:
+    """A fact of one sentence that states something (a chat turn's question states nothing)."""
+    return _a_fact(_words(content)) and is_one_sentence(content) and states_something(content)
 
 
 def _revises(newer: str, older: str, asked: tuple[frozenset[str], frozenset[str]] | None) -> bool:

@@ -29,3 +29,13 @@ async def test_an_unreachable_database_stops_the_opening_with_its_own_error() ->
     with pytest.raises(StorageUnavailableError, match=r"127\.0\.0\.1"):
         async with open_runtime(config):
             pytest.fail("the runtime opened without its database")
+
+
+async def test_the_served_operations_read_relations_where_the_model_has_a_line(
+    pg_url: str,
+) -> None:
+    """The timing wrapper the API puts around the model keeps what was measured for it."""
+    config = load_config({"DATABASE_URL": pg_url, "EMBEDDING_PROVIDER": "local"})
+    async with open_runtime(config) as runtime:
+        assert runtime.operations is not None
+        assert runtime.operations.relations is not None

@@ -1,0 +1,94 @@
+"""What a short fact says of whom it names, read apart from the names (pure).
+
+Two facts that share a name and no other word may tell one relation of it in other words ("The
+CEO of Corvid Analytics is Lars Eriksen." / "Corvid Analytics is run by its chief executive
+Fatima Zahra.") or two relations of it ("Aiko Tanaka lives in Lisbon." / "Aiko Tanaka is a
+citizen of Portugal."). No word rule tells the two apart, and the facts' own cosines do not
+either: the shared name weighs as much as the relation. With every name and figure masked
+("someone is run by its chief executive someone"), the embedding model reads the relation
+alone, and reads the same relation in other words well above two relations
+(docs/calibration.md, "Two facts that share only a name").
+
+The vectors come from the caller (``RelationReader``): ranking stays free of I/O.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Final, Protocol
+
+from shared.model.tokens import STOP_WORDS, terms
+from shared.ranking.wording import unaddressed
+
+# What stands in for a name or a figure: a word the model reads as "a person or thing".
+MASK: Final = "someone"
+# A chat turn's speaker label ("Caroline: …") says who spoke, not what the turn is about.
+_SPEAKER: Final = re.compile(r"^[A-Z][a-z]+: ")
+_EDGE_PUNCTUATION: Final = ".,;:!?'\"()"
+# Memories read lately: a fact asked about once is usually asked about again.
+_READ_TEXTS: Final = 1024
+
+
+class RelationReader(Protocol):
+    """Whether two facts tell the same relation of what they name, as the model reads them
+    with their names masked (``relation_text``)."""
+
+    def alike(self, newer: str, older: str) -> bool | None:
+        """True or False; None while either text's relation has not been read yet."""
+        ...
+
+
+def _masked_word(word: str) -> bool:
+    """A name (a capitalised word that is no stop word; an acronym is a word of the relation,
+    "CEO", "CI") or a figure."""
+    core = word.strip(_EDGE_PUNCTUATION)
+    if any(ch.isdigit() for ch in core):
+        return True
+    acronym = len(core) > 1 and core.isupper()
+    return core[:1].isupper() and core.lower() not in STOP_WORDS and not acronym
+
+
+@functools.lru_cache(maxsize=_READ_TEXTS)
+def relation_text(content: str) -> str:
+    """``content`` with each run of names and figures written as one ``MASK``, its closing
+    punctuation kept: "Aiko Tanaka is a citizen of Chile." → "someone is a citizen of someone."."""
+    out: list[str] = []
+    in_run = False
+    for word in content.split():
+        if not _masked_word(word):
+            out.append(word)
+            in_run = False
+            continue
+        closing = word[len(word.rstrip(_EDGE_PUNCTUATION)) :]
+        if in_run:
+            out[-1] = MASK + closing
+        else:
+            out.append(MASK + closing)
+        in_run = True
+    return " ".join(out)
+
+
+@functools.lru_cache(maxsize=_READ_TEXTS)
+def named_terms(content: str) -> frozenset[str]:
+    """The keyword terms of the names ``content`` says something of: not its speaker's label,
+    nor whom it speaks to ("Thanks, Dave!")."""
+    said = _SPEAKER.sub("", unaddressed(content))
+    found: set[str] = set()
+    for word in said.split():
+        if _masked_word(word) and not any(ch.isdigit() for ch in word):
+            found.update(terms(word.strip(_EDGE_PUNCTUATION)))
+    return frozenset(found)
+
+
+@functools.lru_cache(maxsize=_READ_TEXTS)
+def _all_terms(content: str) -> frozenset[str]:
+    return frozenset(terms(content))
+
+
+def shares_only_a_name(newer: str, older: str) -> bool:
+    """Whether the two texts share a name they speak of and no other content word."""
+    common = named_terms(newer) & named_terms(older)
+    if not common:
+        return False
+    return not ((_all_terms(newer) & _all_terms(older)) - common - STOP_WORDS)
