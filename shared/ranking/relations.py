@@ -39,14 +39,15 @@ class RelationReader(Protocol):
         ...
 
 
-def _masked_word(word: str) -> bool:
-    """A name (a capitalised word that is no stop word; an acronym is a word of the relation,
-    "CEO", "CI") or a figure."""
-    core = word.strip(_EDGE_PUNCTUATION)
-    if any(ch.isdigit() for ch in core):
-        return True
+def _is_name(core: str) -> bool:
+    """A capitalised word that is no stop word; an acronym is a word of the relation ("CEO",
+    "CI"). ``core``: the word without its edge punctuation."""
     acronym = len(core) > 1 and core.isupper()
     return core[:1].isupper() and core.lower() not in STOP_WORDS and not acronym
+
+
+def _is_figure(core: str) -> bool:
+    return any(ch.isdigit() for ch in core)
 
 
 @functools.lru_cache(maxsize=_READ_TEXTS)
@@ -56,7 +57,8 @@ def relation_text(content: str) -> str:
     out: list[str] = []
     in_run = False
     for word in content.split():
-        if not _masked_word(word):
+        core = word.strip(_EDGE_PUNCTUATION)
+        if not (_is_name(core) or _is_figure(core)):
             out.append(word)
             in_run = False
             continue
@@ -76,8 +78,9 @@ def named_terms(content: str) -> frozenset[str]:
     said = _SPEAKER.sub("", unaddressed(content))
     found: set[str] = set()
     for word in said.split():
-        if _masked_word(word) and not any(ch.isdigit() for ch in word):
-            found.update(terms(word.strip(_EDGE_PUNCTUATION)))
+        core = word.strip(_EDGE_PUNCTUATION)
+        if _is_name(core) and not _is_figure(core):
+            found.update(terms(core))
     return frozenset(found)
 
 

@@ -5,6 +5,7 @@ person stays below the fact asked about. The model reads each fact once."""
 from __future__ import annotations
 
 import msgspec
+import pytest
 
 from shared.operations import OperationsContext
 from shared.operations.recall import recall
@@ -30,25 +31,27 @@ async def remember_in_order(ops: OperationsContext, clock: Clock, *facts: str) -
         clock.advance(60_000)
 
 
-async def test_the_same_relation_in_other_words_is_put_first(
-    ops: OperationsContext, clock: Clock
+@pytest.mark.parametrize(
+    ("question", "with_relations", "by_words"),
+    [
+        # The same relation in other words is a newer version: it goes first.
+        ("Who is the CEO of Corvid Analytics?", [CEO_NOW, CEO_WAS], [CEO_WAS, CEO_NOW]),
+        # Another relation of the same person stays below the fact asked about.
+        ("Who does Omar Haddad work for?", [WORKS, CITIZEN], [CITIZEN, WORKS]),
+    ],
+)
+async def test_two_facts_that_share_only_a_name_are_ordered_by_their_relation(
+    ops: OperationsContext,
+    clock: Clock,
+    question: str,
+    with_relations: list[str],
+    by_words: list[str],
 ) -> None:
     await remember_in_order(ops, clock, CEO_WAS, WORKS, CEO_NOW, CITIZEN)
-    question = "Who is the CEO of Corvid Analytics?"
-    assert (await answered(ops, question))[:2] == [CEO_NOW, CEO_WAS]
-    # Read by their words alone, the fact asked in the question's words stays first.
-    by_words = msgspec.structs.replace(ops, relations=None)
-    assert (await answered(by_words, question))[:2] == [CEO_WAS, CEO_NOW]
-
-
-async def test_another_relation_of_the_same_person_stays_below(
-    ops: OperationsContext, clock: Clock
-) -> None:
-    await remember_in_order(ops, clock, CEO_WAS, WORKS, CEO_NOW, CITIZEN)
-    question = "Who does Omar Haddad work for?"
-    assert (await answered(ops, question))[:2] == [WORKS, CITIZEN]
-    by_words = msgspec.structs.replace(ops, relations=None)
-    assert (await answered(by_words, question))[:2] == [CITIZEN, WORKS]
+    assert (await answered(ops, question))[:2] == with_relations
+    # Read by their words alone, the order is the other way round.
+    words_only = msgspec.structs.replace(ops, relations=None)
+    assert (await answered(words_only, question))[:2] == by_words
 
 
 async def test_each_relation_is_read_once_and_only_when_a_ranking_asks(
