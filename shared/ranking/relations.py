@@ -89,9 +89,14 @@ def _all_terms(content: str) -> frozenset[str]:
     return frozenset(terms(content))
 
 
+def shared_names(newer: str, older: str) -> frozenset[str]:
+    """The terms of the names both texts speak of."""
+    return named_terms(newer) & named_terms(older)
+
+
 def shares_only_a_name(newer: str, older: str) -> bool:
     """Whether the two texts share a name they speak of and no other content word."""
-    common = named_terms(newer) & named_terms(older)
+    common = shared_names(newer, older)
     if not common:
         return False
     return not ((_all_terms(newer) & _all_terms(older)) - common - STOP_WORDS)

@@ -24,7 +24,7 @@ from shared.model import Memory
 from shared.model.tokens import STOP_WORDS, terms
 from shared.ranking.dedup import DEDUP_MIN_WORD_OVERLAP
 from shared.ranking.measures import swapped_in_kind
-from shared.ranking.relations import RelationReader, shares_only_a_name
+from shared.ranking.relations import RelationReader, shared_names, shares_only_a_name
 from shared.ranking.same_subject import change_sites
 from shared.ranking.values import is_value, value_kind
 from shared.ranking.wording import (
@@ -138,12 +138,14 @@ def newer_first(
 
     Two facts that share only a name (``relations``: how the model reads what each says of
     it) are versions of one fact when they tell the same relation: the newer goes first however
-    much less relevant, as a note of a change does. When they tell two, the newer is another
+    much less relevant, as a note of a change does, and, when the question names what they
+    share, from wherever it stands among the results: what it passes are other facts of that
+    name, less to the question than its current value. When they tell two, the newer is another
     fact of the same person or thing and goes first only as a note that the older changed."""
     placed: list[int] = []
     for i in order:
         position = len(placed)
-        for j in range(len(placed) - 1, max(-1, len(placed) - 1 - reach), -1):
+        for j in range(len(placed) - 1, -1, -1):
             older = placed[j]
             if memories[i].created_at <= memories[older].created_at:
                 continue
@@ -151,6 +153,10 @@ def newer_first(
                 continue
             newer, was = memories[i].content, memories[older].content
             asked = (matched[i], matched[older]) if matched is not None else None
+            if len(placed) - j > reach:
+                if _names_asked(newer, was, asked) and _relation_alike(newer, was, relations):
+                    position = j
+                continue
             revision = _relation_alike(newer, was, relations)
             if revision is None:
                 revision = scores[i] >= scores[older] - band and _revises(newer, was, asked)
@@ -168,6 +174,16 @@ def _relation_alike(newer: str, older: str, relations: RelationReader | None) ->
     if not shares_only_a_name(newer, older):
         return None
     return relations.alike(newer, older)
+
+
+def _names_asked(
+    newer: str, older: str, asked: tuple[frozenset[str], frozenset[str]] | None
+) -> bool:
+    """Whether the question names what two facts share only a name of (``asked``: the query
+    terms each matched)."""
+    if asked is None or not shares_only_a_name(newer, older):
+        return False
+    return shared_names(newer, older) <= asked[0] & asked[1]
 
 
 @functools.lru_cache(maxsize=_READ_MEMORIES)

@@ -111,3 +111,41 @@ def test_the_model_is_not_asked_about_facts_that_share_other_words() -> None:
     older, newer = "Aiko Tanaka lives in Lisbon.", "Aiko Tanaka lives in Porto now."
     assert ordered(older, newer, [0.80, 0.79], reader) == [newer, older]
     assert reader.asked == []
+
+
+LIVES_WAS = "Mateo Rossi lives in Nairobi."
+LIVES_NOW = "Mateo Rossi's home is in Kyoto."
+OTHER_FACTS = ["Mateo Rossi is a citizen of Chile.", "Mateo Rossi works for Airbus."]
+MATEO = frozenset({"mateo", "rossi"})
+
+
+@pytest.mark.parametrize(
+    ("newer_matched", "first"),
+    [
+        # The question names what the two share: the newer passes every other fact of it.
+        (MATEO | {"live"}, LIVES_NOW),
+        # The question does not name Mateo Rossi: the newer moves no further than the reach.
+        (frozenset({"live"}), LIVES_WAS),
+    ],
+)
+def test_the_same_relation_of_a_name_asked_about_goes_first_from_beyond_the_reach(
+    newer_matched: frozenset[str], first: str
+) -> None:
+    texts = [LIVES_WAS, *OTHER_FACTS, LIVES_NOW]
+    # The other facts were written first: only the two telling where he lives are versions.
+    minutes = [2, 0, 1, 3]
+    memories = [written(f"01{n}", text, n) for text, n in zip(texts, minutes, strict=True)]
+    matched = [MATEO | {"live"}, MATEO, MATEO, newer_matched]
+    reader = TableReader({(LIVES_NOW, LIVES_WAS): True})
+    order = newer_first(
+        [0, 1, 2, 3],
+        memories,
+        [0.9, 0.8, 0.8, 0.7],
+        [0, 0, 0, 0],
+        band=0.15,
+        reach=2,
+        matched=matched,
+        relations=reader,
+    )
+    assert texts[order[0]] == first
+    assert len(order) == 4
