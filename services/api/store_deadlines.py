@@ -171,7 +171,7 @@ class TimedEmbedder(Embedder):
         self._inner = inner
         self.model = inner.model
         self.dim = inner.dim
-        self.relation_similarity = inner.relation_similarity
+        self.relation_lines = inner.relation_lines
 
     async def embed(self, text: str) -> list[float]:
         with _timed(metrics.EMBEDDING_SECONDS, "embed"):

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from shared.config import Config
-from shared.embedding.interface import Embedder, validated_vector
+from shared.embedding.interface import Embedder, RelationLines, validated_vector
 from shared.errors import ConfigError
 
 
@@ -67,4 +67,4 @@ async def open_embedder(config: Config) -> AsyncIterator[Embedder]:
         await embedder.close()
 
 
-__all__ = ["Embedder", "open_embedder", "validated_vector"]
+__all__ = ["Embedder", "RelationLines", "open_embedder", "validated_vector"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,15 +12,27 @@ import numpy as np
 from shared.errors import EmbeddingError
 
 
+@dataclasses.dataclass(frozen=True)
+class RelationLines:
+    """Cosines between relations (short facts and questions with their names and figures
+    masked, ``shared.ranking.relations``), measured for one model (docs/calibration.md, "Two
+    facts that share only a name"). ``same``: from which two facts tell the same relation.
+    ``answers``: from which a fact tells the relation a question asks, and ``margin``: how much
+    less than another fact of the same name it may read and still tell it as well."""
+
+    same: float
+    answers: float
+    margin: float
+
+
 class Embedder(abc.ABC):
-    """Turns text into one vector of ``dim`` floats. ``relation_similarity``: the cosine from
-    which two short facts that share only a name tell the same relation of it, measured for
-    this model (``shared.ranking.relations``); None where it is not, and such facts are
-    ordered by their words alone."""
+    """Turns text into one vector of ``dim`` floats. ``relation_lines``: see ``RelationLines``;
+    None where they are not measured, and two facts that share only a name are ordered by their
+    words alone."""
 
     model: str
     dim: int
-    relation_similarity: float | None = None
+    relation_lines: RelationLines | None = None
 
     @abc.abstractmethod
     async def embed(self, text: str) -> list[float]:

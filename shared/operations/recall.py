@@ -84,7 +84,7 @@ async def recall(
     compared = len(candidates)
     fed_back = with_feedback(reranked(candidates, limit=limit), scored, floor=ops.floor)
     found, links = await newer_versions(ops, tenant, visibility, fed_back, limit=limit)
-    relations = ops.relations.reading() if ops.relations is not None else None
+    relations = ops.relations.reading(query) if ops.relations is not None else None
     ranked = functools.partial(
         rank,
         found,

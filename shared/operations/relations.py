@@ -15,8 +15,9 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from shared.embedding import Embedder
-from shared.ranking.relations import relation_text
+from shared.embedding import Embedder, RelationLines
+from shared.model.tokens import terms
+from shared.ranking.relations import relation_text, shared_names
 
 # About 1.5 KiB a relation at 384 dimensions (float32): a few MiB at most.
 RELATION_TEXTS: Final = 2048
@@ -26,27 +27,28 @@ Vector = npt.NDArray[np.float32]
 
 class RelationVectors:
     """The vectors of the last ``capacity`` relations read (``relation_text``), least recently
-    used dropped first; ``alike_at``: the cosine from which two read the same."""
+    used dropped first, and ``lines`` to read them by."""
 
-    def __init__(self, embedder: Embedder, *, alike_at: float, capacity: int = RELATION_TEXTS):
+    def __init__(self, embedder: Embedder, lines: RelationLines, *, capacity: int = RELATION_TEXTS):
         self._embedder = embedder
-        self._alike_at = alike_at
+        self.lines = lines
         self._capacity = capacity
         self._kept: OrderedDict[str, Vector] = OrderedDict()
 
-    def reading(self) -> RelationReading:
+    def reading(self, question: str) -> RelationReading:
         """One recall's reader: it notes the relations its ranking asked for and has not read."""
-        return RelationReading(self)
+        return RelationReading(self, question)
 
-    def alike(self, newer: str, older: str, unread: set[str]) -> bool | None:
-        first, second = relation_text(newer), relation_text(older)
-        first_vector, second_vector = self._kept.get(first), self._kept.get(second)
-        if first_vector is None or second_vector is None:
-            unread.update(text for text in (first, second) if text not in self._kept)
+    def vectors(self, texts: tuple[str, ...], unread: set[str]) -> list[Vector] | None:
+        """The vectors of ``texts``; None, with those not read added to ``unread``, while any
+        is not read."""
+        missing = [text for text in texts if text not in self._kept]
+        if missing:
+            unread.update(missing)
             return None
-        self._kept.move_to_end(first)
-        self._kept.move_to_end(second)
-        return float(first_vector @ second_vector) >= self._alike_at
+        for text in texts:
+            self._kept.move_to_end(text)
+        return [self._kept[text] for text in texts]
 
     async def read(self, texts: set[str]) -> None:
         wanted = sorted(text for text in texts if text not in self._kept)
@@ -60,14 +62,39 @@ class RelationVectors:
 
 
 class RelationReading:
-    """``RelationVectors`` as one recall's ranking asks it (``shared.ranking.RelationReader``)."""
+    """``RelationVectors`` as one recall's ranking asks it (``shared.ranking.RelationReader``),
+    for ``question``."""
 
-    def __init__(self, vectors: RelationVectors) -> None:
+    def __init__(self, vectors: RelationVectors, question: str) -> None:
         self._vectors = vectors
+        self._question = question
+        self._question_terms = frozenset(terms(question))
         self.unread: set[str] = set()
 
     def alike(self, newer: str, older: str) -> bool | None:
-        return self._vectors.alike(newer, older, self.unread)
+        """The same relation read in other words; or, when the question names what the two
+        share, the relation it asks told by the newer as well as by the older: "Which city does
+        Isla Grant live in?" reads "The city Isla Grant calls home is Dublin." as telling it,
+        though that reads apart from "Isla Grant lives in Toronto." as a relation of its own."""
+        lines = self._vectors.lines
+        shared = shared_names(newer, older)
+        asked = bool(shared) and shared <= self._question_terms
+        question = relation_text(self._question)
+        pair = self._vectors.vectors((relation_text(newer), relation_text(older)), self.unread)
+        if pair is None:
+            if asked:
+                # Read in the same batch, in case the pair reads apart.
+                self._vectors.vectors((question,), self.unread)
+            return None
+        if float(pair[0] @ pair[1]) >= lines.same:
+            return True
+        if not asked:
+            return False
+        read = self._vectors.vectors((question,), self.unread)
+        if read is None:
+            return None
+        told_by_newer, told_by_older = float(read[0] @ pair[0]), float(read[0] @ pair[1])
+        return told_by_newer >= lines.answers and told_by_newer >= told_by_older - lines.margin
 
     async def read_unread(self) -> bool:
         """Read what the ranking asked for and was not read; whether there was any."""

@@ -7,7 +7,10 @@ citizen of Portugal."). No word rule tells the two apart, and the facts' own cos
 either: the shared name weighs as much as the relation. With every name and figure masked
 ("someone is run by its chief executive someone"), the embedding model reads the relation
 alone, and reads the same relation in other words well above two relations
-(docs/calibration.md, "Two facts that share only a name").
+(docs/calibration.md, "Two facts that share only a name"). Some rewordings still read apart
+("someone lives in someone." / "The city someone calls home is someone."); asked about the
+person they share, each is read against the question's own relation ("Which city does someone
+live in?"), and both tell it.
 
 The vectors come from the caller (``RelationReader``): ranking stays free of I/O.
 """
@@ -32,10 +35,11 @@ _READ_TEXTS: Final = 1024
 
 class RelationReader(Protocol):
     """Whether two facts tell the same relation of what they name, as the model reads them
-    with their names masked (``relation_text``)."""
+    with their names masked (``relation_text``): in other words, or, when the question names
+    what they share, each the relation the question asks."""
 
     def alike(self, newer: str, older: str) -> bool | None:
-        """True or False; None while either text's relation has not been read yet."""
+        """True or False; None while a relation it needs has not been read yet."""
         ...
 
 

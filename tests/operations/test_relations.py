@@ -17,6 +17,8 @@ CEO_WAS = "The CEO of Corvid Analytics is Lars Eriksen."
 CEO_NOW = "Corvid Analytics is run by its chief executive Fatima Zahra."
 WORKS = "Omar Haddad works for the United Nations."
 CITIZEN = "Omar Haddad is a citizen of Canada."
+HOME_WAS = "Isla Grant lives in Toronto."
+HOME_NOW = "The city Isla Grant calls home is Dublin."
 
 
 async def answered(ops: OperationsContext, question: str) -> list[str]:
@@ -58,12 +60,15 @@ async def test_each_relation_is_read_once_and_only_when_a_ranking_asks(
     ops: OperationsContext,
 ) -> None:
     assert ops.relations is not None  # the local model's line is measured
-    vectors = RelationVectors(ops.embedder, alike_at=0.65)
-    reading = vectors.reading()
+    assert ops.embedder.relation_lines is not None
+    vectors = RelationVectors(ops.embedder, ops.embedder.relation_lines)
+    reading = vectors.reading("Who is the CEO of Corvid Analytics?")
     assert reading.alike(CEO_NOW, CEO_WAS) is None  # not read yet: the words decide
     assert reading.unread == {
         "The CEO of someone is someone.",
         "someone is run by its chief executive someone.",
+        # The question names what the two share: its relation is read beside theirs.
+        "Who is the CEO of someone?",
     }
     assert await reading.read_unread() is True
     assert reading.alike(CEO_NOW, CEO_WAS) is True
@@ -71,3 +76,22 @@ async def test_each_relation_is_read_once_and_only_when_a_ranking_asks(
     assert await reading.read_unread() is True
     assert reading.alike(CITIZEN, WORKS) is False
     assert await reading.read_unread() is False  # nothing left to read
+
+
+@pytest.mark.parametrize(
+    ("question", "alike"),
+    [
+        # The question names Isla Grant: both facts tell the relation it asks.
+        ("Which city does Isla Grant live in?", True),
+        # It does not: the two are read apart, and tell two relations.
+        ("Which city is home to our designer?", False),
+    ],
+)
+async def test_a_relation_the_question_asks_is_read_only_of_a_name_it_names(
+    ops: OperationsContext, question: str, alike: bool
+) -> None:
+    assert ops.embedder.relation_lines is not None
+    reading = RelationVectors(ops.embedder, ops.embedder.relation_lines).reading(question)
+    assert reading.alike(HOME_NOW, HOME_WAS) is None
+    assert await reading.read_unread() is True
+    assert reading.alike(HOME_NOW, HOME_WAS) is alike
