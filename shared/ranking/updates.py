@@ -297,9 +297,22 @@ def _replaced_span(newer: Wording, older: Wording, *, announced: bool) -> Update
             continue  # one identifier for another: another thing (see _changed_slot)
         if not figures_agree(older, gone, newer, came):
             continue  # "on port 4000" → "6 replicas": another attribute (shared.ranking.measures)
+        if _said_of_another_attribute(newer, older, gone, came):
+            continue
         if came and (announced or (_one_value(gone) and _one_value(came))):
             return Update(evidence="replaced", old=tuple(gone), new=tuple(came))
     return None
+
+
+def _said_of_another_attribute(
+    newer: Wording, older: Wording, gone: list[str], came: list[str]
+) -> bool:
+    """Both texts give the same figures and the run replaced holds none of them: what is said of
+    the figure changed, not the figure, so it is another attribute that has it ("The upload URL
+    expires after 30 days." / "The upload URL now keeps its logs for 30 days.")."""
+    if newer.values != older.values or not any(is_figure(v) for v in newer.values):
+        return False
+    return not (set(gone) | set(came)) & newer.values
 
 
 def _one_value(replaced: list[str]) -> bool:

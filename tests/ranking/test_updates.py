@@ -386,6 +386,15 @@ def test_an_update_is_found_with_its_evidence(older: str, newer: str, evidence: 
             FILLER
             + "# Authorize inbound traffic on port 7000\nThe firewall keeps the rest closed.",
         ),
+        # The same figure said of something else: another attribute, however announced.
+        (
+            "The upload URL expires after 30 days.",
+            "The upload URL now keeps its logs for 30 days.",
+        ),
+        (
+            FILLER + "The lifetime of the API token is 30 days.",
+            FILLER + "The API token now keeps its logs for 30 days.",
+        ),
     ],
 )
 def test_a_same_pattern_distractor_is_not_an_update(older: str, newer: str) -> None:
