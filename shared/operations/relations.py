@@ -16,8 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from shared.embedding import Embedder, RelationLines
-from shared.model.tokens import terms
-from shared.ranking.relations import relation_text, shared_names
+from shared.ranking.relations import relation_text
 
 # About 1.5 KiB a relation at 384 dimensions (float32): a few MiB at most.
 RELATION_TEXTS: Final = 2048
@@ -67,30 +66,27 @@ class RelationReading:
 
     def __init__(self, vectors: RelationVectors, question: str) -> None:
         self._vectors = vectors
-        self._question = question
-        self._question_terms = frozenset(terms(question))
+        self._question = relation_text(question)
         self.unread: set[str] = set()
 
-    def alike(self, newer: str, older: str) -> bool | None:
+    def alike(self, newer: str, older: str, *, named: bool) -> bool | None:
         """The same relation read in other words; or, when the question names what the two
-        share, the relation it asks told by the newer as well as by the older: "Which city does
-        Isla Grant live in?" reads "The city Isla Grant calls home is Dublin." as telling it,
-        though that reads apart from "Isla Grant lives in Toronto." as a relation of its own."""
+        share (``named``), the relation it asks told by the newer as well as by the older:
+        "Which city does Isla Grant live in?" reads "The city Isla Grant calls home is Dublin."
+        as telling it, though that reads apart from "Isla Grant lives in Toronto." as a
+        relation of its own."""
         lines = self._vectors.lines
-        shared = shared_names(newer, older)
-        asked = bool(shared) and shared <= self._question_terms
-        question = relation_text(self._question)
         pair = self._vectors.vectors((relation_text(newer), relation_text(older)), self.unread)
         if pair is None:
-            if asked:
+            if named:
                 # Read in the same batch, in case the pair reads apart.
-                self._vectors.vectors((question,), self.unread)
+                self._vectors.vectors((self._question,), self.unread)
             return None
         if float(pair[0] @ pair[1]) >= lines.same:
             return True
-        if not asked:
+        if not named:
             return False
-        read = self._vectors.vectors((question,), self.unread)
+        read = self._vectors.vectors((self._question,), self.unread)
         if read is None:
             return None
         told_by_newer, told_by_older = float(read[0] @ pair[0]), float(read[0] @ pair[1])

@@ -38,8 +38,9 @@ class RelationReader(Protocol):
     with their names masked (``relation_text``): in other words, or, when the question names
     what they share, each the relation the question asks."""
 
-    def alike(self, newer: str, older: str) -> bool | None:
-        """True or False; None while a relation it needs has not been read yet."""
+    def alike(self, newer: str, older: str, *, named: bool) -> bool | None:
+        """True or False; None while a relation it needs has not been read yet. ``named``:
+        whether the question names what the two share."""
         ...
 
 

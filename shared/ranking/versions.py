@@ -154,10 +154,12 @@ def newer_first(
             newer, was = memories[i].content, memories[older].content
             asked = (matched[i], matched[older]) if matched is not None else None
             if len(placed) - j > reach:
-                if _names_asked(newer, was, asked) and _relation_alike(newer, was, relations):
+                # Past the reach, only a version of what the question names moves up.
+                named = _names_asked(newer, was, asked)
+                if named and _relation_alike(newer, was, relations, asked):
                     position = j
                 continue
-            revision = _relation_alike(newer, was, relations)
+            revision = _relation_alike(newer, was, relations, asked)
             if revision is None:
                 revision = scores[i] >= scores[older] - band and _revises(newer, was, asked)
             if revision or _notes_a_change(newer, was, asked):
@@ -166,14 +168,19 @@ def newer_first(
     return placed
 
 
-def _relation_alike(newer: str, older: str, relations: RelationReader | None) -> bool | None:
+def _relation_alike(
+    newer: str,
+    older: str,
+    relations: RelationReader | None,
+    asked: tuple[frozenset[str], frozenset[str]] | None,
+) -> bool | None:
     """Whether two facts of a sentence each that share only a name tell the same relation of it;
     None for any other pair, or while ``relations`` has not read the two yet."""
     if relations is None or not (_one_fact(newer) and _one_fact(older)):
         return None
     if not shares_only_a_name(newer, older):
         return None
-    return relations.alike(newer, older)
+    return relations.alike(newer, older, named=_names_asked(newer, older, asked))
 
 
 def _names_asked(

@@ -61,9 +61,11 @@ class TableReader:
     def __init__(self, alike: dict[tuple[str, str], bool]) -> None:
         self._alike = alike
         self.asked: list[tuple[str, str]] = []
+        self.named: dict[tuple[str, str], bool] = {}
 
-    def alike(self, newer: str, older: str) -> bool | None:
+    def alike(self, newer: str, older: str, *, named: bool) -> bool | None:
         self.asked.append((newer, older))
+        self.named[newer, older] = named
         return self._alike.get((newer, older))
 
 
@@ -149,3 +151,5 @@ def test_the_same_relation_of_a_name_asked_about_goes_first_from_beyond_the_reac
     )
     assert texts[order[0]] == first
     assert len(order) == 4
+    # Past the reach, the model is asked only where the question names what the two share.
+    assert reader.named.get((LIVES_NOW, LIVES_WAS)) is (True if first == LIVES_NOW else None)
