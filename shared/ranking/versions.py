@@ -155,8 +155,7 @@ def newer_first(
             asked = (matched[i], matched[older]) if matched is not None else None
             if len(placed) - j > reach:
                 # Past the reach, only a version of what the question names moves up.
-                named = _names_asked(newer, was, asked)
-                if named and _relation_alike(newer, was, relations, asked):
+                if _relation_alike(newer, was, relations, asked, named_only=True):
                     position = j
                 continue
             revision = _relation_alike(newer, was, relations, asked)
@@ -173,24 +172,21 @@ def _relation_alike(
     older: str,
     relations: RelationReader | None,
     asked: tuple[frozenset[str], frozenset[str]] | None,
+    *,
+    named_only: bool = False,
 ) -> bool | None:
     """Whether two facts of a sentence each that share only a name tell the same relation of it;
-    None for any other pair, or while ``relations`` has not read the two yet."""
+    None for any other pair, or while ``relations`` has not read the two yet. ``asked``: the
+    query terms each matched, whence whether the question names what they share; with
+    ``named_only``, None for a pair whose shared name it does not."""
     if relations is None or not (_one_fact(newer) and _one_fact(older)):
         return None
     if not shares_only_a_name(newer, older):
         return None
-    return relations.alike(newer, older, named=_names_asked(newer, older, asked))
-
-
-def _names_asked(
-    newer: str, older: str, asked: tuple[frozenset[str], frozenset[str]] | None
-) -> bool:
-    """Whether the question names what two facts share only a name of (``asked``: the query
-    terms each matched)."""
-    if asked is None or not shares_only_a_name(newer, older):
-        return False
-    return shared_names(newer, older) <= asked[0] & asked[1]
+    named = asked is not None and shared_names(newer, older) <= asked[0] & asked[1]
+    if named_only and not named:
+        return None
+    return relations.alike(newer, older, named=named)
 
 
 @functools.lru_cache(maxsize=_READ_MEMORIES)
