@@ -37,6 +37,10 @@ _DATES: Final = (
     "|march|april|may|june|july|august|september|october|november|december"
 )
 _TIMES_OF_DAY: Final = "morning|afternoon|evening|tonight|yesterday"
+_CHANGE_EVENTS: Final = (
+    "migration|move|upgrade|rewrite|rebrand|reorg|restructure|restructuring|cutover|switch"
+    "|switchover|merger|acquisition|relaunch|redesign|renegotiation"
+)
 _CHANGE_PHRASES: Final = (
     _phrase("increased", "up went|gone|goes|go", rf"\b(?:went|gone|goes|go) up{_TO_A_FIGURE}"),
     _phrase("decreased", "down went|gone|goes|go", rf"\b(?:went|gone|goes|go) down{_TO_A_FIGURE}"),
@@ -47,6 +51,19 @@ _CHANGE_PHRASES: Final = (
         rf"\b(?:(?:was|were|got|been) )?cuts?\b(?=(?: [^\s,;.!?]+){{0,4}}{_TO_A_FIGURE})",
     ),
     _phrase("postponed", "pushed back|out", r"\bpushed (?:back|out)\b"),
+    # "brought forward to the 9th"; "moved forward" alone is progress ("moved forward with it").
+    _phrase(
+        "rescheduled",
+        "forward brought|moved|pulled",
+        r"\bbrought forward\b|\b(?:moved|pulled) forward(?= (?:to|by)\b)",
+    ),
+    # A change named as an event: "lives in PostgreSQL after the migration", "green since the
+    # rebrand". The event's noun says only that something changed.
+    _phrase(
+        "since ",
+        f"{_CHANGE_EVENTS} after|since|following",
+        rf"\b(?:after|since|following) the (?:{_CHANGE_EVENTS})\b",
+    ),
     # A cutover: "we cut the static assets over to Fastly".
     _phrase("moved", "over cut|cuts", r"\bcuts?\b(?=(?: [^\s,;.!?]+){0,4} over to\b)"),
     _phrase("nowadays", "these days", r"\bthese days\b"),

@@ -1,6 +1,6 @@
 """What a newer text says it left of an older one: "… from X to …", "dropped X", "X was
-retired", ", not X" (``shared.ranking.updates``). Such a text announces the change itself and
-may reword everything else (pure)."""
+retired", ", not X", "X left" (``shared.ranking.updates``). Such a text announces the change
+itself and may reword everything else (pure)."""
 
 from __future__ import annotations
 
@@ -46,6 +46,9 @@ _DROPPED_AS: Final = (
 # How a text says what happens to a name it left: "X was retired", "X gets shut down", "X's
 # being archived", "X's been decommissioned".
 _BEING: Final = "(?:'s)? (?:was|is|are|has been|have been|got|gets|is being|are being|been|being)"
+# A person who left: "Anika left; the QA lead is Pavel.", "Lena has left Northwind".
+_LEFT: Final = re.compile(r"([\w.\-]+)(?: has| had)? (?:left|quit|resigned)\b")
+_LEFT_CUES: Final = frozenset({"left", "quit", "resigned"})
 # A service or a tool left when its contract ends: "Datadog contract ended", "Auth0's
 # contract expired".
 _CONTRACT_ENDED: Final = "contract (?:ended|expired|lapsed|ran out)"
@@ -86,11 +89,12 @@ def _moved_from(newer: Wording, older: Wording) -> str | None:
 def dropped_value(newer: Wording, older: Wording) -> str | None:
     """The value of the older text (a name, a version, an identifier) that the newer says it
     dropped or corrected ("we dropped SQLAlchemy", "Jira's being archived", ", not 30"), or
-    None. Unlike "from X to", which also tells a route ("goes from Oslo to Bergen"), these
-    say that the older's value is no longer so."""
+    the person it names who left (``_person_left``), or None. Unlike "from X to", which also
+    tells a route ("goes from Oslo to Bergen"), these say that the older's value is no longer
+    so."""
     lowered = newer.lowered
     if newer.words.isdisjoint(_DROPPED_CUES) and _CORRECTED not in lowered:
-        return None
+        return _person_left(newer, older)
     for pattern in _DROPPED:
         for match in pattern.finditer(lowered):
             # Read lower-cased, a name loses its capitals: "sqlalchemy" is the older text's
@@ -99,4 +103,22 @@ def dropped_value(newer: Wording, older: Wording) -> str | None:
             was = word if word in older.values else indexed_form(word)
             if was in older.values:
                 return was
+    return _person_left(newer, older)
+
+
+def _person_left(newer: Wording, older: Wording) -> str | None:
+    """The name of the older text whom the newer says left ("Anika left; the QA lead is
+    Pavel."), where the newer says again something else the older does, besides its values:
+    the role they left. Someone who left a meeting early ("Anika left the standup early") still
+    holds it."""
+    if newer.words.isdisjoint(_LEFT_CUES):
+        return None
+    restated = newer.distinct & older.distinct - older.values
+    if not restated:
+        return None
+    for match in _LEFT.finditer(newer.lowered):
+        word = match.group(1).rstrip(".-")
+        was = word if word in older.values else indexed_form(word)
+        if was in older.values:
+            return was
     return None

@@ -14,7 +14,14 @@ from collections.abc import Callable, Iterable
 from typing import Final
 
 from shared.model.tokens import terms
-from shared.ranking.values import is_calendar, is_figure, is_percentile, is_value, value_kind
+from shared.ranking.values import (
+    CLOCK_WORDS,
+    is_calendar,
+    is_figure,
+    is_percentile,
+    is_value,
+    value_kind,
+)
 from shared.ranking.wording import CHANGE_TERMS, Wording
 
 
@@ -55,8 +62,10 @@ def measure(wording: Wording, value: str) -> str | None:
 
 
 def _as_written(wording: Wording, value: str) -> str | None:
-    """A day or a month, a percentile, a unit written onto the figure ("800ms", "16gb"), a
-    share ("3.2%") or money ("$15")."""
+    """A time said as a word ("midnight"), a day or a month, a percentile, a unit written onto
+    the figure ("800ms", "16gb"), a share ("3.2%") or money ("$15")."""
+    if value in CLOCK_WORDS:
+        return "clock"
     if is_calendar(value):
         return "calendar"
     if is_percentile(value):

@@ -22,9 +22,12 @@ _CALENDAR: Final = frozenset(
     monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri sat sun
     january february march april may june july august september october november december
     jan feb mar apr jun jul aug sep sept oct nov dec today tomorrow yesterday morning afternoon
-    evening night noon midnight weekend weekday
+    evening night weekend weekday
     """.split()
 )
+# Times of day said as words: what "12pm" and "0:00" say, read off a clock as they are, not a
+# part of the day ("runs at midnight" → "moved to 3am" is one time for another).
+CLOCK_WORDS: Final = frozenset({"noon", "midnight"})
 # The same words as the content terms spell them: "October" is "octob".
 _CALENDAR_TERMS: Final = frozenset(term for word in _CALENDAR for term in terms(word))
 # A percentile as latencies are written: a figure, not a name.
@@ -47,7 +50,13 @@ def is_value(term: str) -> bool:
 def is_figure(term: str) -> bool:
     """Whether a value is a figure (a number, a number word, a day, a month, a time), as
     opposed to a name or an identifier (``S3``, ``us-east-1``, a host name)."""
-    return term[:1].isdigit() or term in _NUMBER_WORDS or term in _CALENDAR or is_percentile(term)
+    return (
+        term[:1].isdigit()
+        or term in _NUMBER_WORDS
+        or term in _CALENDAR
+        or term in CLOCK_WORDS
+        or is_percentile(term)
+    )
 
 
 def is_percentile(term: str) -> bool:

@@ -238,6 +238,29 @@ def hit(content: str, similarity: float, memory_id: str = "m", scope: Scope = "p
             FILLER + "The auth proxy now listens on port 8443.",
             "value",
         ),
+        # A time of day said as a word is a time, like the one given in figures.
+        (
+            "The billing cron job runs at midnight.",
+            "The billing cron job was moved to 3am.",
+            "value",
+        ),
+        (
+            "The board meeting is on the 14th.",
+            "The board meeting was brought forward to the 9th.",
+            "value",
+        ),
+        (
+            "User data is stored in MongoDB.",
+            "User data lives in PostgreSQL after the migration.",
+            "value",
+        ),
+        # The person the older names has left the role.
+        ("The QA lead is Anika.", "Anika left; the QA lead is Pavel.", "value"),
+        (
+            "Our main contact at Northwind is Lena Fischer.",
+            "Lena left Northwind; Tom Okafor is our point of contact.",
+            "value",
+        ),
         (
             FILLER + "The auth proxy runs on port 9090 in staging.",
             FILLER + "```\nport: 8443\n```\nThe auth proxy now listens on port 8443.",
@@ -386,6 +409,10 @@ def test_an_update_is_found_with_its_evidence(older: str, newer: str, evidence: 
             FILLER
             + "# Authorize inbound traffic on port 7000\nThe firewall keeps the rest closed.",
         ),
+        # Someone who left a meeting is still what the older says of them.
+        ("The QA lead is Anika.", "Anika left the standup early; Pavel ran it."),
+        # Another time of another job.
+        ("The billing cron job runs at midnight.", "The cleanup cron job was moved to 3am."),
         # The same figure said of something else: another attribute, however announced.
         (
             "The upload URL expires after 30 days.",
@@ -461,6 +488,11 @@ def test_an_update_that_reads_like_a_resend_is_not_already_known() -> None:
         ("Starting tonight the backups run on the new NAS.", True),
         ("We cut the static assets over to Fastly.", True),
         ("Releases are cut every two weeks, over to you.", False),  # no cutover
+        ("The board meeting was brought forward to the 9th.", True),
+        ("The launch moved forward by a week.", True),
+        ("User data lives in PostgreSQL after the migration.", True),
+        ("The logo is green since the rebrand.", True),
+        ("The migration guide is in the wiki.", False),  # the event named, no change said
     ],
 )
 def test_a_change_said_in_a_phrase_is_read_as_its_one_word_mark(
