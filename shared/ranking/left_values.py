@@ -39,13 +39,21 @@ _DROPPED_AS: Final = (
     "archived",
     "sunset",
     "shut down",
+    "shut off",
+    "turned off",
+    "switched off",
+    "phased out",
+    "closed",
     "read-only",
     "gone",
     "out",
 )
 # How a text says what happens to a name it left: "X was retired", "X gets shut down", "X's
 # being archived", "X's been decommissioned".
-_BEING: Final = "(?:'s)? (?:was|is|are|has been|have been|got|gets|is being|are being|been|being)"
+_BEING: Final = (
+    "(?:'s)?(?: account| contract| subscription| instance)?"
+    " (?:was|is|are|has been|have been|got|gets|is being|are being|been|being)"
+)
 # A person who left: "Anika left; the QA lead is Pavel.", "Lena has left Northwind".
 _LEFT: Final = re.compile(r"([\w.\-]+)(?: has| had)? (?:left|quit|resigned)\b")
 _LEFT_CUES: Final = frozenset({"left", "quit", "resigned"})

@@ -254,6 +254,17 @@ def hit(content: str, similarity: float, memory_id: str = "m", scope: Scope = "p
             "User data lives in PostgreSQL after the migration.",
             "value",
         ),
+        # The older's provider switched off, or its account closed.
+        (
+            "We host everything on Heroku.",
+            "As of last week we're fully on AWS (ECS + RDS) and Heroku's been shut off.",
+            "value",
+        ),
+        (
+            "Payments go through Braintree.",
+            "All billing runs through Stripe now; the Braintree account is closed.",
+            "value",
+        ),
         # The person the older names has left the role.
         ("The QA lead is Anika.", "Anika left; the QA lead is Pavel.", "value"),
         (
@@ -411,6 +422,8 @@ def test_an_update_is_found_with_its_evidence(older: str, newer: str, evidence: 
         ),
         # Someone who left a meeting is still what the older says of them.
         ("The QA lead is Anika.", "Anika left the standup early; Pavel ran it."),
+        # What is closed is no value of the older.
+        ("The Singapore office is at 8 Marina View.", "The Singapore office is closed on Fridays."),
         # Another time of another job.
         ("The billing cron job runs at midnight.", "The cleanup cron job was moved to 3am."),
         # The same figure said of something else: another attribute, however announced.
