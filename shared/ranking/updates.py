@@ -58,6 +58,7 @@ from shared.model.tokens import is_name
 from shared.ranking.evidence import Update
 from shared.ranking.left_values import left_value
 from shared.ranking.measures import figures_agree, swapped_in_kind
+from shared.ranking.other_times import of_another_time
 from shared.ranking.same_subject import MAX_SLOT_TERMS, change_sites, same_subject
 from shared.ranking.terse_notes import (
     announced_swap,
@@ -123,6 +124,8 @@ class UpdateCheck:
         if not newer.distinct or not older.distinct or newer.adds_to(older):
             return None
         if not (newer.long or older.long):
+            if of_another_time(self._text, old):
+                return None  # what was so before, or may be one day: not what is so now
             found = (
                 _short_update(newer, older)
                 or name_left_for_another(newer, older)

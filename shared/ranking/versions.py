@@ -24,6 +24,7 @@ from shared.model import Memory
 from shared.model.tokens import STOP_WORDS, terms
 from shared.ranking.dedup import DEDUP_MIN_WORD_OVERLAP
 from shared.ranking.measures import swapped_in_kind
+from shared.ranking.other_times import of_another_time
 from shared.ranking.relations import RelationReader, shared_names, shares_only_a_name
 from shared.ranking.same_subject import change_sites
 from shared.ranking.values import is_value, value_kind
@@ -152,6 +153,8 @@ def newer_first(
             if names_held[i] < names_held[older]:
                 continue
             newer, was = memories[i].content, memories[older].content
+            if _of_another_time(newer, was):
+                continue
             asked = (matched[i], matched[older]) if matched is not None else None
             if len(placed) - j > reach:
                 # Past the reach, only a version of what the question names moves up.
@@ -187,6 +190,13 @@ def _relation_alike(
     if named_only and not named:
         return None
     return relations.alike(newer, older, named=named)
+
+
+def _of_another_time(newer: str, older: str) -> bool:
+    """Whether ``newer``, a fact, says what was so before, may be so one day or is so once
+    (``shared.ranking.other_times``): no newer version of ``older``, whatever words they
+    share. A chat turn's "maybe" or "before" is of its own moment, and is not read."""
+    return _a_fact(_words(newer)) and of_another_time(newer, older)
 
 
 @functools.lru_cache(maxsize=_READ_MEMORIES)

@@ -318,6 +318,10 @@ def test_a_reworded_revision_with_a_new_value_outranks_what_it_revises() -> None
         # A question revises nothing, however many words it shares; stated, it does.
         ("Prod database is in us-east-1.", "Should we move the prod db to us-west-2?", "old new"),
         ("Prod database is in us-east-1.", "We moved the prod db to us-west-2.", "new old"),
+        # What was so before, or may be so one day, is no newer version of what is so now.
+        ("Sam owns the billing service.", "Before Sam, billing was owned by Rita.", "old new"),
+        ("Prod DB is on Postgres 14.", "We might look at moving prod to Postgres 16.", "old new"),
+        ("Prod DB is on Postgres 14.", "We upgraded prod to Postgres 16 last week.", "new old"),
     ],
 )
 def test_a_revision_nearly_as_relevant_goes_first_as_its_words_tell(

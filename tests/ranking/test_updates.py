@@ -422,6 +422,14 @@ def test_an_update_is_found_with_its_evidence(older: str, newer: str, evidence: 
         ),
         # Someone who left a meeting is still what the older says of them.
         ("The QA lead is Anika.", "Anika left the standup early; Pavel ran it."),
+        # What was so before, may be so one day, or is so once.
+        ("Sam owns the billing service.", "Before Sam, the billing service was owned by Rita."),
+        ("The help desk number is 555-0147.", "Back in 2021 the help desk number was 555-0199."),
+        ("Prod DB is on Postgres 14.", "We might move the prod DB to Postgres 16 next year."),
+        (
+            "Design review is every Tuesday in the Oak room.",
+            "This week only, design review is in Cedar since Oak is being painted.",
+        ),
         # What is closed is no value of the older.
         ("The Singapore office is at 8 Marina View.", "The Singapore office is closed on Fridays."),
         # Another time of another job.

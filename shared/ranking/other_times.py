@@ -1,0 +1,51 @@
+"""Does a short fact speak of another time than now: what was so before ("Before Sam, billing
+was owned by Rita."), what may be so one day ("We might look at upgrading prod to Postgres 16
+next year."), or what is so once ("This week only, design review is in Cedar")? Such a fact
+is written later than the one it names, but it does not say what is so now, so it updates
+nothing and is no newer version to put first (``shared.ranking.updates``,
+``shared.ranking.versions``) (pure).
+
+A change reported in the past tense is still a change ("We moved to Linear last week."): only
+the words that set a statement in another time count, not the tense of its verb. A chat turn
+says "maybe" and "before" of its own moment, so only facts of a sentence or two are read so.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Final
+
+# What was so before: "Before Mei, …", "Back in 2021 …", "… used to …", "Previously …".
+_BEFORE: Final = (
+    r"^(?:before|back in|prior to)\b"
+    r"|\b(?:used to|previously|formerly|originally|in the past)\b"
+)
+# What may be so one day: a plan, a wish, a proposal.
+_MAYBE: Final = (
+    r"\b(?:might|maybe|perhaps|could we|should we|thinking about|thinking of|considering"
+    r"|on the roadmap|at some point|nothing decided|nothing is decided|not decided"
+    r"|plan to|planning to|would like to|proposal|proposed)\b"
+)
+# What is so once: an exception to what stays so ("Last Monday's sprint planning got pushed").
+_ONCE: Final = (
+    r"\b(?:this week only|just this week|just this once|temporarily|one-off|one off)\b"
+    r"|^last \w+'s\b"
+)
+_OTHER_TIME: Final = re.compile(f"{_BEFORE}|{_MAYBE}|{_ONCE}")
+# Texts read are the results of the questions asked lately, and the neighbours remember reads.
+_READ_TEXTS: Final = 1024
+
+
+@functools.lru_cache(maxsize=_READ_TEXTS)
+def speaks_of_another_time(text: str) -> bool:
+    """Whether ``text`` sets what it says before now, in a possible future or in one moment
+    only (see the module docstring)."""
+    lowered = " ".join(text.replace("\u2019", "'").lower().split())
+    return _OTHER_TIME.search(lowered) is not None
+
+
+def of_another_time(newer: str, older: str) -> bool:
+    """Whether ``newer`` speaks of another time than now where ``older`` does not: the older
+    may be a plan itself ("We might move to Vercel."), which a later plan updates."""
+    return speaks_of_another_time(newer) and not speaks_of_another_time(older)

@@ -1,0 +1,38 @@
+"""Which facts speak of another time than now: before, maybe one day, or once."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.ranking.other_times import of_another_time, speaks_of_another_time
+
+
+@pytest.mark.parametrize(
+    ("text", "another_time"),
+    [
+        ("Before Mei, Carlos was QA lead for two years.", True),
+        ("Back in 2021 the help desk number was 1-800-555-0199.", True),
+        ("We used to deploy with Jenkins.", True),
+        ("We might look at upgrading prod to Postgres 16 next year.", True),
+        ("Should we move the release train to Tuesdays?", True),
+        ("Upgrading the customer portal to React 18 is on the roadmap for Q3.", True),
+        ("thinking about going to 3.13 sometime next quarter", True),
+        ("This week only, design review is in Cedar since Oak is being painted.", True),
+        ("Last Monday's sprint planning got pushed to Tuesday because of the holiday.", True),
+        # A change reported in the past tense is a change, said of now.
+        ("We moved everyone to Microsoft Teams last week.", False),
+        ("Mobile goes out weekly.", False),
+        ("The board meeting was brought forward to the 9th.", False),
+        ("Standups start before ten.", False),  # "before" inside the sentence is a time
+    ],
+)
+def test_a_fact_said_of_before_maybe_or_once_is_of_another_time(
+    text: str, another_time: bool
+) -> None:
+    assert speaks_of_another_time(text) is another_time
+
+
+def test_a_plan_after_a_plan_is_read_as_of_the_same_time() -> None:
+    older = "We might move the docs site to Vercel."
+    assert not of_another_time("We might move the docs site to Netlify instead.", older)
+    assert of_another_time(older, "The docs site is hosted on Netlify.")
