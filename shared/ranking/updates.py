@@ -125,7 +125,7 @@ class UpdateCheck:
             return None
         if not (newer.long or older.long):
             if of_another_time(self._text, old):
-                return None  # what was so before, or may be one day: not what is so now
+                return None  # what was so before, may be one day or is so once: not now
             found = (
                 _short_update(newer, older)
                 or name_left_for_another(newer, older)

@@ -153,18 +153,18 @@ def newer_first(
             if names_held[i] < names_held[older]:
                 continue
             newer, was = memories[i].content, memories[older].content
-            if _of_another_time(newer, was):
-                continue
             asked = (matched[i], matched[older]) if matched is not None else None
             if len(placed) - j > reach:
                 # Past the reach, only a version of what the question names moves up.
-                if _relation_alike(newer, was, relations, asked, named_only=True):
+                moves = _relation_alike(newer, was, relations, asked, named_only=True)
+                if moves and not _of_another_time(newer, was):
                     position = j
                 continue
             revision = _relation_alike(newer, was, relations, asked)
             if revision is None:
                 revision = scores[i] >= scores[older] - band and _revises(newer, was, asked)
-            if revision or _notes_a_change(newer, was, asked):
+            moves = revision or _notes_a_change(newer, was, asked)
+            if moves and not _of_another_time(newer, was):
                 position = j
         placed.insert(position, i)
     return placed
