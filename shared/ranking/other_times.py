@@ -6,8 +6,10 @@ nothing and is no newer version to put first (``shared.ranking.updates``,
 ``shared.ranking.versions``) (pure).
 
 A change reported in the past tense is still a change ("We moved to Linear last week."): only
-the words that set a statement in another time count, not the tense of its verb. A chat turn
-says "maybe" and "before" of its own moment, so only facts of a sentence or two are read so.
+the words that set a statement in another time count, not the tense of its verb; and a fact
+that also says what is so now ("We used to deploy with Jenkins; it's GitHub Actions now.")
+states the present. A chat turn says "maybe" and "before" of its own moment, so only facts of
+a sentence or two are read so.
 """
 
 from __future__ import annotations
@@ -33,6 +35,12 @@ _ONCE: Final = (
     r"|^last \w+'s\b"
 )
 _OTHER_TIME: Final = re.compile(f"{_BEFORE}|{_MAYBE}|{_ONCE}")
+# A text that also says what is so now states the present, whatever it recalls or plans
+# beside it: "We used to deploy with Jenkins; it's GitHub Actions now.", "The standup is at
+# 10 now (previously 9)."
+_NOW: Final = re.compile(
+    r"\b(?:now|currently|nowadays|these days|any ?more|no longer|from now on|going forward)\b"
+)
 # Texts read are the results of the questions asked lately, and the neighbours remember reads.
 _READ_TEXTS: Final = 1024
 
@@ -42,7 +50,7 @@ def speaks_of_another_time(text: str) -> bool:
     """Whether ``text`` sets what it says before now, in a possible future or in one moment
     only (see the module docstring)."""
     lowered = " ".join(text.replace("\u2019", "'").lower().split())
-    return _OTHER_TIME.search(lowered) is not None
+    return _OTHER_TIME.search(lowered) is not None and _NOW.search(lowered) is None
 
 
 def of_another_time(newer: str, older: str) -> bool:

@@ -24,6 +24,10 @@ from shared.ranking.other_times import of_another_time, speaks_of_another_time
         ("Mobile goes out weekly.", False),
         ("The board meeting was brought forward to the 9th.", False),
         ("Standups start before ten.", False),  # "before" inside the sentence is a time
+        # What is so now, said beside what was so or what may be.
+        ("We used to deploy with Jenkins; it's GitHub Actions now.", False),
+        ("The standup is at 10 now, previously 9.", False),
+        ("Originally planned for May, the launch is currently set for June 3.", False),
     ],
 )
 def test_a_fact_said_of_before_maybe_or_once_is_of_another_time(
