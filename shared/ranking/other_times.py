@@ -18,29 +18,30 @@ import functools
 import re
 from typing import Final
 
-# What was so before: "Before Mei, …", "Back in 2021 …", "… used to …", "Previously …".
-_BEFORE: Final = (
-    r"^(?:before|back in|prior to)\b"
-    r"|\b(?:used to|previously|formerly|originally|in the past)\b"
+from shared.ranking.wording import CHANGE_MARKS
+
+# What was so before, said first ("Before Mei, …", "Back in 2021 …") or as a habit left ("We
+# used to …"). Inside a sentence "previously" and "formerly" name the value a change replaced
+# ("The API listens on 9090 (previously 8080)."), which is an update.
+_BEFORE: Final = re.compile(
+    r"^(?:before|back in|prior to|previously|formerly|originally)\b|\bused to\b"
 )
-# What may be so one day: a plan, a wish, a proposal.
+# What may be so one day: a plan, a wish, a question put to the team.
 _MAYBE: Final = (
-    r"\b(?:might|maybe|perhaps|could we|should we|thinking about|thinking of|considering"
+    r"\b(?:might|maybe|perhaps|could we|should we|thinking about|thinking of"
     r"|on the roadmap|at some point|nothing decided|nothing is decided|not decided"
-    r"|plan to|planning to|would like to|proposal|proposed)\b"
+    r"|plan to|planning to|would like to)\b"
 )
 # What is so once: an exception to what stays so ("Last Monday's sprint planning got pushed").
-_ONCE: Final = (
-    r"\b(?:this week only|just this week|just this once|temporarily|one-off|one off)\b"
-    r"|^last \w+'s\b"
-)
-_OTHER_TIME: Final = re.compile(f"{_BEFORE}|{_MAYBE}|{_ONCE}")
+_ONCE: Final = r"\b(?:this week only|just this week|just this once|one-off|one off)\b|^last \w+'s\b"
+_MAYBE_OR_ONCE: Final = re.compile(f"{_MAYBE}|{_ONCE}")
 # A text that also says what is so now states the present, whatever it recalls or plans
 # beside it: "We used to deploy with Jenkins; it's GitHub Actions now.", "The standup is at
-# 10 now (previously 9)."
+# 10 now, previously 9."
 _NOW: Final = re.compile(
     r"\b(?:now|currently|nowadays|these days|any ?more|no longer|from now on|going forward)\b"
 )
+_WORD: Final = re.compile(r"[a-z]+")
 # Texts read are the results of the questions asked lately, and the neighbours remember reads.
 _READ_TEXTS: Final = 1024
 
@@ -50,7 +51,15 @@ def speaks_of_another_time(text: str) -> bool:
     """Whether ``text`` sets what it says before now, in a possible future or in one moment
     only (see the module docstring)."""
     lowered = " ".join(text.replace("\u2019", "'").lower().split())
-    return _OTHER_TIME.search(lowered) is not None and _NOW.search(lowered) is None
+    if _NOW.search(lowered) is not None:
+        return False
+    if _MAYBE_OR_ONCE.search(lowered) is not None:
+        return True
+    # What was so before, unless the text says what changed since ("Before the migration we
+    # ran MySQL; Postgres since March.").
+    if _BEFORE.search(lowered) is None:
+        return False
+    return CHANGE_MARKS.isdisjoint(_WORD.findall(lowered))
 
 
 def of_another_time(newer: str, older: str) -> bool:

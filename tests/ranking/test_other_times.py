@@ -28,6 +28,10 @@ from shared.ranking.other_times import of_another_time, speaks_of_another_time
         ("We used to deploy with Jenkins; it's GitHub Actions now.", False),
         ("The standup is at 10 now, previously 9.", False),
         ("Originally planned for May, the launch is currently set for June 3.", False),
+        # A value a change replaced, named inside the sentence; a change said since.
+        ("The API listens on port 9090 (previously 8080).", False),
+        ("Before the migration we ran MySQL; Postgres since March.", False),
+        ("Considering the load, the pool is 50 connections per pod.", False),
     ],
 )
 def test_a_fact_said_of_before_maybe_or_once_is_of_another_time(
