@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from shared.model import Hit, Scope
+from shared.ranking.other_times import sentence_of_another_time
 from shared.ranking.updates import long_texts_share
 from shared.ranking.wording import Wording
 
@@ -184,7 +185,7 @@ class FigureCheck:
         """(newer, older) readings of two sentences that may restate one figure with another
         value, at most ``MAX_PAIRS``; none between texts shorter than ``MIN_TERMS`` content
         words or sharing less than a quarter of them. A clause that says it adds ("also", "as
-        well") restates nothing."""
+        well") restates nothing, nor one said of another time than now."""
         if not self._sentences or self._newer is None:
             return []
         olds = figure_sentences(old)
@@ -204,6 +205,8 @@ class FigureCheck:
                     continue
                 if Wording(readings[-1]).adds_to(Wording(readings_before[-1])):
                     continue
+                if sentence_of_another_time(readings[0], readings_before[0]):
+                    continue  # "Back in 2021, the cache expired after 5 minutes."
                 # Read alike: whole against whole, the figure's clause against the other's.
                 whole = (readings[0], readings_before[0])
                 for pair in dict.fromkeys((whole, (readings[-1], readings_before[-1]))):

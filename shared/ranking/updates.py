@@ -58,7 +58,7 @@ from shared.model.tokens import is_name
 from shared.ranking.evidence import Update
 from shared.ranking.left_values import left_value
 from shared.ranking.measures import figures_agree, swapped_in_kind
-from shared.ranking.other_times import of_another_time
+from shared.ranking.other_times import of_another_time, sentence_of_another_time
 from shared.ranking.same_subject import MAX_SLOT_TERMS, change_sites, same_subject
 from shared.ranking.terse_notes import (
     announced_swap,
@@ -187,7 +187,8 @@ def _sentence_update(sentences: Sequence[Wording], old: str, older: Wording) -> 
     """Between long texts: one sentence of the newer that updates one of the older's. Only
     prose is read (a line of code is no statement of fact), and only the newer's sentences
     that say something the older text does not (a value, a negation, a change), against the
-    older sentences they share two content words with."""
+    older sentences they share two content words with; a sentence said of another time than
+    now (``shared.ranking.other_times``) updates none of them."""
     olds = [Wording(sentence) for sentence in prose_sentences(old)]
     for said in sentences:
         if not (said.values - older.values or said.announces(older) or said.words & NEGATIONS):
@@ -195,6 +196,8 @@ def _sentence_update(sentences: Sequence[Wording], old: str, older: Wording) -> 
         for before in olds:
             if len(said.distinct & before.distinct - before.values) < 2:
                 continue
+            if sentence_of_another_time(said.lowered, before.lowered):
+                continue  # "Back in 2021, the API listened on 9090.": not what is so now
             found = _short_update(said, before)
             if found is not None:
                 return found

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from shared.ranking.other_times import of_another_time, speaks_of_another_time
+from shared.ranking.other_times import (
+    of_another_time,
+    opens_in_another_time,
+    speaks_of_another_time,
+)
 
 
 @pytest.mark.parametrize(
@@ -44,3 +48,21 @@ def test_a_plan_after_a_plan_is_read_as_of_the_same_time() -> None:
     older = "We might move the docs site to Vercel."
     assert not of_another_time("We might move the docs site to Netlify instead.", older)
     assert of_another_time(older, "The docs site is hosted on Netlify.")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "another_time"),
+    [
+        ("Back in 2021, the auth proxy ran on port 8443 in staging.", True),
+        ("Maybe next quarter the cache expires after 30 days.", True),
+        ("We might move the nightly job to 3am.", True),
+        # Of a longer text, a sentence is read by its opening: its clauses say "might" of
+        # themselves.
+        ("I scheduled the nightly job at 2:00 AM, but errors might occur during it.", False),
+        ("The cache expires after 30 days, which is maybe too long.", False),
+    ],
+)
+def test_a_sentence_of_a_longer_text_is_of_another_time_by_its_opening(
+    sentence: str, another_time: bool
+) -> None:
+    assert opens_in_another_time(sentence) is another_time

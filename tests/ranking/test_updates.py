@@ -430,6 +430,10 @@ def test_an_update_is_found_with_its_evidence(older: str, newer: str, evidence: 
             "Design review is every Tuesday in the Oak room.",
             "This week only, design review is in Cedar since Oak is being painted.",
         ),
+        (
+            FILLER + "The auth proxy runs on port 9090 in staging.",
+            FILLER + "We might change it so that the auth proxy runs on port 8443 in staging.",
+        ),
         # What is closed is no value of the older.
         ("The Singapore office is at 8 Marina View.", "The Singapore office is closed on Fridays."),
         # Another time of another job.
