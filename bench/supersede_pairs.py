@@ -14,7 +14,9 @@ that must not be linked:
   "the API times out after 30 seconds");
 - ``other_attribute_announced``: the same subject, another figure said to be so now ("the
   mobile app build runs on Node 18." / "the mobile app build's image is about 300 MB now.");
-- ``addition``: the same subject gaining a second value ("… also uses …").
+- ``addition``: the same subject gaining a second value ("… also uses …");
+- ``other_time``: the newer value said of another time than now ("Back in 2021, the API
+  listens on port 9090.", "We might change it so that …", "This week only, …").
 
 ``--long`` wraps each sentence in a paragraph of unrelated sentences (chat-like text).
 
@@ -281,6 +283,14 @@ OTHER_ATTRIBUTE_ANNOUNCED: Final = [
     "{S} now answers in 40 ms at p99.",
     "{S} now keeps its logs for 30 days.",
 ]
+# The newer value said of before, of maybe or of once: no update of what is so now.
+OTHER_TIMES: Final = [
+    "Back in 2021, {F}",
+    "Before the reorg, {F}",
+    "We might change it so that {F}",
+    "Maybe next quarter {F}",
+    "This week only, {F}",
+]
 NEGATIONS: Final = [
     ("{S} sends its logs to Datadog.", "{S} no longer sends its logs to Datadog."),
     ("{S} is behind the VPN.", "{S} is not behind the VPN anymore."),
@@ -303,6 +313,14 @@ def _fill(shape: str, subject: str, value: str) -> str:
     return text[0].upper() + text[1:]
 
 
+def _said_within(shape: str, subject: str, value: str) -> str:
+    """The fact as a clause after an opening: a name keeps its capital, "The API" does not."""
+    text = _fill(shape, subject, value)
+    if shape.startswith("{S}") and subject[:1].isupper():
+        return text
+    return text[0].lower() + text[1:]
+
+
 def _long(rng: random.Random, sentence: str) -> str:
     before = rng.sample(FILLER, 3)
     after = rng.sample([f for f in FILLER if f not in before], 3)
@@ -314,6 +332,7 @@ def generate(*, per_slot: int = 24, long: bool = False, seed: int = SEED) -> lis
     # The announced other attributes draw from their own generator, so that every other pair
     # is the one earlier runs drew.
     aside = random.Random(seed + 1)
+    later = random.Random(seed + 2)
     pairs: list[Pair] = []
 
     def add(
@@ -382,6 +401,14 @@ def generate(*, per_slot: int = 24, long: bool = False, seed: int = SEED) -> lis
                 _fill(shape, subject, v1),
                 _fill(shape, subject, v2).rstrip(".") + " as well.",
                 query,
+            )
+            add(
+                "other_time",
+                slot,
+                _fill(shape, subject, v1),
+                later.choice(OTHER_TIMES).format(F=_said_within(shape, subject, v2)),
+                query,
+                later,
             )
     subjects = [s for spec in SLOTS.values() for s in spec["subjects"] if s[0].islower()]
     for _ in range(per_slot * 2):
