@@ -37,9 +37,10 @@ _DATES: Final = (
     "|march|april|may|june|july|august|september|october|november|december"
 )
 _TIMES_OF_DAY: Final = "morning|afternoon|evening|tonight|yesterday"
+# Nouns of a change that are not themselves change marks ("move", "upgrade", "switch" are).
 _CHANGE_EVENTS: Final = (
-    "migration|move|upgrade|rewrite|rebrand|reorg|restructure|restructuring|cutover|switch"
-    "|switchover|merger|acquisition|relaunch|redesign|renegotiation"
+    "migration|rebrand|reorg|restructure|restructuring|cutover|switchover|merger|acquisition"
+    "|relaunch|redesign|renegotiation"
 )
 _CHANGE_PHRASES: Final = (
     _phrase("increased", "up went|gone|goes|go", rf"\b(?:went|gone|goes|go) up{_TO_A_FIGURE}"),

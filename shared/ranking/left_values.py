@@ -55,8 +55,8 @@ _BEING: Final = (
     " (?:was|is|are|has been|have been|got|gets|is being|are being|been|being)"
 )
 # A person who left: "Anika left; the QA lead is Pavel.", "Lena has left Northwind".
-_LEFT: Final = re.compile(r"([\w.\-]+)(?: has| had)? (?:left|quit|resigned)\b")
 _LEFT_CUES: Final = frozenset({"left", "quit", "resigned"})
+_LEFT: Final = re.compile(rf"([\w.\-]+)(?: has| had)? (?:{'|'.join(_LEFT_CUES)})\b")
 # A service or a tool left when its contract ends: "Datadog contract ended", "Auth0's
 # contract expired".
 _CONTRACT_ENDED: Final = "contract (?:ended|expired|lapsed|ran out)"

@@ -20,7 +20,7 @@ import functools
 import re
 from typing import Final
 
-from shared.ranking.wording import CHANGE_MARKS
+from shared.ranking.wording import CHANGE_MARKS, lowered
 
 # What was so before, said first ("Before Mei, …", "Back in 2021 …") or as a habit left ("We
 # used to …"). Inside a sentence "previously" and "formerly" name the value a change replaced
@@ -49,7 +49,8 @@ _NOW: Final = re.compile(
     r"\b(?:now|currently|nowadays|these days|any ?more|no longer|from now on|going forward)\b"
 )
 _WORD: Final = re.compile(r"[a-z]+")
-# Texts read are the results of the questions asked lately, and the neighbours remember reads.
+# Texts read are the results of the questions asked lately, and the neighbours (and their
+# sentences) remember reads.
 _READ_TEXTS: Final = 1024
 
 
@@ -60,6 +61,7 @@ def speaks_of_another_time(text: str) -> bool:
     return _of_another_time(text, _MAYBE_OR_ONCE, _BEFORE)
 
 
+@functools.lru_cache(maxsize=_READ_TEXTS)
 def opens_in_another_time(sentence: str) -> bool:
     """Whether ``sentence``, of a longer text, opens on words that set it before now, in a
     possible future or in one moment only."""
@@ -78,13 +80,13 @@ def sentence_of_another_time(newer: str, older: str) -> bool:
 
 
 def _of_another_time(text: str, maybe_or_once: re.Pattern[str], before: re.Pattern[str]) -> bool:
-    lowered = " ".join(text.replace("\u2019", "'").lower().split())
-    if _NOW.search(lowered) is not None:
+    read = lowered(text)
+    if _NOW.search(read) is not None:
         return False
-    if maybe_or_once.search(lowered) is not None:
+    if maybe_or_once.search(read) is not None:
         return True
     # What was so before, unless the text says what changed since ("Before the migration we
     # ran MySQL; Postgres since March.").
-    if before.search(lowered) is None:
+    if before.search(read) is None:
         return False
-    return CHANGE_MARKS.isdisjoint(_WORD.findall(lowered))
+    return CHANGE_MARKS.isdisjoint(_WORD.findall(read))

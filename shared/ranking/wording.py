@@ -89,6 +89,12 @@ LONG_TERMS: Final = 24
 FACT_TERMS: Final = 12
 
 
+def lowered(text: str) -> str:
+    """``text`` lower-cased, its apostrophes straight and its runs of space one space: as the
+    rules' patterns read it."""
+    return " ".join(text.replace("\u2019", "'").lower().split())
+
+
 class Wording:
     """One text as the rules read it: its content terms in order, which of them are values, and
     its plain words (negations and the change and addition marks are stop words to the terms).
@@ -126,7 +132,7 @@ class Wording:
         self.values = frozenset(t for t in self.distinct if t in named or is_value(t))
 
     def _read_words(self, text: str) -> None:
-        self.lowered = " ".join(text.replace("\u2019", "'").lower().split())
+        self.lowered = lowered(text)
         self.words = frozenset(_WORD.findall(self.lowered))
 
     @property
