@@ -46,6 +46,8 @@ UNITS: Final = (
     | _units("clock", "am pm")
     | _units("share", "percent pct")
 )
+# A time of day written as hours and minutes ("9:30", "17:45").
+_HOURS_MINUTES: Final = re.compile(r"^(?:[01]?\d|2[0-3]):[0-5]\d$")
 # A unit written onto its figure ("800ms", "16gb", "9:30am").
 _GLUED: Final = re.compile(r"^[\d.,:]+([a-z]+)$")
 _CURRENCY: Final = "$€£"
@@ -61,10 +63,19 @@ def measure(wording: Wording, value: str) -> str | None:
     return _as_written(wording, value) or _beside(wording, value)
 
 
+def measured_outright(wording: Wording, value: str) -> bool:
+    """Whether ``value`` carries what it measures (a unit, a time, a day, a version), rather
+    than the thing it counts or the word before it: "one release" and "every second Tuesday"
+    share a word, not a measure."""
+    told = measure(wording, value)
+    return told is not None and not told.startswith(_LOOSE)
+
+
 def _as_written(wording: Wording, value: str) -> str | None:
-    """A time said as a word ("midnight"), a day or a month, a percentile, a unit written onto
-    the figure ("800ms", "16gb"), a share ("3.2%") or money ("$15")."""
-    if value in CLOCK_WORDS:
+    """A time said as a word ("midnight") or in hours and minutes ("9:30"), a day or a month,
+    a percentile, a unit written onto the figure ("800ms", "16gb"), a share ("3.2%") or money
+    ("$15")."""
+    if value in CLOCK_WORDS or _HOURS_MINUTES.match(value):
         return "clock"
     if is_calendar(value):
         return "calendar"

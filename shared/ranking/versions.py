@@ -9,8 +9,9 @@ was there first, and questions are asked in its words), and by more than any ban
 scores could allow without also moving unrelated memories.
 
 Memories no link joins are ordered by ``newer_first``: of two on the same subject, the newer is
-put first when nearly as relevant, or when it is a short note that the older fact changed,
-within a short reach. Two short facts that share only a name are on the same subject when they
+put first when nearly as relevant, when it is a short note that the older fact changed, or
+when it gives, in other words, a figure of the same measure in place of the older's, within a
+short reach. Two short facts that share only a name are on the same subject when they
 tell the same relation of it (``shared.ranking.relations``).
 """
 
@@ -23,7 +24,7 @@ from typing import Final
 from shared.model import Memory
 from shared.model.tokens import STOP_WORDS, terms
 from shared.ranking.dedup import DEDUP_MIN_WORD_OVERLAP
-from shared.ranking.measures import swapped_in_kind
+from shared.ranking.measures import measured_outright, swapped_in_kind
 from shared.ranking.other_times import of_another_time
 from shared.ranking.relations import RelationReader, shared_names, shares_only_a_name
 from shared.ranking.same_subject import change_sites
@@ -54,6 +55,10 @@ REVISION_REACH: Final = 2
 # How many memories' words and values newer_first keeps: the results of the questions asked
 # lately, which come back often (a long memory's words cost a pass over all of its text).
 _READ_MEMORIES: Final = 256
+# Words a fact says it adds with, besides the addition marks every rule reads ("We're adding an
+# extra design review slot Fridays."): a chat turn says them of what it builds, a fact of a
+# second value beside the first.
+_ADDING: Final = frozenset({"adding", "extra"})
 
 
 def newest_first(
@@ -142,7 +147,11 @@ def newer_first(
     much less relevant, as a note of a change does, and, when the question names what they
     share, from wherever it stands among the results: what it passes are other facts of that
     name, less to the question than its current value. When they tell two, the newer is another
-    fact of the same person or thing and goes first only as a note that the older changed."""
+    fact of the same person or thing and goes first only as a note that the older changed.
+
+    A fact that holds the same words of the question as the older and gives a figure of the
+    same measure in place of the older's answers it anew (``_answers_anew``), and goes first
+    however much less relevant too."""
     placed: list[int] = []
     for i in order:
         position = len(placed)
@@ -163,7 +172,9 @@ def newer_first(
             revision = _relation_alike(newer, was, relations, asked)
             if revision is None:
                 revision = scores[i] >= scores[older] - band and _revises(newer, was, asked)
-            moves = revision or _notes_a_change(newer, was, asked)
+            moves = (
+                revision or _notes_a_change(newer, was, asked) or _answers_anew(newer, was, asked)
+            )
             if moves and not _of_another_time(newer, was):
                 position = j
         placed.insert(position, i)
@@ -311,6 +322,31 @@ def _notes_a_change(
     return asked[0] == asked[1] or not _in_place_of(note, was, asked[1] - asked[0])
 
 
+def _answers_anew(
+    newer: str, older: str, asked: tuple[frozenset[str], frozenset[str]] | None
+) -> bool:
+    """Whether ``newer`` answers the question anew in other words, however much less relevant:
+    two facts of a sentence each that hold the same words of the question (``asked``: the
+    newer's matched terms, then the older's), the newer giving, in place of a figure of the
+    older, one that measures the same as its words tell ("Standup is at 9:30." → "We meet for
+    standup at 10:15."; "… kept in Loki for 30 days." → "… purges anything older than 14
+    days."). A reworded fact does not say it changed, and its relevance falls outside the band.
+    A name for a name is not enough: "The backend runs on Python 3.10." and "The backend is
+    monitored by Grafana." answer two questions of the backend. Nor is a figure whose words tell
+    only what it counts or the word before it (``measured_outright``)."""
+    if asked is None or not asked[0] or asked[0] != asked[1]:
+        return False
+    if not (_one_fact(newer) and _one_fact(older)):
+        return False
+    new_words, old_words = _words(newer), _words(older)
+    if _adds(newer, new_words, old_words):
+        return False
+    note, was = _wording(newer), _wording(older)
+    gone = [v for v in was.values - note.values if measured_outright(was, v)]
+    came = [v for v in note.values - was.values if measured_outright(note, v)]
+    return swapped_in_kind(was, gone, note, came, value_kind)
+
+
 def _in_place_of(newer: Wording, older: Wording, words: frozenset[str]) -> bool:
     """Whether ``newer`` says one of ``words`` of ``older`` with another plain word in its
     place: a run of words that differ, as long in each (change marks aside), the word at the
@@ -350,7 +386,7 @@ def _adds(newer: str, new_words: frozenset[str], old_words: frozenset[str]) -> b
 
 @functools.lru_cache(maxsize=_READ_MEMORIES)
 def _additions(content: str) -> frozenset[str]:
-    return addition_marks(content)
+    return addition_marks(content) | (_ADDING & word_set(content))
 
 
 def _same_subject(a: frozenset[str], b: frozenset[str]) -> bool:

@@ -25,6 +25,9 @@ from shared.ranking.wording import Wording
         ("The admin dashboard runs on port 9090.", "9090", "label:port"),
         ("The pool size is 20.", "20", None),
         ("Checkout answers in 40 ms at p99.", "p99", "percentile"),
+        ("Standup is at 9:30.", "9:30", "clock"),
+        ("The cutover window opens at 23:45.", "23:45", "clock"),
+        ("Videos are cropped to 16:9.", "16:9", None),
     ],
 )
 def test_a_figure_is_read_with_what_it_measures(

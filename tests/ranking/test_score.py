@@ -508,6 +508,80 @@ def test_a_note_that_does_not_answer_the_question_anew_keeps_its_place(
     assert ids(ranked([old, new], keyword=asked)) == ["old", "new"]
 
 
+@pytest.mark.parametrize(
+    ("older", "newer", "matched"),
+    [
+        # A time of day for a time of day, in other words, no change said.
+        ("Standup is at 9:30.", "We meet for standup at 10:15.", ("standup",)),
+        # A day for a day.
+        (
+            "Retro is on Friday afternoons.",
+            "Retros happen Wednesdays right after demo.",
+            ("retro",),
+        ),
+        # A duration for a duration.
+        (
+            "Application logs are kept in Loki for 30 days.",
+            "Legal asked us to trim log retention, so Loki purges anything older than 14 days.",
+            ("log",),
+        ),
+    ],
+)
+def test_a_reworded_fact_giving_another_figure_of_the_same_measure_goes_first(
+    older: str, newer: str, matched: tuple[str, ...]
+) -> None:
+    """Both hold the same words of the question and the newer gives, in place of the older's
+    figure, one that measures the same: another answer to it, however much less relevant."""
+    old = hit("old", 0.80, age_days=20, content=older)
+    new = hit("new", 0.55, age_days=1, content=newer)
+    asked = _asked(("old", matched), ("new", matched))
+    assert ids(ranked([old, new], keyword=asked)) == ["new", "old"]
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "matched_old", "matched_new"),
+    [
+        # The newer holds fewer of the question's words: another subject's time.
+        (
+            "The mobile team's sprint demo is Thursday at 3pm.",
+            "The web team's sprint demo is Friday at 2pm.",
+            ("mobil", "demo"),
+            ("demo",),
+        ),
+        # A figure whose words tell only what it counts or follows: "one release" and "every
+        # second Tuesday" share a word, not a measure.
+        (
+            "Database migrations are written with Alembic and must stay backward compatible "
+            "for one release.",
+            "Release branches are cut every second Tuesday; hotfixes go to the release branch.",
+            ("releas",),
+            ("releas",),
+        ),
+        # A second slot beside the first.
+        (
+            "Design reviews happen Wednesdays at 1pm.",
+            "We're adding an extra design review slot Fridays at 11 for urgent stuff.",
+            ("design", "review"),
+            ("design", "review"),
+        ),
+        # A house number is no time of day.
+        (
+            "The Singapore office is at 8 Marina View, #17-01.",
+            "The Singapore office closes at 7pm on Fridays.",
+            ("singapor", "offic"),
+            ("singapor", "offic"),
+        ),
+    ],
+)
+def test_a_fact_giving_a_figure_of_something_else_keeps_its_place(
+    older: str, newer: str, matched_old: tuple[str, ...], matched_new: tuple[str, ...]
+) -> None:
+    old = hit("old", 0.80, age_days=20, content=older)
+    new = hit("new", 0.55, age_days=1, content=newer)
+    asked = _asked(("old", matched_old), ("new", matched_new))
+    assert ids(ranked([old, new], keyword=asked)) == ["old", "new"]
+
+
 def test_a_chat_turn_saying_now_is_no_note_of_a_change() -> None:
     old = hit("old", 0.80, age_days=20, content="Nate: I just took my turtles out for a walk.")
     new = hit(
