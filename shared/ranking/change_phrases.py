@@ -27,10 +27,13 @@ def _phrase(mark: str, cues: str, pattern: str) -> _ChangePhrase:
     return _ChangePhrase(mark, first, tuple(others), re.compile(pattern, re.IGNORECASE))
 
 
-# A rise or a cut is one only towards a figure ("went up to the mountains" is a trip), and a
-# "from" or an "as of" says since when only before a time ("as of my training data", "photos
-# from this trip" say nothing changed).
-_TO_A_FIGURE: Final = r"(?= (?:to|by) [$€£]?\d)"
+# A rise or a cut is one only towards a figure, in digits or in words ("cut to a single open
+# req"; "went up to the mountains" is a trip), and a "from" or an "as of" says since when only
+# before a time ("as of my training data", "photos from this trip" say nothing changed).
+_COUNTED_IN_WORDS: Final = (
+    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|a single|a dozen|half"
+)
+_TO_A_FIGURE: Final = rf"(?= (?:to|by) (?:[$€£]?\d|(?:{_COUNTED_IN_WORDS})\b))"
 _PERIODS: Final = "week|month|quarter|year|sprint|release|cycle|season|semester"
 _DATES: Final = (
     "today|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february"

@@ -501,6 +501,9 @@ def test_an_update_that_reads_like_a_resend_is_not_already_known() -> None:
         ("The quota was cut to 10 GB.", True),
         ("Finance cut the cloud budget to $32k/month.", True),
         ("We cut releases every 2 weeks.", False),  # no figure it was cut to
+        ("Backend hiring got cut to a single open req.", True),  # a figure in words
+        ("The team went down to two people.", True),
+        ("Let's cut to the chase.", False),
         ("The release was pushed back to May.", True),
         ("The ETL job runs at 3 am these days.", True),
         ("Going forward, invoices go out on the 5th.", True),
