@@ -1,13 +1,13 @@
 """What a newer text says it left of an older one: "… from X to …", "dropped X", "X was
-retired", ", not X", "X left" (``shared.ranking.updates``). Such a text announces the change
-itself and may reword everything else (pure)."""
+retired", ", not X", "X left", "renamed X to …" (``shared.ranking.updates``). Such a text
+announces the change itself and may reword everything else (pure)."""
 
 from __future__ import annotations
 
 import re
 from typing import Final
 
-from shared.model.tokens import indexed_form
+from shared.model.tokens import STOP_WORDS, indexed_form
 from shared.ranking.wording import CHANGE_TERMS, Wording
 
 # The value a newer text says it left: "from X to", "from X and Y to".
@@ -76,6 +76,17 @@ _DROPPED: Final = (
 )
 
 
+# The thing a newer text says it replaced, renamed or converted, named by a plain word of the
+# older's ("replaced our hand-rolled nginx LB with an AWS ALB", "Renamed master to main", "We
+# converted the old unittest suites"): a tool or a branch written in lower case is no value.
+_REPLACED_WORDS: Final = re.compile(
+    r"\b(?:replaced|swapped out) (?:the |our |a |an )?((?:[\w.\-/#@]+ ){0,3}[\w.\-/#@]+) with\b"
+    r"|\brenamed (?:the |our )?([\w.\-/#@]+) to\b"
+    r"|\bconverted (?:the |our |all )?(?:old |existing )?([\w.\-/#@]+)"
+)
+_REPLACED_CUES: Final = frozenset({"replaced", "swapped", "renamed", "converted"})
+
+
 def left_value(newer: Wording, older: Wording) -> str | None:
     """The term of the older text that the newer says it left ("we switched the frontend from
     Axios to fetch", "migrated the tests from Mocha and Chai to Vitest", "we dropped SQLAlchemy
@@ -129,4 +140,21 @@ def _person_left(newer: Wording, older: Wording) -> str | None:
         was = word if word in older.values else indexed_form(word)
         if was in older.values:
             return was
+    return None
+
+
+def word_replaced(newer: Wording, older: Wording) -> str | None:
+    """The plain word of the older text, past its subject, that the newer says it replaced,
+    renamed or converted ("Renamed master to main" after "Default branch is master."), or
+    None. The word is never what the older is about (its first content word, its subject):
+    a thing renamed is still the thing the older's fact is of."""
+    if newer.words.isdisjoint(_REPLACED_CUES):
+        return None
+    past_subject = older.terms[1:]
+    for match in _REPLACED_WORDS.finditer(newer.lowered):
+        said = next(group for group in match.groups() if group is not None)
+        for word in said.split():
+            was = indexed_form(word.rstrip(".-/"))
+            if was in past_subject and was != older.subject() and was not in STOP_WORDS:
+                return was
     return None

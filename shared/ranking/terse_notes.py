@@ -7,7 +7,7 @@ itself, not for words in common. A long text's sentences are never read so (pure
 from __future__ import annotations
 
 from shared.ranking.evidence import Update
-from shared.ranking.left_values import dropped_value
+from shared.ranking.left_values import dropped_value, word_replaced
 from shared.ranking.measures import swapped_in_kind
 from shared.ranking.same_subject import is_its_value, same_subject
 from shared.ranking.values import value_kind
@@ -17,12 +17,15 @@ from shared.ranking.wording import CHANGE_TERMS, FACT_TERMS, Wording, is_one_sen
 def value_dropped(newer: Wording, older: Wording) -> Update | None:
     """Between short texts: the newer says it dropped the value the older gives ("ruff
     replaced flake8 and isort" after "We lint Python with flake8."), whatever else each says:
-    the value names what the older is about well enough. Not what the older is about ("Anna
-    replaced Omar" says nothing of "Omar was born in Oslo."), nor inside a long text, where a
-    sentence of instructions replaces and drops things of its own ("Replace `your_script.py`
-    with …")."""
+    the value names what the older is about well enough; so does a plain word of the older
+    it says it replaced, renamed or converted ("Renamed master to main" after "Default branch
+    is master.": ``word_replaced``). Not what the older is about ("Anna replaced Omar" says
+    nothing of "Omar was born in Oslo."), nor inside a long text, where a sentence of
+    instructions replaces and drops things of its own ("Replace `your_script.py` with …")."""
     dropped = dropped_value(newer, older)
     if dropped is None or not is_its_value(older, dropped):
+        dropped = word_replaced(newer, older)
+    if dropped is None:
         return None
     return Update(evidence="value", old=(dropped,), new=())
 

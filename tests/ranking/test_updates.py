@@ -605,3 +605,39 @@ def test_a_value_dropped_inside_a_long_text_is_not_read_alone() -> None:
     older = "We lint Python with flake8."
     newer = FILLER + "The old ticket said we replaced flake8 somewhere, but nobody remembers."
     assert probable_update(newer, older) is None
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("Default branch is master.", "Renamed master to main, update your remotes."),
+        (
+            "The public load balancer is a self-managed nginx box.",
+            "replaced our hand-rolled nginx LB with an AWS ALB",
+        ),
+        (
+            "Python tests are written with unittest.",
+            "We converted the old unittest suites, it's pytest everywhere now.",
+        ),
+    ],
+)
+def test_a_plain_word_the_newer_says_it_replaced_links(older: str, newer: str) -> None:
+    """A tool or a branch written in lower case is no value to the word rules; said to be
+    replaced, renamed or converted, it is the older's value all the same."""
+    assert value_dropped(Wording(newer), Wording(older)) is not None
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        # What the older is about, renamed: the older's fact of it still holds.
+        ("The repo is hosted on GitHub.", "Renamed the repo to acme-api."),
+        # A word of the older the newer only mentions, not one it replaced.
+        (
+            "Default branch is master.",
+            "Replaced the CI badge with a link; master builds are green.",
+        ),
+    ],
+)
+def test_a_word_not_said_to_be_replaced_is_no_value_dropped(older: str, newer: str) -> None:
+    assert value_dropped(Wording(newer), Wording(older)) is None
