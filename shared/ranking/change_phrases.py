@@ -54,6 +54,8 @@ _CHANGE_PHRASES: Final = (
         "cut|cuts",
         rf"\b(?:(?:was|were|got|been) )?cuts?\b(?=(?: [^\s,;.!?]+){{0,4}}{_TO_A_FIGURE})",
     ),
+    # Said of what was brought down: "renegotiated Datadog down to $71,500".
+    _phrase("decreased", "down", rf"\bdown(?= to (?:[$€£]?\d|(?:{_COUNTED_IN_WORDS})\b))"),
     _phrase("postponed", "pushed back|out", r"\bpushed (?:back|out)\b"),
     # "brought forward to the 9th"; "moved forward" alone is progress ("moved forward with it").
     _phrase(

@@ -504,6 +504,9 @@ def test_an_update_that_reads_like_a_resend_is_not_already_known() -> None:
         ("Backend hiring got cut to a single open req.", True),  # a figure in words
         ("The team went down to two people.", True),
         ("Let's cut to the chase.", False),
+        ("We renegotiated Datadog down to $71,500 a year.", True),
+        ("Warsaw QA is down to four testers.", True),
+        ("We walked down to the river.", False),
         ("The release was pushed back to May.", True),
         ("The ETL job runs at 3 am these days.", True),
         ("Going forward, invoices go out on the 5th.", True),
