@@ -333,7 +333,8 @@ def _answers_anew(
     days."). A reworded fact does not say it changed, and its relevance falls outside the band.
     A name for a name is not enough: "The backend runs on Python 3.10." and "The backend is
     monitored by Grafana." answer two questions of the backend. Nor is a figure whose words tell
-    only what it counts or the word before it (``measured_outright``)."""
+    only what it counts or the word before it (``measured_outright``), nor a fact of a kind of
+    the older's subject (``_narrows_subject``)."""
     if asked is None or not asked[0] or asked[0] != asked[1]:
         return False
     if not (_one_fact(newer) and _one_fact(older)):
@@ -342,9 +343,28 @@ def _answers_anew(
     if _adds(newer, new_words, old_words):
         return False
     note, was = _wording(newer), _wording(older)
+    if _narrows_subject(note, was):
+        return False
     gone = [v for v in was.values - note.values if measured_outright(was, v)]
     came = [v for v in note.values - was.values if measured_outright(note, v)]
     return swapped_in_kind(was, gone, note, came, value_kind)
+
+
+def _narrows_subject(newer: Wording, older: Wording) -> bool:
+    """Whether ``newer`` says a word of its own right before the older's subject: a kind of
+    it, another subject in the same words ("Audit logs are kept for 7 years." after "Logs are
+    kept for 30 days.")."""
+    subject = older.subject()
+    if subject is None or subject not in newer.spaced:
+        return False
+    at = newer.spaced.index(subject)
+    before = newer.spaced[at - 1] if at > 0 else None
+    return (
+        before is not None
+        and before not in older.distinct
+        and before not in STOP_WORDS
+        and not is_value(before)
+    )
 
 
 def _in_place_of(newer: Wording, older: Wording, words: frozenset[str]) -> bool:

@@ -564,6 +564,13 @@ def test_a_reworded_fact_giving_another_figure_of_the_same_measure_goes_first(
             ("design", "review"),
             ("design", "review"),
         ),
+        # A kind of the older's subject: another subject in the same words.
+        (
+            "Logs are kept for 30 days.",
+            "Audit logs are kept for 7 years.",
+            ("log", "kept"),
+            ("log", "kept"),
+        ),
         # A house number is no time of day.
         (
             "The Singapore office is at 8 Marina View, #17-01.",
