@@ -46,7 +46,8 @@ _DROPPED_AS: Final = (
     "closed",
     "read-only",
     "gone",
-    "out",
+    # Out for good, not for a while ("Aiko is out on vacation until the 14th").
+    r"out(?! (?:on|sick|today|until|till|for|of|this|next)\b)",
 )
 # How a text says what happens to a name it left: "X was retired", "X gets shut down", "X's
 # being archived", "X's been decommissioned".

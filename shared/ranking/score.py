@@ -24,10 +24,11 @@ import numpy as np
 from shared.model import Memory
 from shared.model.counters import ZERO_COUNT, AccessCount
 from shared.ranking.candidate import Candidate
+from shared.ranking.linked import linked_first, shown_links
 from shared.ranking.modes import ModeProfile
 from shared.ranking.relations import RelationReader
 from shared.ranking.tie_break import tie_breaks
-from shared.ranking.versions import REVISION_BAND, linked_first, newer_first, shown_links
+from shared.ranking.versions import REVISION_BAND, newer_first
 
 # The most the composite can add to a relevance, in units of the floor (0.03 on MiniLM's 0.30).
 TIE_BAND: Final = 0.1

@@ -57,7 +57,7 @@ from shared.model import Hit, Scope
 from shared.model.tokens import is_name
 from shared.ranking.evidence import Update
 from shared.ranking.left_values import left_value
-from shared.ranking.measures import figures_agree, swapped_in_kind
+from shared.ranking.measures import figures_agree, measured_outright, same_measure, swapped_in_kind
 from shared.ranking.other_times import of_another_time, sentence_of_another_time
 from shared.ranking.same_subject import MAX_SLOT_TERMS, change_sites, same_subject
 from shared.ranking.terse_notes import (
@@ -275,7 +275,7 @@ def _changed_slot(
     context_new = {v: value_slot(newer.terms, v) & shared for v in came}
     for old_value, around_old in context_old.items():
         for new_value, around_new in context_new.items():
-            if around_old & around_new:
+            if around_old & around_new and not _measure_apart(older, old_value, newer, new_value):
                 return Update(evidence="value", old=(old_value,), new=(new_value,))
     if not (older.distinct - older.values) <= newer.distinct:
         return None
@@ -289,6 +289,18 @@ def _changed_slot(
         if around and not gone:
             return Update(evidence="value", old=(), new=(value,))
     return None
+
+
+def _measure_apart(older: Wording, was: str, newer: Wording, now: str) -> bool:
+    """Two figures that each carry what they measure, and measure different things: two
+    attributes beside the same words ("Standup is at 9:30." / "Standup lasts 15 minutes.").
+    A figure whose words tell only what it counts or follows ("room 2A", "300/min per key")
+    is read too loosely to keep two apart."""
+    return (
+        measured_outright(older, was)
+        and measured_outright(newer, now)
+        and not same_measure(older, was, newer, now)
+    )
 
 
 def _replaced_span(newer: Wording, older: Wording, *, announced: bool) -> Update | None:

@@ -47,6 +47,11 @@ def is_value(term: str) -> bool:
     return is_figure(term) or _VALUE_MARK.search(term) is not None or term.startswith("-")
 
 
+def is_number_word(term: str) -> bool:
+    """Whether a term is a number said as a word ("two", "weekly", "last")."""
+    return term in _NUMBER_WORDS
+
+
 def is_figure(term: str) -> bool:
     """Whether a value is a figure (a number, a number word, a day, a month, a time), as
     opposed to a name or an identifier (``S3``, ``us-east-1``, a host name)."""

@@ -12,7 +12,7 @@ from typing import Final
 
 from shared.model.tokens import STOP_WORDS, indexed_form, terms
 from shared.ranking.change_phrases import phrases_as_marks
-from shared.ranking.values import is_value
+from shared.ranking.values import is_number_word, is_value
 
 NEGATIONS: Final = frozenset(
     "no not never nothing none nobody nor without cannot can't don't doesn't didn't isn't "
@@ -112,6 +112,9 @@ class Wording:
         found: list[str] = []
         spaced: list[str] = []
         named: set[str] = set()
+        # Number words written as such: "lasts" and "seconds" share a term with "last" and
+        # "second", but say no number.
+        counted: set[str] = set()
         for match in _PIECE.finditer(text):
             piece = match.group()
             term = _term_of(piece)
@@ -124,12 +127,18 @@ class Wording:
                 continue
             found.append(term)
             spaced.append(term)
+            if piece.strip(".:/#@+~-'").lower() == term:
+                counted.add(term)
             if _is_name(piece, text, match.start()) or piece[:1] in _HANDLE_MARKS:
                 named.add(term)
         self.terms: tuple[str, ...] = tuple(found)
         self.spaced: tuple[str, ...] = tuple(spaced)
         self.distinct = frozenset(self.terms)
-        self.values = frozenset(t for t in self.distinct if t in named or is_value(t))
+        self.values = frozenset(
+            t
+            for t in self.distinct
+            if t in named or (is_value(t) and (t in counted or not is_number_word(t)))
+        )
 
     def _read_words(self, text: str) -> None:
         self.lowered = lowered(text)

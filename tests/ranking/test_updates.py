@@ -447,10 +447,32 @@ def test_an_update_is_found_with_its_evidence(older: str, newer: str, evidence: 
             FILLER + "The lifetime of the API token is 30 days.",
             FILLER + "The API token now keeps its logs for 30 days.",
         ),
+        # A time of day and a duration beside the same word; "lasts" is no "last".
+        ("Standup is at 9:30.", "Standup lasts 15 minutes."),
+        # Out for a while, not for good.
+        ("The team lead for mobile is Aiko.", "Aiko is out on vacation until the 14th."),
     ],
 )
 def test_a_same_pattern_distractor_is_not_an_update(older: str, newer: str) -> None:
     assert probable_update(newer, older) is None
+
+
+def test_a_number_word_is_a_value_only_as_written() -> None:
+    assert "last" in Wording("Retro is on the last Friday of the month.").values
+    assert "last" not in Wording("Standup lasts 15 minutes.").values
+    assert "second" not in Wording("The timeout is 30 seconds.").values
+
+
+def test_a_figure_in_a_loosely_read_slot_still_changes() -> None:
+    """A room or a rate whose words tell only the word before it is read too loosely to keep
+    two figures apart."""
+    assert probable_update(
+        "The mobile team meets in room 2A now.", "The mobile team meets in room 4B."
+    )
+    assert probable_update(
+        "bumped the public rate limit to 300/min per key",
+        "Public API rate limit is 100 requests per minute per key.",
+    )
 
 
 def test_a_name_spoken_to_is_not_read_as_the_value_but_a_day_after_a_comma_is() -> None:

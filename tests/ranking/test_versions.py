@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from shared.model import Memory
 from shared.ranking import MODE_PROFILES, Candidate, rank
-from shared.ranking.versions import linked_first, newest_first, shown_links
+from shared.ranking.linked import linked_first, newest_first, shown_links
 
 
 def test_an_older_version_is_placed_directly_below_its_newer_one() -> None:
