@@ -46,10 +46,6 @@ REVISION_REACH: Final = 2
 # How many memories' words and values newer_first keeps: the results of the questions asked
 # lately, which come back often (a long memory's words cost a pass over all of its text).
 _READ_MEMORIES: Final = 256
-# Words a fact says it adds with, besides the addition marks every rule reads ("We're adding an
-# extra design review slot Fridays."): a chat turn says them of what it builds, a fact of a
-# second value beside the first.
-_ADDING: Final = frozenset({"adding", "extra"})
 
 
 def newer_first(
@@ -338,7 +334,7 @@ def _adds(newer: str, new_words: frozenset[str], old_words: frozenset[str]) -> b
 
 @functools.lru_cache(maxsize=_READ_MEMORIES)
 def _additions(content: str) -> frozenset[str]:
-    return addition_marks(content) | (_ADDING & word_set(content))
+    return addition_marks(content)
 
 
 def _same_subject(a: frozenset[str], b: frozenset[str]) -> bool:

@@ -47,6 +47,9 @@ COPULAS: Final = frozenset({"is", "are", "was", "were", "be"})
 
 # Words by which a newer text says it adds to what was said: never an update.
 ADDITION_MARKS: Final = frozenset("also too another additionally additional besides".split())
+# A short text also adds with "adding" and "extra" ("We're adding an extra design review slot
+# Fridays."); a long one says them of what it builds, beside what it states.
+_SHORT_ADDITION_MARKS: Final = ADDITION_MARKS | {"adding", "extra"}
 # "too" before a word is a degree ("too many people were late", "too slow"), not an addition;
 # before a word that joins another clause ("I'm into cars too and love …") it ends its own.
 _DEGREE_TOO: Final = re.compile(
@@ -254,7 +257,7 @@ def addition_marks(text: str) -> frozenset[str]:
     """The words of ``text`` that say it adds to what was said ("also", "another", "too" at
     the end of a clause)."""
     lowered = text.lower()
-    return ADDITION_MARKS.intersection(_WORD.findall(_DEGREE_TOO.sub("", lowered)))
+    return _SHORT_ADDITION_MARKS.intersection(_WORD.findall(_DEGREE_TOO.sub("", lowered)))
 
 
 def word_set(text: str) -> frozenset[str]:

@@ -571,6 +571,13 @@ def test_too_is_an_addition_at_the_end_of_a_clause_and_a_degree_before_a_word(
     assert bool(addition_marks(text)) is adds
 
 
+def test_a_short_text_adds_with_adding_and_extra_a_long_one_does_not() -> None:
+    slot = "We're adding an extra design review slot Fridays at 11."
+    assert Wording(slot).adds_to(Wording("Design reviews happen Wednesdays at 1pm."))
+    message = FILLER + "I'm adding error handling, and the extra retries made the job pass."
+    assert not Wording(message).adds_to(Wording(FILLER + "The job fails on every retry."))
+
+
 def test_a_capital_letter_inside_a_sentence_is_a_label_and_an_article_is_not() -> None:
     assert "d" in Wording("Our talk was moved to Hall D.").values
     assert not Wording("A new plan is ready.").values
