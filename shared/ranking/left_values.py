@@ -151,11 +151,12 @@ def word_replaced(newer: Wording, older: Wording) -> str | None:
     a thing renamed is still the thing the older's fact is of."""
     if newer.words.isdisjoint(_REPLACED_CUES):
         return None
-    past_subject = older.terms[1:]
+    subject = older.subject()
+    past_subject = frozenset(older.terms[1:]) - {subject} - STOP_WORDS
     for match in _REPLACED_WORDS.finditer(newer.lowered):
         said = next(group for group in match.groups() if group is not None)
         for word in said.split():
             was = indexed_form(word.rstrip(".-/"))
-            if was in past_subject and was != older.subject() and was not in STOP_WORDS:
+            if was in past_subject:
                 return was
     return None
