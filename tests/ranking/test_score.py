@@ -410,6 +410,16 @@ def test_a_terse_note_of_a_change_goes_first_however_much_less_relevant() -> Non
     assert ids(ranked([old, plain], keyword=asked)) == ["old", "new"]
 
 
+def _ranked_pair(
+    older: str, newer: str, matched_old: tuple[str, ...], matched_new: tuple[str, ...]
+) -> list[str]:
+    """The order of an older fact and a newer one far less relevant (0.80 against 0.55), each
+    holding the question's terms given."""
+    old = hit("old", 0.80, age_days=20, content=older)
+    new = hit("new", 0.55, age_days=1, content=newer)
+    return ids(ranked([old, new], keyword=_asked(("old", matched_old), ("new", matched_new))))
+
+
 @pytest.mark.parametrize(
     ("older", "newer", "matched_old", "matched_new"),
     [
@@ -453,10 +463,7 @@ def test_a_terse_note_of_a_change_goes_first_however_much_less_relevant() -> Non
 def test_a_note_of_a_change_in_other_words_goes_first(
     older: str, newer: str, matched_old: tuple[str, ...], matched_new: tuple[str, ...]
 ) -> None:
-    old = hit("old", 0.80, age_days=20, content=older)
-    new = hit("new", 0.55, age_days=1, content=newer)
-    asked = _asked(("old", matched_old), ("new", matched_new))
-    assert ids(ranked([old, new], keyword=asked)) == ["new", "old"]
+    assert _ranked_pair(older, newer, matched_old, matched_new) == ["new", "old"]
 
 
 @pytest.mark.parametrize(
@@ -502,10 +509,7 @@ def test_a_note_of_a_change_in_other_words_goes_first(
 def test_a_note_that_does_not_answer_the_question_anew_keeps_its_place(
     older: str, newer: str, matched_old: tuple[str, ...], matched_new: tuple[str, ...]
 ) -> None:
-    old = hit("old", 0.80, age_days=20, content=older)
-    new = hit("new", 0.55, age_days=1, content=newer)
-    asked = _asked(("old", matched_old), ("new", matched_new))
-    assert ids(ranked([old, new], keyword=asked)) == ["old", "new"]
+    assert _ranked_pair(older, newer, matched_old, matched_new) == ["old", "new"]
 
 
 @pytest.mark.parametrize(
@@ -532,10 +536,7 @@ def test_a_reworded_fact_giving_another_figure_of_the_same_measure_goes_first(
 ) -> None:
     """Both hold the same words of the question and the newer gives, in place of the older's
     figure, one that measures the same: another answer to it, however much less relevant."""
-    old = hit("old", 0.80, age_days=20, content=older)
-    new = hit("new", 0.55, age_days=1, content=newer)
-    asked = _asked(("old", matched), ("new", matched))
-    assert ids(ranked([old, new], keyword=asked)) == ["new", "old"]
+    assert _ranked_pair(older, newer, matched, matched) == ["new", "old"]
 
 
 @pytest.mark.parametrize(
@@ -583,10 +584,7 @@ def test_a_reworded_fact_giving_another_figure_of_the_same_measure_goes_first(
 def test_a_fact_giving_a_figure_of_something_else_keeps_its_place(
     older: str, newer: str, matched_old: tuple[str, ...], matched_new: tuple[str, ...]
 ) -> None:
-    old = hit("old", 0.80, age_days=20, content=older)
-    new = hit("new", 0.55, age_days=1, content=newer)
-    asked = _asked(("old", matched_old), ("new", matched_new))
-    assert ids(ranked([old, new], keyword=asked)) == ["old", "new"]
+    assert _ranked_pair(older, newer, matched_old, matched_new) == ["old", "new"]
 
 
 def test_a_chat_turn_saying_now_is_no_note_of_a_change() -> None:
