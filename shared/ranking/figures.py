@@ -1,6 +1,8 @@
 """A figure restated: a text that gives another measure of what an older one measured
 ("currently uses around 250MB of peak memory" → "currently averaging around 140MB per session"),
-in words the rules of ``shared.ranking.updates`` cannot match (pure).
+in words the rules of ``shared.ranking.updates`` cannot match (pure). Remember asks the model
+whether two such sentences say the same thing (``FigureCheck``, ``restated``); recall, which
+knows the question, reads the two sentences that answer it (``answers_with_another_figure``).
 
 A chat message that revises a figure rewords everything around it: the words two such
 sentences share are too few for the word rules, and a looser word rule linked sentences about
@@ -17,12 +19,14 @@ computes (only for the few pairs found here).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Final
 
 from shared.model import Hit, Scope
+from shared.model.tokens import terms
 from shared.ranking.other_times import sentence_of_another_time
 from shared.ranking.updates import long_texts_share
 from shared.ranking.wording import Wording
@@ -37,6 +41,11 @@ MAX_RATIO: Final = 4.0
 # The fewest content words of a text read for figures: a chat sentence or more. A short fact
 # (a handful of words) is left to the word rules, which read it whole, and costs no embedding.
 MIN_TERMS: Final = 16
+# How many of the question's terms a sentence holds to be read as answering it (see
+# answers_with_another_figure).
+ASKED_IN_SENTENCE: Final = 2
+# How many texts' figure sentences recall keeps read.
+_READ_TEXTS: Final = 256
 # How many sentence pairs of one older text are looked at (each costs an embedding).
 MAX_PAIRS: Final = 4
 
@@ -93,6 +102,7 @@ _MEASURE: Final = re.compile(
 )
 _CLAUSE_END: Final = re.compile(r"[,;:]\s| (?:and|but|so|which|while|because) ")
 _FENCE: Final = "```"
+_DIGIT: Final = re.compile(r"\d")
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+|\n+")
 # A piece of a sentence that is code ("f''(x)", "->", "`pip`"): left out, the rest still read.
 _CODE_PIECE: Final = re.compile(r"[{}();=<>`|\[\]\\^]|->|=>|::")
@@ -128,23 +138,30 @@ def figure_sentences(text: str) -> list[tuple[tuple[str, ...], frozenset[Figure]
     of a prose sentence left out (a chat sentence quotes a formula or an arrow mid-way); each
     in its readings (``_readings``) with its figures."""
     found = []
+    for said in _prose_with_numbers(text):
+        held = figures(said)
+        if held:
+            found.append((_readings(said), held))
+    return found
+
+
+def _prose_with_numbers(text: str) -> Iterator[str]:
+    """The prose sentences of ``text`` that hold a digit, which every figure has: outside code
+    blocks, with their code pieces left out."""
     in_code = False
     for line in text.splitlines():
         if line.lstrip().startswith(_FENCE):
             in_code = not in_code
             continue
-        if in_code:
+        if in_code or not _DIGIT.search(line):
             continue
         for sentence in _SENTENCE_END.split(line):
+            if not _DIGIT.search(sentence):
+                continue
             pieces = sentence.split()
             prose = [p for p in pieces if not _CODE_PIECE.search(p)]
-            if not prose or len(pieces) - len(prose) > _MOST_CODE * len(pieces):
-                continue
-            said = " ".join(prose)
-            held = figures(said)
-            if held:
-                found.append((_readings(said), held))
-    return found
+            if prose and len(pieces) - len(prose) <= _MOST_CODE * len(pieces):
+                yield " ".join(prose)
 
 
 def _readings(sentence: str) -> tuple[str, ...]:
@@ -214,6 +231,72 @@ class FigureCheck:
                     if len(found) == MAX_PAIRS:
                         return found
         return found
+
+
+def answers_with_another_figure(
+    newer: str, older: str, asked: tuple[frozenset[str], frozenset[str]]
+) -> bool:
+    """Whether a sentence of ``newer`` and one of ``older`` that hold the same words of the
+    question (at least ``ASKED_IN_SENTENCE``; ``asked``: the terms each text matched) give
+    figures of one kind with another value, near each other, each value one the other text does
+    not give: the newer answers the question with a figure that replaces the older's ("I ran
+    pytest-cov on the payments module and coverage is only 58%" → "With the new refund tests
+    in place, coverage on the payments module is now at 83%." for "What is the test coverage of
+    the payments module?"). The question tells which sentences answer it, so unlike
+    ``FigureCheck`` no model needs to read them. A clause that says it adds restates nothing,
+    nor one said of another time than now."""
+    if len(asked[0] & asked[1]) < ASKED_IN_SENTENCE:
+        return False
+    news = _asked_figures(newer, asked[0])
+    olds = _asked_figures(older, asked[1]) if news else []
+    if not olds:
+        return False
+    said_new, said_old = _figures_said(newer), _figures_said(older)
+    for readings, words, held in news:
+        came = held - said_old
+        for readings_before, words_before, held_before in olds:
+            # The newer's sentence holds every word of the question the older's holds: one
+            # that leaves a word out ("graphing quiz score" for "proof writing quiz score",
+            # "the notifications module" for "the payments module") may tell of another thing
+            # measured alike.
+            if len(words_before) < ASKED_IN_SENTENCE or not words_before <= words:
+                continue
+            gone = held_before - said_new
+            if not any(a[0] == b[0] and _near(a, b) for a in came for b in gone):
+                continue
+            if Wording(readings[-1]).adds_to(Wording(readings_before[-1])):
+                continue
+            if not sentence_of_another_time(readings[0], readings_before[0]):
+                return True
+    return False
+
+
+def _asked_figures(
+    text: str, asked: frozenset[str]
+) -> list[tuple[tuple[str, ...], frozenset[str], frozenset[Figure]]]:
+    """The sentences of ``text`` giving a figure that hold ``ASKED_IN_SENTENCE`` or more of the
+    ``asked`` terms, with those terms and the figures."""
+    found = []
+    for readings, said, held in _figures_read(text):
+        words = asked & said
+        if len(words) >= ASKED_IN_SENTENCE:
+            found.append((readings, words, held))
+    return found
+
+
+# Recall reads the same few results question after question: each text is read once.
+@functools.lru_cache(maxsize=_READ_TEXTS)
+def _figures_read(
+    text: str,
+) -> tuple[tuple[tuple[str, ...], frozenset[str], frozenset[Figure]], ...]:
+    """``figure_sentences`` of ``text``, each with the keyword terms of its whole reading."""
+    return tuple(
+        (readings, frozenset(terms(readings[0])), held) for readings, held in figure_sentences(text)
+    )
+
+
+def _figures_said(text: str) -> frozenset[Figure]:
+    return frozenset().union(*(held for _, _, held in _figures_read(text)))
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

@@ -1,9 +1,10 @@
 """Where memories no link joins stand: of two on the same subject, the newer is put first
 when nearly as relevant, when it is a short note that the older fact changed, or when it gives,
-in other words, a figure of the same measure in place of the older's, within a short reach
-(``newer_first``). Two short facts that share only a name are on the same subject when they
-tell the same relation of it (``shared.ranking.relations``). Memories a link joins are placed by
-``shared.ranking.linked`` (pure).
+in other words, a figure of the same measure in place of the older's (in a chat message, in the
+sentence that answers the question), within a short reach (``newer_first``). Two short facts
+that share only a name are on the same subject when they tell the same relation of it
+(``shared.ranking.relations``). Memories a link joins are placed by ``shared.ranking.linked``
+(pure).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Final
 from shared.model import Memory
 from shared.model.tokens import STOP_WORDS, terms
 from shared.ranking.dedup import DEDUP_MIN_WORD_OVERLAP
+from shared.ranking.figures import answers_with_another_figure
 from shared.ranking.measures import measured_outright, swapped_in_kind
 from shared.ranking.other_times import of_another_time
 from shared.ranking.relations import RelationReader, shared_names, shares_only_a_name
@@ -79,7 +81,9 @@ def newer_first(
 
     A fact that holds the same words of the question as the older and gives a figure of the
     same measure in place of the older's answers it anew (``_answers_anew``), and goes first
-    however much less relevant too."""
+    however much less relevant too; so does a longer text, a chat message, whose sentence
+    answering the question gives another value of the figure the older's gives
+    (``_answers_with_another_figure``)."""
     placed: list[int] = []
     for i in order:
         position = len(placed)
@@ -97,16 +101,46 @@ def newer_first(
                 if moves and not _of_another_time(newer, was):
                     position = j
                 continue
-            revision = _relation_alike(newer, was, relations, asked)
-            if revision is None:
-                revision = scores[i] >= scores[older] - band and _revises(newer, was, asked)
-            moves = (
-                revision or _notes_a_change(newer, was, asked) or _answers_anew(newer, was, asked)
-            )
-            if moves and not _of_another_time(newer, was):
+            near = scores[i] >= scores[older] - band
+            ahead = _goes_ahead(newer, was, asked, relations, near=near)
+            if ahead and not _of_another_time(newer, was):
                 position = j
         placed.insert(position, i)
     return placed
+
+
+def _goes_ahead(
+    newer: str,
+    older: str,
+    asked: tuple[frozenset[str], frozenset[str]] | None,
+    relations: RelationReader | None,
+    *,
+    near: bool,
+) -> bool:
+    """Whether ``newer``, within the reach of ``older``, goes ahead of it: a version of the same
+    relation, a revision when ``near`` (nearly as relevant), or, however much less relevant, a
+    note of a change or another answer to the question (in a fact's words or a chat message's
+    figure)."""
+    revision = _relation_alike(newer, older, relations, asked)
+    if revision is None:
+        revision = near and _revises(newer, older, asked)
+    return (
+        revision
+        or _notes_a_change(newer, older, asked)
+        or _answers_anew(newer, older, asked)
+        or _answers_with_another_figure(newer, older, asked)
+    )
+
+
+def _answers_with_another_figure(
+    newer: str, older: str, asked: tuple[frozenset[str], frozenset[str]] | None
+) -> bool:
+    """Whether ``newer``, a text longer than a fact of a sentence, answers the question with a
+    figure in place of the older's (``answers_with_another_figure``), however much less
+    relevant: a chat message that revises a figure rewords all around it."""
+    if asked is None or _one_fact(newer) or _one_fact(older):
+        return False
+    return answers_with_another_figure(newer, older, asked)
 
 
 def _relation_alike(

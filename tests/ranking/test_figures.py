@@ -1,5 +1,6 @@
 """The restated-figure rule's pure part: which measures a sentence gives, which sentence pairs of
-two long texts may restate one figure, and which candidate their embeddings link."""
+two long texts may restate one figure, and which candidate their embeddings link; and, at recall,
+whether the sentences that answer the question give another value of one figure."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from shared.model import Hit, Memory, Scope
 from shared.ranking.figures import (
     MAX_PAIRS,
     FigureCheck,
+    answers_with_another_figure,
     figure_candidates,
     figure_sentences,
     figures,
@@ -102,3 +104,78 @@ def test_a_note_never_stands_in_for_a_project_memory() -> None:
     assert figure_candidates(NEW, [project], scope="conversation") == []
     note = hit(OLD, 0.9, "n", scope="conversation")
     assert [h.memory.id for h, _ in figure_candidates(NEW, [note], scope="conversation")] == ["n"]
+
+
+# Two chat messages on one deadline, worded apart: the question's terms tell which sentences
+# answer it.
+PLANNED = (
+    "I'm working on sprint planning for the Twitter API integration and I need to set a sprint "
+    "deadline of April 1, 2024, to complete the Instagram automation prototype. Can you help me "
+    "create a project plan and timeline for this?"
+)
+MOVED = (
+    "I'm trying to adjust the deadline for my Instagram automation prototype to April 5, 2024, "
+    "as mentioned, but I'm having trouble updating the sprint schedule. Can you help me "
+    "implement a function to update the deadline in my project management tool?"
+)
+ASKED_PLANNED = ASKED_MOVED = frozenset({"deadlin", "instagram", "autom", "prototyp", "sprint"})
+
+
+def test_the_sentence_answering_the_question_gives_another_value_of_its_figure() -> None:
+    assert answers_with_another_figure(MOVED, PLANNED, (ASKED_MOVED, ASKED_PLANNED))
+
+
+def test_no_other_answer_for_the_same_value_another_kind_a_far_value_or_an_addition() -> None:
+    asked = (ASKED_MOVED, ASKED_PLANNED)
+    same = MOVED.replace("April 5", "April 1")
+    assert not answers_with_another_figure(same, PLANNED, asked)
+    # "April 1, 2024" also said in the newer: the figure is repeated, not replaced.
+    repeated = MOVED + " The old plan said April 1, 2024."
+    assert not answers_with_another_figure(repeated, PLANNED, asked)
+    other_kind = MOVED.replace("to April 5, 2024,", "by 40%")
+    assert not answers_with_another_figure(other_kind, PLANNED, asked)
+    far = MOVED.replace("April 5, 2024", "April 5, 2027")
+    assert not answers_with_another_figure(far, PLANNED, asked)
+    added = MOVED.replace("adjust the deadline", "also add a deadline")
+    assert not answers_with_another_figure(added, PLANNED, asked)
+
+
+def test_a_sentence_leaving_out_words_of_the_question_tells_of_something_else() -> None:
+    """The same measure of another thing: "graphing quiz score" for "proof writing quiz
+    score", "the notifications module" for "the payments module"."""
+    older = (
+        "I noticed that when I extended my study time to 6 hours this week, my proof writing "
+        "quiz score went up to 90%. How should I plan next week?"
+    )
+    newer = (
+        "By studying for 4.5 hours, I reached a 95% score on my graphing quiz. What should I "
+        "review before the next one?"
+    )
+    asked_old = frozenset({"hour", "studi", "week", "proof", "write", "quiz", "score"})
+    asked_new = frozenset({"hour", "studi", "quiz", "score"})
+    assert not answers_with_another_figure(newer, older, (asked_new, asked_old))
+    payments = (
+        "I ran pytest-cov on the payments module and coverage is only 58%, mostly missing the "
+        "refund paths. Can you show me how to write parametrized tests for the refund service?"
+    )
+    notifications = (
+        "The notifications module has 91% test coverage, but the tests are slow because they "
+        "hit a real SMTP server. How do I swap in a fake SMTP server for pytest?"
+    )
+    asked_old = frozenset({"payment", "modul", "coverag"})
+    asked_new = frozenset({"modul", "test", "coverag"})
+    assert not answers_with_another_figure(notifications, payments, (asked_new, asked_old))
+    # The payments module's own coverage, in other words, is another answer.
+    revised = "With the new refund tests in place, coverage on the payments module is now at 83%."
+    asked_new = frozenset({"payment", "modul", "test", "coverag"})
+    assert answers_with_another_figure(revised, payments, (asked_new, asked_old))
+
+
+def test_a_sentence_holding_one_word_of_the_question_answers_nothing() -> None:
+    asked = (frozenset({"deadlin"}), frozenset({"deadlin"}))
+    assert not answers_with_another_figure(MOVED, PLANNED, asked)
+
+
+def test_a_figure_said_of_another_time_answers_nothing_anew() -> None:
+    before = MOVED.replace("I'm trying to adjust", "Back in 2021 I tried to adjust")
+    assert not answers_with_another_figure(before, PLANNED, (ASKED_MOVED, ASKED_PLANNED))

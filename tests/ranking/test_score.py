@@ -587,6 +587,39 @@ def test_a_fact_giving_a_figure_of_something_else_keeps_its_place(
     assert _ranked_pair(older, newer, matched_old, matched_new) == ["old", "new"]
 
 
+def test_a_chat_message_answering_with_another_figure_goes_first() -> None:
+    """Two long messages whose sentences answering the question give one figure two values:
+    the newer goes first, however much less relevant (a chat message rewords all around it)."""
+    older = (
+        "I'm working on sprint planning for the Twitter API integration and I need to set a "
+        "sprint deadline of April 1, 2024, to complete the Instagram automation prototype. Can "
+        "you help me create a project plan and timeline for this?"
+    )
+    newer = (
+        "I'm trying to adjust the deadline for my Instagram automation prototype to April 5, "
+        "2024, as mentioned, but I'm having trouble updating the sprint schedule. Can you help "
+        "me implement a function to update the deadline in my project management tool?"
+    )
+    asked = ("deadlin", "instagram", "autom", "prototyp", "sprint")
+    assert _ranked_pair(older, newer, asked, asked) == ["new", "old"]
+
+
+def test_a_chat_message_giving_the_figure_of_another_thing_keeps_its_place() -> None:
+    """The same measure of another thing: "graphing quiz score" for "proof writing quiz
+    score"."""
+    graphing = (
+        "By studying for 4.5 hours, I reached a 95% score on my graphing quiz. What should I "
+        "review before the next one?"
+    )
+    proof_writing = (
+        "I noticed that when I extended my study time to 6 hours this week, my proof writing "
+        "quiz score went up to 90%. How should I plan next week?"
+    )
+    asked_old = ("hour", "studi", "week", "proof", "write", "quiz", "score")
+    asked_new = ("hour", "studi", "quiz", "score")
+    assert _ranked_pair(proof_writing, graphing, asked_old, asked_new) == ["old", "new"]
+
+
 def test_a_chat_turn_saying_now_is_no_note_of_a_change() -> None:
     old = hit("old", 0.80, age_days=20, content="Nate: I just took my turtles out for a walk.")
     new = hit(
