@@ -913,7 +913,9 @@ def update_lines(updates: dict[str, Any]) -> list[str]:
         "Each pair in a fresh tenant among eight other facts, older first, over MCP; then the "
         "pair's question in a default recall (`bench/_updates.py`; generated pairs from "
         "`bench/supersede_pairs.py`, long ones inside paragraphs of unrelated sentences). "
-        '"everyday alone": the everyday pairs with no other fact, as a fresh project.',
+        '"everyday alone": the everyday pairs with no other fact, as a fresh project; "chat": '
+        "messages of a software project's chat that give a figure anew "
+        "(`bench/data/chat_revisions.json`).",
         "",
         "| set | updates | newer above older | linked | distractors | older above newer "
         "| false links |",

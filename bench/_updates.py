@@ -6,6 +6,10 @@ about another subject left unlinked? (``python -m bench --only updates``)
   recall must put the newer above the older. Its distractors (later facts that leave the
   older current, in the same file) are served the same way: not linked, and the older, which
   their question asks for, above the newer.
+- **Chat revisions** (``bench/data/chat_revisions.json``): the same for messages of a software
+  project's chat (a user asking an assistant, code included) that give a figure anew in other
+  words, and later messages that give the same measure of another thing, a goal or another
+  time.
 - **Generated pairs** (``bench/supersede_pairs.py``), short and long (each fact inside a
   paragraph of unrelated sentences): the same for every update; for every same-pattern
   distractor, whether remember linked it (a false link) and whether the older stays above.
@@ -24,6 +28,7 @@ from bench._server import ApiServer
 from bench.supersede_pairs import Pair, generate
 
 EVERYDAY_FILE: Final = Path(__file__).resolve().parent / "data" / "everyday_updates.json"
+CHAT_FILE: Final = Path(__file__).resolve().parent / "data" / "chat_revisions.json"
 FILLERS_PER_TENANT: Final = 8
 SMOKE_PAIRS: Final = 6
 
@@ -127,6 +132,8 @@ async def run_updates(
         "everyday": (everyday_pairs(), fillers),
         "everyday alone": (everyday_pairs(), 0),
         "everyday distractors": (everyday_distractors(), fillers),
+        "chat revisions": (everyday_pairs(CHAT_FILE), fillers),
+        "chat distractors": (everyday_distractors(CHAT_FILE), fillers),
         "short": (generate(per_slot=per_slot), fillers),
         "long": (generate(per_slot=per_slot, long=True), fillers),
     }

@@ -181,7 +181,16 @@ def test_smoke_run_writes_every_stage(tmp_path: Path) -> None:
     assert revisions["latency"]["plain_p50_median_ms"] > 0
 
     updates = results["updates"]
-    assert set(updates) == {"everyday", "everyday alone", "everyday distractors", "short", "long"}
+    assert set(updates) == {
+        "everyday",
+        "everyday alone",
+        "everyday distractors",
+        "chat revisions",
+        "chat distractors",
+        "short",
+        "long",
+    }
+    assert updates["chat revisions"]["updates"] == 6
     assert 0 <= updates["everyday distractors"]["older_first"] <= 6
     assert updates["everyday"]["updates"] == 6 and updates["everyday"]["newer_first"] >= 1
     assert updates["everyday alone"]["updates"] == 6
