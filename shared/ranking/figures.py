@@ -23,7 +23,7 @@ import functools
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Final
+from typing import Final, NamedTuple
 
 from shared.model import Hit, Scope
 from shared.model.tokens import terms
@@ -103,6 +103,9 @@ _MEASURE: Final = re.compile(
 _CLAUSE_END: Final = re.compile(r"[,;:]\s| (?:and|but|so|which|while|because) ")
 _FENCE: Final = "```"
 _DIGIT: Final = re.compile(r"\d")
+_APPROXIMATELY: Final = frozenset(
+    "about around roughly approximately nearly almost only just some over under".split()
+)
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+|\n+")
 # A piece of a sentence that is code ("f''(x)", "->", "`pip`"): left out, the rest still read.
 _CODE_PIECE: Final = re.compile(r"[{}();=<>`|\[\]\\^]|->|=>|::")
@@ -233,6 +236,16 @@ class FigureCheck:
         return found
 
 
+class _Answering(NamedTuple):
+    """A sentence of a text that gives a figure, as recall reads it for a question."""
+
+    readings: tuple[str, ...]  # see _readings
+    terms: frozenset[str]  # the keyword terms of the whole sentence
+    figures: frozenset[Figure]
+    # The terms of the words right before its figures: the verbs that give them.
+    saying: frozenset[str]
+
+
 def answers_with_another_figure(
     newer: str, older: str, asked: tuple[frozenset[str], frozenset[str]]
 ) -> bool:
@@ -243,60 +256,70 @@ def answers_with_another_figure(
     pytest-cov on the payments module and coverage is only 58%" → "With the new refund tests
     in place, coverage on the payments module is now at 83%." for "What is the test coverage of
     the payments module?"). The question tells which sentences answer it, so unlike
-    ``FigureCheck`` no model needs to read them. A clause that says it adds restates nothing,
-    nor one said of another time than now."""
+    ``FigureCheck`` no model needs to read them.
+
+    The newer's sentence holds every word of the question the older's holds, bar the verb that
+    gives the older's figure ("takes about 14 minutes to run" → "is down to roughly 6 minutes
+    per run"): one that leaves out another word ("graphing quiz score" for "proof writing quiz
+    score", "the notifications module" for "the payments module") may tell of another thing
+    measured alike. A clause that says it adds restates nothing, nor one said of another time
+    than now."""
     if len(asked[0] & asked[1]) < ASKED_IN_SENTENCE:
         return False
-    news = _asked_figures(newer, asked[0])
-    olds = _asked_figures(older, asked[1]) if news else []
+    news = _answering(newer, asked[0])
+    olds = _answering(older, asked[1]) if news else []
     if not olds:
         return False
     said_new, said_old = _figures_said(newer), _figures_said(older)
-    for readings, words, held in news:
-        came = held - said_old
-        for readings_before, words_before, held_before in olds:
-            # The newer's sentence holds every word of the question the older's holds: one
-            # that leaves a word out ("graphing quiz score" for "proof writing quiz score",
-            # "the notifications module" for "the payments module") may tell of another thing
-            # measured alike.
-            if len(words_before) < ASKED_IN_SENTENCE or not words_before <= words:
+    for now in news:
+        came = now.figures - said_old
+        for was in olds:
+            held = was.terms & asked[1]
+            left_out, shared = held - now.terms, held & now.terms
+            if len(shared) < ASKED_IN_SENTENCE or len(left_out) > 1 or not left_out <= was.saying:
                 continue
-            gone = held_before - said_new
+            gone = was.figures - said_new
             if not any(a[0] == b[0] and _near(a, b) for a in came for b in gone):
                 continue
-            if Wording(readings[-1]).adds_to(Wording(readings_before[-1])):
+            if Wording(now.readings[-1]).adds_to(Wording(was.readings[-1])):
                 continue
-            if not sentence_of_another_time(readings[0], readings_before[0]):
+            if not sentence_of_another_time(now.readings[0], was.readings[0]):
                 return True
     return False
 
 
-def _asked_figures(
-    text: str, asked: frozenset[str]
-) -> list[tuple[tuple[str, ...], frozenset[str], frozenset[Figure]]]:
+def _answering(text: str, asked: frozenset[str]) -> list[_Answering]:
     """The sentences of ``text`` giving a figure that hold ``ASKED_IN_SENTENCE`` or more of the
-    ``asked`` terms, with those terms and the figures."""
-    found = []
-    for readings, said, held in _figures_read(text):
-        words = asked & said
-        if len(words) >= ASKED_IN_SENTENCE:
-            found.append((readings, words, held))
-    return found
+    ``asked`` terms."""
+    return [read for read in _figures_read(text) if len(asked & read.terms) >= ASKED_IN_SENTENCE]
 
 
 # Recall reads the same few results question after question: each text is read once.
 @functools.lru_cache(maxsize=_READ_TEXTS)
-def _figures_read(
-    text: str,
-) -> tuple[tuple[tuple[str, ...], frozenset[str], frozenset[Figure]], ...]:
-    """``figure_sentences`` of ``text``, each with the keyword terms of its whole reading."""
+def _figures_read(text: str) -> tuple[_Answering, ...]:
     return tuple(
-        (readings, frozenset(terms(readings[0])), held) for readings, held in figure_sentences(text)
+        _Answering(readings, frozenset(terms(readings[0])), held, _saying(readings[0]))
+        for readings, held in figure_sentences(text)
     )
 
 
+def _saying(sentence: str) -> frozenset[str]:
+    """The terms of the words right before the sentence's figures, words of approximation
+    passed over: the verbs that give them ("takes about 14 minutes", "reaches 81%")."""
+    lowered = sentence.lower()
+    found: set[str] = set()
+    for pattern in (_DATE, _FRACTION, _MEASURE):
+        for match in pattern.finditer(lowered):
+            before = lowered[: match.start()].split()
+            while before and before[-1] in _APPROXIMATELY:
+                before.pop()
+            if before:
+                found.update(terms(before[-1]))
+    return frozenset(found)
+
+
 def _figures_said(text: str) -> frozenset[Figure]:
-    return frozenset().union(*(held for _, _, held in _figures_read(text)))
+    return frozenset().union(*(read.figures for read in _figures_read(text)))
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
