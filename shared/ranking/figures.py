@@ -297,9 +297,12 @@ def _answering(text: str, asked: frozenset[str]) -> list[_Answering]:
 # Recall reads the same few results question after question: each text is read once.
 @functools.lru_cache(maxsize=_READ_TEXTS)
 def _figures_read(text: str) -> tuple[_Answering, ...]:
+    """The sentences of ``text`` that state a figure: one asked ("Should I raise the limit to
+    2GB?") states none."""
     return tuple(
         _Answering(readings, frozenset(terms(readings[0])), held, _saying(readings[0]))
         for readings, held in figure_sentences(text)
+        if not readings[0].rstrip().endswith("?")
     )
 
 

@@ -190,6 +190,16 @@ def test_the_verb_giving_the_older_figure_may_be_said_otherwise() -> None:
     assert not answers_with_another_figure(frontend, older, (asked - {"take", "backend"}, asked))
 
 
+def test_a_figure_asked_about_answers_nothing() -> None:
+    asked_about = MOVED.replace(
+        "I'm trying to adjust the deadline for my Instagram automation prototype to April 5, "
+        "2024, as mentioned, but I'm having trouble updating the sprint schedule.",
+        "Should I move the sprint deadline for my Instagram automation prototype to April 5, 2024?",
+    )
+    assert asked_about != MOVED
+    assert not answers_with_another_figure(asked_about, PLANNED, (ASKED_MOVED, ASKED_PLANNED))
+
+
 def test_a_sentence_holding_one_word_of_the_question_answers_nothing() -> None:
     asked = (frozenset({"deadlin"}), frozenset({"deadlin"}))
     assert not answers_with_another_figure(MOVED, PLANNED, asked)
