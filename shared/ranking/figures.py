@@ -241,6 +241,9 @@ class _Answering(NamedTuple):
 
     readings: tuple[str, ...]  # see _readings
     terms: frozenset[str]  # the keyword terms of the whole sentence
+    # Those of the sentence up to the end of its figure's clause: what the figure is said of
+    # ("On the derivatives quiz I scored 17/20", not "…, which felt easier than limits").
+    clause_terms: frozenset[str]
     figures: frozenset[Figure]
     # The terms of the words right before its figures: the verbs that give them.
     saying: frozenset[str]
@@ -258,12 +261,12 @@ def answers_with_another_figure(
     the payments module?"). The question tells which sentences answer it, so unlike
     ``FigureCheck`` no model needs to read them.
 
-    The newer's sentence holds every word of the question the older's holds, bar the verb that
-    gives the older's figure ("takes about 14 minutes to run" → "is down to roughly 6 minutes
-    per run"): one that leaves out another word ("graphing quiz score" for "proof writing quiz
-    score", "the notifications module" for "the payments module") may tell of another thing
-    measured alike. A clause that says it adds restates nothing, nor one said of another time
-    than now."""
+    The newer's sentence, up to the end of its figure's clause, holds every word of the
+    question the older's sentence holds, bar the verb that gives the older's figure ("takes
+    about 14 minutes to run" → "is down to roughly 6 minutes per run"): one that leaves out
+    another word ("graphing quiz score" for "proof writing quiz score", "the notifications
+    module" for "the payments module") may tell of another thing measured alike. A clause that
+    says it adds restates nothing, nor one said of another time than now."""
     if len(asked[0] & asked[1]) < ASKED_IN_SENTENCE:
         return False
     news = _answering(newer, asked[0])
@@ -275,7 +278,7 @@ def answers_with_another_figure(
         came = now.figures - said_old
         for was in olds:
             held = was.terms & asked[1]
-            left_out, shared = held - now.terms, held & now.terms
+            left_out, shared = held - now.clause_terms, held & now.clause_terms
             if len(shared) < ASKED_IN_SENTENCE or len(left_out) > 1 or not left_out <= was.saying:
                 continue
             gone = was.figures - said_new
@@ -300,7 +303,13 @@ def _figures_read(text: str) -> tuple[_Answering, ...]:
     """The sentences of ``text`` that state a figure: one asked ("Should I raise the limit to
     2GB?") states none."""
     return tuple(
-        _Answering(readings, frozenset(terms(readings[0])), held, _saying(readings[0]))
+        _Answering(
+            readings,
+            frozenset(terms(readings[0])),
+            frozenset(terms(readings[-1])),
+            held,
+            _saying(readings[0]),
+        )
         for readings, held in figure_sentences(text)
         if not readings[0].rstrip().endswith("?")
     )

@@ -596,9 +596,9 @@ def test_a_chat_message_answering_with_another_figure_goes_first() -> None:
         "you help me create a project plan and timeline for this?"
     )
     newer = (
-        "I'm trying to adjust the deadline for my Instagram automation prototype to April 5, "
-        "2024, as mentioned, but I'm having trouble updating the sprint schedule. Can you help "
-        "me implement a function to update the deadline in my project management tool?"
+        "I'm trying to adjust the sprint deadline for my Instagram automation prototype to "
+        "April 5, 2024, as mentioned, but I'm having trouble updating the schedule. Can you "
+        "help me implement a function to update the deadline in my project management tool?"
     )
     asked = ("deadlin", "instagram", "autom", "prototyp", "sprint")
     assert _ranked_pair(older, newer, asked, asked) == ["new", "old"]
