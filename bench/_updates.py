@@ -6,10 +6,10 @@ about another subject left unlinked? (``python -m bench --only updates``)
   recall must put the newer above the older. Its distractors (later facts that leave the
   older current, in the same file) are served the same way: not linked, and the older, which
   their question asks for, above the newer.
-- **Chat revisions** (``bench/data/chat_revisions.json``): the same for messages of a software
-  project's chat (a user asking an assistant, code included) that give a figure anew in other
-  words, and later messages that give the same measure of another thing, a goal or another
-  time.
+- **Chat revisions** (``bench/data/chat_revisions.json``): the same for chat messages of
+  software projects and a mathematics course (a user asking an assistant, code included) that
+  give a figure anew in other words, and later messages that give the same measure of another
+  thing, a goal or another time.
 - **Generated pairs** (``bench/supersede_pairs.py``), short and long (each fact inside a
   paragraph of unrelated sentences): the same for every update; for every same-pattern
   distractor, whether remember linked it (a false link) and whether the older stays above.
