@@ -914,7 +914,7 @@ def update_lines(updates: dict[str, Any]) -> list[str]:
         "pair's question in a default recall (`bench/_updates.py`; generated pairs from "
         "`bench/supersede_pairs.py`, long ones inside paragraphs of unrelated sentences). "
         '"everyday alone": the everyday pairs with no other fact, as a fresh project; "chat": '
-        "messages of a software project's chat that give a figure anew "
+        "chat messages of software projects and a mathematics course that give a figure anew "
         "(`bench/data/chat_revisions.json`).",
         "",
         "| set | updates | newer above older | linked | distractors | older above newer "

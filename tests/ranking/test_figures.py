@@ -191,7 +191,8 @@ def test_the_verb_giving_the_older_figure_may_be_said_otherwise() -> None:
 
 
 def test_the_question_words_are_read_in_the_clause_of_the_newer_figure() -> None:
-    """ "limits" said after the clause of the figure compares, it is not what was scored."""
+    """A word said after the clause of the figure ("… easier than limits") compares; it is not
+    what was scored."""
     older = (
         "I just finished the limits quiz and scored 14/20, mostly losing points on the squeeze "
         "theorem questions. Can you walk me through a squeeze theorem example?"
