@@ -220,13 +220,8 @@ class FigureCheck:
         for readings, held in self._sentences:
             came = held - said_old
             for readings_before, held_before in olds:
-                gone = held_before - said_new
-                if not any(a[0] == b[0] and _near(a, b) for a in came for b in gone):
+                if not _another_value(readings, came, readings_before, held_before - said_new):
                     continue
-                if Wording(readings[-1]).adds_to(Wording(readings_before[-1])):
-                    continue
-                if sentence_of_another_time(readings[0], readings_before[0]):
-                    continue  # "Back in 2021, the cache expired after 5 minutes."
                 # Read alike: whole against whole, the figure's clause against the other's.
                 whole = (readings[0], readings_before[0])
                 for pair in dict.fromkeys((whole, (readings[-1], readings_before[-1]))):
@@ -234,6 +229,23 @@ class FigureCheck:
                     if len(found) == MAX_PAIRS:
                         return found
         return found
+
+
+def _another_value(
+    readings: tuple[str, ...],
+    came: frozenset[Figure],
+    readings_before: tuple[str, ...],
+    gone: frozenset[Figure],
+) -> bool:
+    """Whether a sentence (``readings``) gives, among the figures only its text gives
+    (``came``), another value of one the older sentence's text alone gave (``gone``), near it,
+    neither adding to it ("also", "as well") nor saying it of another time ("Back in 2021, the
+    cache expired after 5 minutes.")."""
+    if not any(a[0] == b[0] and _near(a, b) for a in came for b in gone):
+        return False
+    if Wording(readings[-1]).adds_to(Wording(readings_before[-1])):
+        return False
+    return not sentence_of_another_time(readings[0], readings_before[0])
 
 
 class _Answering(NamedTuple):
@@ -281,12 +293,7 @@ def answers_with_another_figure(
             left_out, shared = held - now.clause_terms, held & now.clause_terms
             if len(shared) < ASKED_IN_SENTENCE or len(left_out) > 1 or not left_out <= was.saying:
                 continue
-            gone = was.figures - said_new
-            if not any(a[0] == b[0] and _near(a, b) for a in came for b in gone):
-                continue
-            if Wording(now.readings[-1]).adds_to(Wording(was.readings[-1])):
-                continue
-            if not sentence_of_another_time(now.readings[0], was.readings[0]):
+            if _another_value(now.readings, came, was.readings, was.figures - said_new):
                 return True
     return False
 
