@@ -18,16 +18,13 @@ The vectors come from the caller (``RelationReader``): ranking stays free of I/O
 from __future__ import annotations
 
 import functools
-import re
 from typing import Final, Protocol
 
 from shared.model.tokens import STOP_WORDS, terms
-from shared.ranking.wording import unaddressed
+from shared.ranking.chat_turns import unaddressed, unlabelled
 
 # What stands in for a name or a figure: a word the model reads as "a person or thing".
 MASK: Final = "someone"
-# A chat turn's speaker label ("Caroline: …") says who spoke, not what the turn is about.
-_SPEAKER: Final = re.compile(r"^[A-Z][a-z]+: ")
 _EDGE_PUNCTUATION: Final = ".,;:!?'\"()"
 # Memories read lately: a fact asked about once is usually asked about again.
 _READ_TEXTS: Final = 1024
@@ -80,7 +77,7 @@ def relation_text(content: str) -> str:
 def named_terms(content: str) -> frozenset[str]:
     """The keyword terms of the names ``content`` says something of: not its speaker's label,
     nor whom it speaks to ("Thanks, Dave!")."""
-    said = _SPEAKER.sub("", unaddressed(content))
+    said = unlabelled(unaddressed(content))
     found: set[str] = set()
     for word in said.split():
         core = word.strip(_EDGE_PUNCTUATION)

@@ -55,6 +55,7 @@ from typing import Final
 
 from shared.model import Hit, Scope
 from shared.model.tokens import is_name
+from shared.ranking.chat_turns import speaker, unaddressed, unlabelled
 from shared.ranking.evidence import Update
 from shared.ranking.left_values import left_value
 from shared.ranking.measures import figures_agree, measured_outright, same_measure, swapped_in_kind
@@ -75,7 +76,6 @@ from shared.ranking.wording import (
     prose_sentences,
     statements,
     states_something,
-    unaddressed,
     value_slot,
 )
 
@@ -87,10 +87,28 @@ MIN_SHARED_LONG: Final = 0.25
 class UpdateCheck:
     """One newer text, read once, checked against any number of older ones."""
 
-    __slots__ = ("_newer", "_one_fact", "_sentences", "_stated", "_states", "_terms", "_text")
+    __slots__ = (
+        "_as_written",
+        "_newer",
+        "_one_fact",
+        "_sentences",
+        "_speaker",
+        "_stated",
+        "_states",
+        "_terms",
+        "_text",
+        "_written",
+    )
 
-    def __init__(self, new: str) -> None:
+    def __init__(self, new: str, *, labelled: bool = False) -> None:
         new = unaddressed(new)
+        # A speaker label both turns share says nothing of what either is about; two speakers'
+        # turns are read with their labels, who says each being its first word.
+        self._written = new
+        self._speaker = None if labelled else speaker(new)
+        self._as_written: UpdateCheck | None = None
+        if self._speaker is not None:
+            new = unlabelled(new)
         self._text = new
         self._newer = Wording(new)
         self._sentences: list[Wording] | None = None
@@ -101,6 +119,11 @@ class UpdateCheck:
 
     def of(self, old: str) -> Update | None:
         """The evidence that this text updates ``old`` (see the module docstring), or None."""
+        said_by = speaker(old)
+        if said_by is not None and self._speaker is not None and said_by != self._speaker:
+            if self._as_written is None:
+                self._as_written = UpdateCheck(self._written, labelled=True)
+            return self._as_written.of(old)
         found = self._evidence(old)
         return None if found is not None and self._only_asked(found) else found
 
@@ -116,6 +139,8 @@ class UpdateCheck:
 
     def _evidence(self, old: str) -> Update | None:
         old = unaddressed(old)
+        if self._speaker is not None:
+            old = unlabelled(old)
         if not (self._states and states_something(old)):
             return None  # questions alone: nothing stated to update or be updated
         if self._terms.isdisjoint(content_terms(old)):

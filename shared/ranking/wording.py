@@ -33,6 +33,12 @@ CHANGE_MARKS: Final = frozenset(
 )
 # The same marks as the content terms spell them (stemmed: "since" is "sinc").
 CHANGE_TERMS: Final = frozenset(t for mark in CHANGE_MARKS for t in terms(mark)) | CHANGE_MARKS
+# The marks that tell of a change done: the only ones a question says ("Now that we moved to
+# Postgres, how do I tune vacuum?"). One that asks whether to change ("Is it time to migrate to
+# KRaft?", "Should I use CSV instead?") says nothing changed.
+DONE_MARKS: Final = frozenset(m for m in CHANGE_MARKS if m.endswith("ed")) | frozenset(
+    "took taken became rewrote rewritten rebuilt".split()
+)
 # Verbs that open a sentence without naming what it is about ("We use Node 18 for …").
 LIGHT_VERBS: Final = frozenset(
     t
@@ -62,16 +68,6 @@ ADDITION_VERBS: Final = frozenset("added created introduced included enabled sta
 _REPORTERS: Final = frozenset("we i i've we've just finally".split())
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+|\n+")
 _SENTENCE_SPLIT: Final = re.compile(rf"({_SENTENCE_END.pattern})")
-# Words after which a capitalised name is the one spoken to ("Hey Mel!", "thank you Priya").
-_GREETINGS: Final = (
-    *"hey hi hello thanks congrats congratulations bye sorry wow yeah yes oh dear".split(),
-    "thank you",
-)
-# Each greeting with the space or comma after it, so that "hi" is not looked at inside "this".
-_GREETING_HEADS: Final = tuple(greeting + after for greeting in _GREETINGS for after in " ,")
-_NAME_AFTER_GREETING: Final = re.compile(r",? ([A-Z][a-z]+)(?=[ ,!.?])")
-# A name after a comma at a sentence's end ("That's great news, Ben!").
-_NAME_AT_END: Final = re.compile(r", ([A-Z][a-z]+)(?=[!.?])")
 # A fenced block of code, to its closing fence or the end of the text.
 _FENCED: Final = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 # What marks a line as code rather than prose.
@@ -104,7 +100,7 @@ class Wording:
     ``spaced``: the terms with the stop words between them, as written (lower-cased), so that
     two changes a stop word keeps apart ("of Arjun Mehta is Arabic") read as two places."""
 
-    __slots__ = ("distinct", "lowered", "spaced", "terms", "values", "words")
+    __slots__ = ("distinct", "lowered", "marks", "spaced", "terms", "values", "words")
 
     def __init__(self, text: str) -> None:
         self._read_words(text)
@@ -146,6 +142,7 @@ class Wording:
     def _read_words(self, text: str) -> None:
         self.lowered = lowered(text)
         self.words = frozenset(_WORD.findall(self.lowered))
+        self.marks = _change_marks(self.lowered, self.words)
 
     @property
     def long(self) -> bool:
@@ -159,7 +156,7 @@ class Wording:
 
     def announces(self, older: Wording) -> bool:
         """Whether this text says that something changed, where ``older`` did not."""
-        return bool(self.words & CHANGE_MARKS - older.words)
+        return bool(self.marks - older.words)
 
     def reported_action(self) -> str | None:
         """The term of the past-tense verb the text opens on, after its subject pronoun at most
@@ -296,32 +293,14 @@ def prose_sentences(text: str) -> list[str]:
     ]
 
 
-def unaddressed(text: str) -> str:
-    """``text`` without the names it speaks to ("Hey Mel!", "Thanks, Caroline!", "That's
-    awesome, Melanie!"): whom a chat turn addresses is not something it says, so another name
-    there is the same small talk to someone else, not a value that changed. A day or a month
-    after a comma stays ("moved to Friday, Tom." loses only "Tom")."""
-    spans = {match.span(1) for match in _NAME_AT_END.finditer(text)}
-    # str.find for each greeting, not one regular expression tried at every place of the text:
-    # a fraction of the cost on a long message.
-    lowered = text.lower()
-    for greeting in _GREETING_HEADS:
-        at = lowered.find(greeting)
-        while at != -1:
-            if at == 0 or not lowered[at - 1].isalnum():
-                match = _NAME_AFTER_GREETING.match(text, at + len(greeting) - 1)
-                if match:
-                    spans.add(match.span(1))
-            at = lowered.find(greeting, at + 1)
-    kept = [(start, end) for start, end in spans if not is_value(text[start:end].lower())]
-    if not kept:
-        return text
-    pieces, last = [], 0
-    for start, end in sorted(kept):
-        pieces.append(text[last:start])
-        last = end
-    pieces.append(text[last:])
-    return "".join(pieces)
+def _change_marks(lowered: str, words: frozenset[str]) -> frozenset[str]:
+    """The change marks a text says: those of its statements, and of its questions only those
+    that tell of a change done (``DONE_MARKS``)."""
+    marks = words & CHANGE_MARKS
+    if not marks or "?" not in lowered:
+        return marks
+    stated = frozenset(_WORD.findall(statements(lowered)))
+    return marks & (stated | DONE_MARKS)
 
 
 def states_something(text: str) -> bool:
