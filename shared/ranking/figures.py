@@ -12,7 +12,9 @@ size, a duration, a percentage, a score out of some total, a date) with another 
 value one the other text does not hold, within a factor of ``MAX_RATIO`` of each other (a
 figure revised stays near what it was; "30 seconds" against "12 hours" measures two things),
 between texts of a chat sentence or more (``MIN_TERMS``) that share a quarter of their content
-words (as long texts must for the word rules). Whether the two sentences say the same thing is
+words (as long texts must for the word rules), unless the two clauses name apart what they
+measure ("the frontend Docker build" / "the backend Docker build":
+``shared.ranking.figure_reading``). Whether the two sentences say the same thing is
 for a model to tell: ``restated`` takes the cosine of their embeddings, which the caller
 computes (only for the few pairs found here).
 """
@@ -21,12 +23,12 @@ from __future__ import annotations
 
 import functools
 import math
-import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final, NamedTuple
 
 from shared.model import Hit, Scope
 from shared.model.tokens import terms
+from shared.ranking.figure_reading import Figure, figure_sentences, named_apart, saying
 from shared.ranking.other_times import sentence_of_another_time
 from shared.ranking.updates import long_texts_share
 from shared.ranking.wording import Wording
@@ -36,8 +38,10 @@ from shared.ranking.wording import Wording
 # 0.65 and the clearest revisions in chat words reach it; at 0.7 a whole chat remembered in order
 # gained 170 links, enough worked examples among them to cost recall@5 (docs/calibration.md).
 RESTATED_COSINE: Final = 0.8
-# How far apart two values of one figure may be (the larger over the smaller).
-MAX_RATIO: Final = 4.0
+# How far apart two values of one figure may be (the larger over the smaller): a chat that
+# revises a figure often reports a fix five to ten times better ("3 hours" → "40 minutes",
+# "1.2GB" → "240MB"); "30 seconds" and "15 minutes" of one subject are two attributes.
+MAX_RATIO: Final = 10.0
 # The fewest content words of a text read for figures: a chat sentence or more. A short fact
 # (a handful of words) is left to the word rules, which read it whole, and costs no embedding.
 MIN_TERMS: Final = 16
@@ -48,138 +52,6 @@ ASKED_IN_SENTENCE: Final = 2
 _READ_TEXTS: Final = 256
 # How many sentence pairs of one older text are looked at (each costs an embedding).
 MAX_PAIRS: Final = 4
-
-_SECONDS: Final = {
-    "ms": 0.001,
-    "millisecond": 0.001,
-    "milliseconds": 0.001,
-    "s": 1.0,
-    "sec": 1.0,
-    "secs": 1.0,
-    "second": 1.0,
-    "seconds": 1.0,
-    "min": 60.0,
-    "mins": 60.0,
-    "minute": 60.0,
-    "minutes": 60.0,
-    "h": 3600.0,
-    "hr": 3600.0,
-    "hrs": 3600.0,
-    "hour": 3600.0,
-    "hours": 3600.0,
-    "day": 86400.0,
-    "days": 86400.0,
-    "week": 604800.0,
-    "weeks": 604800.0,
-}
-_BYTES: Final = {
-    "kb": 1e3,
-    "kib": 1024.0,
-    "mb": 1e6,
-    "mib": 1024.0**2,
-    "gb": 1e9,
-    "gib": 1024.0**3,
-    "tb": 1e12,
-    "tib": 1024.0**4,
-}
-_UNITS: Final = {
-    **{unit: ("duration", scale) for unit, scale in _SECONDS.items()},
-    **{unit: ("size", scale) for unit, scale in _BYTES.items()},
-    "%": ("percent", 1.0),
-    "percent": ("percent", 1.0),
-}
-_MONTHS: Final = (
-    "january february march april may june july august september october november december".split()
-)
-_DATE: Final = re.compile(
-    r"\b(" + "|".join(_MONTHS) + r")\s+([12]?\d|3[01])(?:st|nd|rd|th)?\b(?:,?\s*(\d{4})\b)?"
-)
-_FRACTION: Final = re.compile(r"(?<![\w./])(\d{1,4})\s?/\s?(\d{1,4})(?![\w/])")
-_MEASURE: Final = re.compile(
-    r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?\s?("
-    + "|".join(sorted((re.escape(u) for u in _UNITS), key=len, reverse=True))
-    + r")(?![\w])"
-)
-_CLAUSE_END: Final = re.compile(r"[,;:]\s| (?:and|but|so|which|while|because) ")
-_FENCE: Final = "```"
-_DIGIT: Final = re.compile(r"\d")
-_APPROXIMATELY: Final = frozenset(
-    "about around roughly approximately nearly almost only just some over under".split()
-)
-_SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+|\n+")
-# A piece of a sentence that is code ("f''(x)", "->", "`pip`"): left out, the rest still read.
-_CODE_PIECE: Final = re.compile(r"[{}();=<>`|\[\]\\^]|->|=>|::")
-# A sentence with more code pieces than this share is code, not prose.
-_MOST_CODE: Final = 0.3
-
-Figure = tuple[str, float]  # (kind, magnitude in the kind's base unit)
-
-
-def figures(sentence: str) -> frozenset[Figure]:
-    """The measures a sentence gives: a date, a score out of a total, a number with its unit."""
-    lowered = sentence.lower()
-    found: set[Figure] = set()
-    for match in _DATE.finditer(lowered):
-        year = int(match.group(3) or 0)
-        month = _MONTHS.index(match.group(1))
-        found.add(("date", float(year * 372 + month * 31 + int(match.group(2)))))
-    lowered = _DATE.sub(" ", lowered)
-    for match in _FRACTION.finditer(lowered):
-        part, total = int(match.group(1)), int(match.group(2))
-        if 0 < total and part <= total:
-            found.add((f"out of {total}" if total > 1 else "fraction", part / total))
-    lowered = _FRACTION.sub(" ", lowered)
-    for match in _MEASURE.finditer(lowered):
-        number = float(match.group(1).replace(",", "") + "." + (match.group(2) or "0"))
-        kind, scale = _UNITS[match.group(3)]
-        found.add((kind, number * scale))
-    return frozenset(found)
-
-
-def figure_sentences(text: str) -> list[tuple[tuple[str, ...], frozenset[Figure]]]:
-    """The sentences of ``text`` that give a measure, outside code blocks, with the code pieces
-    of a prose sentence left out (a chat sentence quotes a formula or an arrow mid-way); each
-    in its readings (``_readings``) with its figures."""
-    found = []
-    for said in _prose_with_numbers(text):
-        held = figures(said)
-        if held:
-            found.append((_readings(said), held))
-    return found
-
-
-def _prose_with_numbers(text: str) -> Iterator[str]:
-    """The prose sentences of ``text`` that hold a digit, which every figure has: outside code
-    blocks, with their code pieces left out."""
-    in_code = False
-    for line in text.splitlines():
-        if line.lstrip().startswith(_FENCE):
-            in_code = not in_code
-            continue
-        if in_code or not _DIGIT.search(line):
-            continue
-        for sentence in _SENTENCE_END.split(line):
-            if not _DIGIT.search(sentence):
-                continue
-            pieces = sentence.split()
-            prose = [p for p in pieces if not _CODE_PIECE.search(p)]
-            if prose and len(pieces) - len(prose) <= _MOST_CODE * len(pieces):
-                yield " ".join(prose)
-
-
-def _readings(sentence: str) -> tuple[str, ...]:
-    """The sentence, and the sentence up to the end of the clause that gives its last figure: a
-    chat sentence runs on to other things ("…, which is currently averaging around 140MB per
-    session, and I want to make sure …") that blur what the figure measures, but a shorter one
-    may name what it measures after the figure ("a deadline of April 1, 2024, to complete the
-    prototype")."""
-    lowered = sentence.lower()
-    last = max(
-        (m.end() for pattern in (_DATE, _FRACTION, _MEASURE) for m in pattern.finditer(lowered)),
-        default=len(sentence),
-    )
-    cut = _CLAUSE_END.search(sentence, last)
-    return (sentence, sentence[: cut.start()]) if cut else (sentence,)
 
 
 def _near(a: Figure, b: Figure) -> bool:
@@ -243,6 +115,8 @@ def _another_value(
     cache expired after 5 minutes.")."""
     if not any(a[0] == b[0] and _near(a, b) for a in came for b in gone):
         return False
+    if named_apart(readings[-1], readings_before[-1]):
+        return False
     if Wording(readings[-1]).adds_to(Wording(readings_before[-1])):
         return False
     return not sentence_of_another_time(readings[0], readings_before[0])
@@ -251,7 +125,7 @@ def _another_value(
 class _Answering(NamedTuple):
     """A sentence of a text that gives a figure, as recall reads it for a question."""
 
-    readings: tuple[str, ...]  # see _readings
+    readings: tuple[str, ...]  # whole, then up to its figure's clause (figure_sentences)
     terms: frozenset[str]  # the keyword terms of the whole sentence
     # Those of the sentence up to the end of its figure's clause: what the figure is said of
     # ("On the derivatives quiz I scored 17/20", not "…, which felt easier than limits").
@@ -315,26 +189,11 @@ def _figures_read(text: str) -> tuple[_Answering, ...]:
             frozenset(terms(readings[0])),
             frozenset(terms(readings[-1])),
             held,
-            _saying(readings[0]),
+            saying(readings[0]),
         )
         for readings, held in figure_sentences(text)
         if not readings[0].rstrip().endswith("?")
     )
-
-
-def _saying(sentence: str) -> frozenset[str]:
-    """The terms of the words right before the sentence's figures, words of approximation
-    passed over: the verbs that give them ("takes about 14 minutes", "reaches 81%")."""
-    lowered = sentence.lower()
-    found: set[str] = set()
-    for pattern in (_DATE, _FRACTION, _MEASURE):
-        for match in pattern.finditer(lowered):
-            before = lowered[: match.start()].split()
-            while before and before[-1] in _APPROXIMATELY:
-                before.pop()
-            if before:
-                found.update(terms(before[-1]))
-    return frozenset(found)
 
 
 def _figures_said(text: str) -> frozenset[Figure]:

@@ -5,13 +5,12 @@ whether the sentences that answer the question give another value of one figure.
 from __future__ import annotations
 
 from shared.model import Hit, Memory, Scope
+from shared.ranking.figure_reading import figure_sentences, figures
 from shared.ranking.figures import (
     MAX_PAIRS,
     FigureCheck,
     answers_with_another_figure,
     figure_candidates,
-    figure_sentences,
-    figures,
     first_restated,
 )
 
@@ -68,6 +67,8 @@ def test_long_texts_with_another_value_of_one_kind_give_sentence_pairs() -> None
     pairs = FigureCheck(NEW).pairs(OLD)
     assert pairs and len(pairs) <= MAX_PAIRS
     assert all("140MB" in new and "250MB" in old for new, old in pairs)
+    # A fix several times better is the same figure revised (250MB → 40MB).
+    assert FigureCheck(NEW.replace("140MB", "40MB")).pairs(OLD)
 
 
 def test_no_pairs_for_another_kind_a_far_value_an_addition_or_a_short_text() -> None:
@@ -224,3 +225,27 @@ def test_a_sentence_holding_one_word_of_the_question_answers_nothing() -> None:
 def test_a_figure_said_of_another_time_answers_nothing_anew() -> None:
     before = MOVED.replace("I'm trying to adjust", "Back in 2021 I tried to adjust")
     assert not answers_with_another_figure(before, PLANNED, (ASKED_MOVED, ASKED_PLANNED))
+
+
+def test_sentences_naming_apart_what_they_measure_give_no_pairs() -> None:
+    frontend = "Your frontend Docker build currently takes around 9 minutes every time. " + CONTEXT
+    backend = "The backend Docker build takes about 4 minutes, mostly compiling Go. " + CONTEXT
+    again = "I reordered the steps and the frontend Docker build takes about 3 minutes. " + CONTEXT
+    assert FigureCheck(backend).pairs(frontend) == []
+    assert FigureCheck(again).pairs(frontend)
+    # How a figure is summed up is said loosely: "total" for "average" names nothing apart.
+    average = "I reduced the average frame processing latency of my app to 210ms. " + CONTEXT
+    total = "The total frame latency of my app is currently at 180ms with counting on. " + CONTEXT
+    assert FigureCheck(total).pairs(average)
+    # Nor does the verb giving the figure, led by its subject or an adverb.
+    usual = "It usually uses around 1.5GB of memory on the queue. " + CONTEXT
+    now = "Since the fix the worker container uses about 600MB of memory on the queue. " + CONTEXT
+    assert FigureCheck(now).pairs(usual)
+
+
+def test_a_speaker_label_is_no_part_of_the_first_sentence() -> None:
+    before = NEW.replace("I'm trying", "Back in 2021, I was trying").replace(
+        "which is currently", "which was"
+    )
+    assert FigureCheck("user: " + before).pairs("user: " + OLD) == []
+    assert FigureCheck("user: " + NEW).pairs("user: " + OLD)
