@@ -9,6 +9,7 @@ import re
 from typing import Final
 
 from shared.ranking.values import is_value
+from shared.ranking.wording import ADDITION_MARKS, CHANGE_MARKS
 
 # Words after which a capitalised name is the one spoken to ("Hey Mel!", "thank you Priya").
 _GREETINGS: Final = (
@@ -26,14 +27,19 @@ _NAME_AT_END: Final = re.compile(r", ([A-Z][a-z]+)(?=[!.?])")
 
 
 def speaker(text: str) -> str | None:
-    """Who a chat turn's label says spoke ("user", "caroline"), or None without a label."""
+    """Who a chat turn's label says spoke ("user", "caroline"), or None without a label. A
+    note's heading that says a change or an addition ("Update: …", "Correction: …",
+    "Addition: …") is no speaker: the rules read it as the mark it is."""
     label = _SPEAKER.match(text)
-    return label.group(1).lower() if label else None
+    if label is None:
+        return None
+    said_by = label.group(1).lower()
+    return None if said_by in CHANGE_MARKS or said_by in ADDITION_MARKS else said_by
 
 
 def unlabelled(text: str) -> str:
     """``text`` without the speaker label it opens with ("user: ", "Caroline: ")."""
-    return _SPEAKER.sub("", text, count=1)
+    return text.split(": ", 1)[1] if speaker(text) is not None else text
 
 
 def unaddressed(text: str) -> str:

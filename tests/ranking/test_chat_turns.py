@@ -36,6 +36,9 @@ ZOOKEEPER = (
         ("Caroline: I went to the support group.", "caroline", "I went to the support group."),
         ("The API listens on 8080.", None, "The API listens on 8080."),
         ("Note that the API listens on 8080: see the runbook.", None, None),
+        # A heading that says a change is read as the mark it is, not as who spoke.
+        ("Correction: the timeout is 2 seconds.", None, None),
+        ("Update: invoices go to billing@example.com.", None, None),
     ],
 )
 def test_a_speaker_label_opens_a_turn(text: str, said_by: str | None, said: str | None) -> None:
