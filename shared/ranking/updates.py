@@ -217,7 +217,14 @@ def _sentence_update(sentences: Sequence[Wording], old: str, older: Wording) -> 
             if sentence_of_another_time(said.lowered, before.lowered):
                 continue  # "Back in 2021, the API listened on 9090.": not what is so now
             found = _short_update(said, before)
-            if found is not None:
+            # Words added beside a change mark, no value gained or lost ("… makes a lot more
+            # sense now" after "That makes sense!"): what a chat says in passing, not a change.
+            if found is not None and (
+                found.old
+                or found.evidence != "replaced"
+                or set(found.new) & said.values
+                or before.values - said.values
+            ):
                 return found
     return None
 

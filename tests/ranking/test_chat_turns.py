@@ -68,3 +68,26 @@ def test_a_question_proposing_a_change_announces_none() -> None:
     assert Wording("Now that we moved to KRaft, how do I size the controllers?").announces(running)
     assert Wording("We migrate to KRaft next week.").announces(running)
     assert probable_update(ZOOKEEPER, KAFKA) is None
+
+
+ASKED_AGAIN = (
+    "user: That makes sense! The formula definitely seems quicker and more efficient, especially "
+    "for larger values of n. Thanks for the detailed explanation! Can you give me another "
+    "example to practice with, maybe a series with a smaller common ratio?"
+)
+THANKED = (
+    "user: Got it! The sigma notation for geometric series makes a lot more sense now. The "
+    "examples you provided really helped clarify how to identify the first term and the common "
+    "ratio, and how to use the formula to find the sum. Thanks for the detailed explanation!"
+)
+OWNED = " The billing service is owned by Grace."
+
+
+def test_a_long_turns_sentence_that_only_adds_words_updates_nothing() -> None:
+    # "makes a lot more sense now" after "That makes sense!": words added, a "now", no value
+    # gained or lost, which chat says in passing all the time.
+    assert probable_update(THANKED + OWNED, ASKED_AGAIN + OWNED) is None
+    found = probable_update(
+        THANKED + " The billing service is owned by Tom now.", ASKED_AGAIN + OWNED
+    )
+    assert found is not None and found.old == ("grace",)
