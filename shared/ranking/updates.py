@@ -34,7 +34,9 @@ share a sentence pattern, but what changed is who the sentence is about. The rul
    identifier for another (``E1042`` → ``E1024``, ``--drain-cache`` → ``--drain-queue``) is another
    thing unless the change is announced; an address (a host name, a URL) is where something is
    reached, so another one in its place is a value that changed. A value with its unit ("30 days")
-   is one value.
+   is one value. A fact told the other way round leads with its value and names what the older
+   was about after it ("Vite builds the frontend."): the same subject
+   (``shared.ranking.turned_around``).
 4. **What is said, not to whom.** A text of questions alone ("Is the standup still on
    Monday?") states nothing that an update could change or be read from, and a name the text
    speaks to ("Hey Mel!", "That's great, Ben!") is not read: another one there is the same small
@@ -68,6 +70,7 @@ from shared.ranking.terse_notes import (
     one_fact,
     value_dropped,
 )
+from shared.ranking.turned_around import turned_around
 from shared.ranking.values import is_figure
 from shared.ranking.wording import (
     CHANGE_TERMS,
@@ -89,6 +92,7 @@ class UpdateCheck:
 
     __slots__ = (
         "_as_written",
+        "_labelled",
         "_newer",
         "_one_fact",
         "_sentences",
@@ -105,6 +109,7 @@ class UpdateCheck:
         # A speaker label both turns share says nothing of what either is about; two speakers'
         # turns are read with their labels, who says each being its first word.
         self._written = new
+        self._labelled = labelled
         self._speaker = None if labelled else speaker(new)
         self._as_written: UpdateCheck | None = None
         if self._speaker is not None:
@@ -158,6 +163,9 @@ class UpdateCheck:
             )
             if found is None and self._one_fact and one_fact(old, older):
                 found = announced_swap(newer, older)
+                if found is None and not self._labelled:
+                    # A labelled turn opens with who speaks, not with what it is about.
+                    found = turned_around(newer, older)
             return found
         if not long_texts_share(newer, older):
             return None
