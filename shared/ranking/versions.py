@@ -9,34 +9,34 @@ that share only a name are on the same subject when they tell the same relation 
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Final
 
 from shared.model import Memory
-from shared.model.tokens import STOP_WORDS, terms
-from shared.ranking.dedup import DEDUP_MIN_WORD_OVERLAP
+from shared.model.tokens import STOP_WORDS
 from shared.ranking.figures import answers_with_another_figure
 from shared.ranking.measures import measured_outright, swapped_in_kind
+from shared.ranking.memory_readings import (
+    is_a_fact,
+    one_fact_of,
+    plain_terms_of,
+    says_it_adds,
+    wording_of,
+    words_of,
+)
 from shared.ranking.other_times import of_another_time
 from shared.ranking.relations import RelationReader, shared_names, shares_only_a_name
+from shared.ranking.revises import revises
 from shared.ranking.same_subject import change_sites
 from shared.ranking.values import is_value, value_kind
 from shared.ranking.wording import (
     CHANGE_MARKS,
     CHANGE_TERMS,
-    FACT_TERMS,
     Wording,
-    addition_marks,
     is_one_sentence,
     states_something,
-    word_set,
-    written_out,
 )
 
-# Content words (stop words left out) a revision with a changed value shares with what it
-# revises: most corrections reach it, few unrelated facts do (docs/calibration.md).
-REVISION_CONTENT_OVERLAP: Final = 0.25
 # How far below an older memory's score, in units of the floor, a newer one on the same subject
 # may stand and still be put first (see newer_first).
 REVISION_BAND: Final = 0.5
@@ -45,9 +45,6 @@ REVISION_BAND: Final = 0.5
 # relevant than itself; two places keep the knowledge updates first at little cost, one loses
 # some of them (docs/benchmarks.md, "Newer-first").
 REVISION_REACH: Final = 2
-# How many memories' words and values newer_first keeps: the results of the questions asked
-# lately, which come back often (a long memory's words cost a pass over all of its text).
-_READ_MEMORIES: Final = 256
 
 
 def newer_first(
@@ -62,7 +59,7 @@ def newer_first(
     relations: RelationReader | None = None,
 ) -> list[int]:
     """Among the results, move each memory ahead of an older one it probably revises
-    (``_revises``; ``matched``: each result's matched query terms) when it is nearly as
+    (``revises``; ``matched``: each result's matched query terms) when it is nearly as
     relevant (its score at most ``band`` below), or that it notes a change of however much
     less relevant (``_notes_a_change``), and when it holds as many of the query's names
     (``names_held``: how many each result holds whole): a revision outranks what it revises,
@@ -123,7 +120,7 @@ def _goes_ahead(
     figure)."""
     revision = _relation_alike(newer, older, relations, asked)
     if revision is None:
-        revision = near and _revises(newer, older, asked)
+        revision = near and revises(newer, older, asked)
     return (
         revision
         or _notes_a_change(newer, older, asked)
@@ -138,7 +135,7 @@ def _answers_with_another_figure(
     """Whether ``newer``, a text longer than a fact of a sentence, answers the question with a
     figure in place of the older's (``answers_with_another_figure``), however much less
     relevant: a chat message that revises a figure rewords all around it."""
-    if asked is None or _one_fact(newer) or _one_fact(older):
+    if asked is None or one_fact_of(newer) or one_fact_of(older):
         return False
     return answers_with_another_figure(newer, older, asked)
 
@@ -155,7 +152,7 @@ def _relation_alike(
     None for any other pair, or while ``relations`` has not read the two yet. ``asked``: the
     query terms each matched, whence whether the question names what they share; with
     ``named_only``, None for a pair whose shared name it does not."""
-    if relations is None or not (_one_fact(newer) and _one_fact(older)):
+    if relations is None or not (one_fact_of(newer) and one_fact_of(older)):
         return None
     if not shares_only_a_name(newer, older):
         return None
@@ -169,70 +166,7 @@ def _of_another_time(newer: str, older: str) -> bool:
     """Whether ``newer``, a fact, says what was so before, may be so one day or is so once
     (``shared.ranking.other_times``): no newer version of ``older``, whatever words they
     share. A chat turn's "maybe" or "before" is of its own moment, and is not read."""
-    return _a_fact(_words(newer)) and of_another_time(newer, older)
-
-
-@functools.lru_cache(maxsize=_READ_MEMORIES)
-def _one_fact(content: str) -> bool:
-    """A fact of one sentence that states something (a chat turn's question states nothing)."""
-    return _a_fact(_words(content)) and is_one_sentence(content) and states_something(content)
-
-
-def _revises(newer: str, older: str, asked: tuple[frozenset[str], frozenset[str]] | None) -> bool:
-    """Whether ``newer`` is on the same subject as ``older``, as a revision of it: dedup's word
-    overlap or, where their values differ (numbers, dates, versions, identifiers, names:
-    ``Wording.values``; "Priya took over the security review" after "… go to Grace"), a looser
-    overlap of content words (a correction rewords more than a resend: "we raised the retry
-    count to 7" against "retries 3 times"; stop words are left out, or any two English
-    sentences would qualify), or, between two facts of a sentence or so, the same of the
-    question's words held by both (``asked``: the newer's and the older's) with a value of the
-    newer's own ("Harbor's job queue runs on Amazon SQS." after "Background jobs in Harbor go
-    through RabbitMQ."; "The CI image has an on-call runbook in the wiki." gives nothing in
-    place of "The CI image runs on Go 1.23."). A fact that says it adds ("There's also a second
-    staging box …") revises nothing. Words and values are read only as far as a pair gets:
-    most pairs are settled before, and a long memory's words cost a pass over its text. A
-    question ("Should we move the prod db to us-west-2?") states nothing to revise with."""
-    if not states_something(newer):
-        return False
-    new_words, old_words = _words(newer), _words(older)
-    if _adds(newer, new_words, old_words):
-        return False
-    if _same_subject(new_words, old_words):
-        return True
-    shared_content = _same_content(new_words, old_words)
-    same_asked = (
-        asked is not None
-        and bool(asked[0])
-        and asked[0] == asked[1]
-        and _a_fact(new_words)
-        and _a_fact(old_words)
-    )
-    # The words settle most pairs; only the rest pay for reading the values.
-    if not (shared_content or same_asked):
-        return False
-    new_values, old_values = _values(newer), _values(older)
-    if new_values == old_values:
-        return False
-    return shared_content or bool(new_values - old_values)
-
-
-@functools.lru_cache(maxsize=_READ_MEMORIES)
-def _words(content: str) -> frozenset[str]:
-    return written_out(word_set(content))
-
-
-@functools.lru_cache(maxsize=_READ_MEMORIES)
-def _values(content: str) -> frozenset[str]:
-    if _a_fact(_words(content)) and is_one_sentence(content):
-        return _wording(content).values  # a fact the note rule may read whole: read it once
-    return Wording(content).values
-
-
-# Whole readings are kept only of the one-sentence facts ``_notes_a_change`` reads: a long
-# memory's reading holds every term of its text, and its values are all newer-first needs.
-@functools.lru_cache(maxsize=_READ_MEMORIES)
-def _wording(content: str) -> Wording:
-    return Wording(content)
+    return is_a_fact(words_of(newer)) and of_another_time(newer, older)
 
 
 def _notes_a_change(
@@ -257,26 +191,28 @@ def _notes_a_change(
     before each release")."""
     if asked is None or not asked[0] or not asked[0] <= asked[1]:
         return False
-    new_words, old_words = _words(newer), _words(older)
-    if not (_a_fact(new_words) and _a_fact(old_words)) or _adds(newer, new_words, old_words):
+    new_words, old_words = words_of(newer), words_of(older)
+    if not (is_a_fact(new_words) and is_a_fact(old_words)) or says_it_adds(
+        newer, new_words, old_words
+    ):
         return False
     # One sentence each: a chat turn of a few words says "now" or "since" of its moment, and
     # "new" of anything ("I've always liked turtles since I was a boy.").
     if not (is_one_sentence(newer) and is_one_sentence(older) and states_something(newer)):
         return False
-    note = _wording(newer)
+    note = wording_of(newer)
     acted = note.reported_action() is not None
     # Without a change mark of its own or an action reported, the note announces nothing
     # whatever the older says, which need not be read.
     if not (acted or note.words & CHANGE_MARKS):
         return False
-    was = _wording(older)
+    was = wording_of(older)
     if not (acted or note.announces(was)):
         return False
     gone, came = was.values - note.values, note.values - was.values
     if swapped_in_kind(was, gone, note, came, value_kind):
         return True
-    if (gone and came) or not asked[0] & _plain_terms(newer):
+    if (gone and came) or not asked[0] & plain_terms_of(newer):
         return False
     # A word of the question only the older holds may be what the question asks about, but
     # one said in the older's own sentence with another word in its place names another
@@ -299,12 +235,12 @@ def _answers_anew(
     the older's subject (``_narrows_subject``)."""
     if asked is None or not asked[0] or asked[0] != asked[1]:
         return False
-    if not (_one_fact(newer) and _one_fact(older)):
+    if not (one_fact_of(newer) and one_fact_of(older)):
         return False
-    new_words, old_words = _words(newer), _words(older)
-    if _adds(newer, new_words, old_words):
+    new_words, old_words = words_of(newer), words_of(older)
+    if says_it_adds(newer, new_words, old_words):
         return False
-    note, was = _wording(newer), _wording(older)
+    note, was = wording_of(newer), wording_of(older)
     if _narrows_subject(note, was):
         return False
     gone = [v for v in was.values - note.values if measured_outright(was, v)]
@@ -342,41 +278,3 @@ def _in_place_of(newer: Wording, older: Wording, words: frozenset[str]) -> bool:
             if was in words and not is_value(now):
                 return True
     return False
-
-
-@functools.lru_cache(maxsize=_READ_MEMORIES)
-def _plain_terms(content: str) -> frozenset[str]:
-    """The keyword leg's terms of the words ``content`` writes in lower case: what it says of
-    a subject, not whom it names. Capitals tell a name only inside a sentence, and a first name
-    opens one as often as not ("Ximena Cruz works as a teacher.")."""
-    return frozenset(terms(" ".join(w for w in content.split() if not w[:1].isupper())))
-
-
-def _a_fact(words: frozenset[str]) -> bool:
-    """Words of a fact told in a sentence or so (``FACT_TERMS``, stop words left out), not a
-    chat turn: between two facts, holding the same words of the question is holding the same
-    subject; a later turn with them is as often another moment of the conversation."""
-    return len(words - STOP_WORDS) <= FACT_TERMS
-
-
-def _adds(newer: str, new_words: frozenset[str], old_words: frozenset[str]) -> bool:
-    """A fact (``newer``, whose words are ``new_words``) that says it adds ("also", "another");
-    in a longer text such a word belongs to one of its sentences, not to what it says of the
-    subject."""
-    return _a_fact(new_words) and bool(_additions(newer) - old_words)
-
-
-@functools.lru_cache(maxsize=_READ_MEMORIES)
-def _additions(content: str) -> frozenset[str]:
-    return addition_marks(content)
-
-
-def _same_subject(a: frozenset[str], b: frozenset[str]) -> bool:
-    union = len(a | b)
-    return bool(union) and len(a & b) / union >= DEDUP_MIN_WORD_OVERLAP
-
-
-def _same_content(a: frozenset[str], b: frozenset[str]) -> bool:
-    a, b = a - STOP_WORDS, b - STOP_WORDS
-    union = len(a | b)
-    return bool(union) and len(a & b) / union >= REVISION_CONTENT_OVERLAP

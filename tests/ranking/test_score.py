@@ -393,6 +393,23 @@ def test_a_reworded_fact_holding_the_same_words_of_the_question_goes_first() -> 
     assert ids(ranked([old, other], keyword=both)) == ["old", "new"]
 
 
+def test_a_fact_led_by_another_name_holding_the_same_words_of_the_question_goes_first() -> None:
+    """The first word of a sentence is capitalised whatever it is, so "Felix" there is no value
+    to the word rules; two facts holding the same words of the question, each led by a word
+    the other lacks, answer it with that word."""
+    old = hit("old", 0.80, age_days=20, content="Ana reviews all database migrations.")
+    new = hit("new", 0.77, age_days=1, content="Felix is the reviewer for database migrations.")
+    both = _asked(
+        ("old", ("review", "databas", "migrat")), ("new", ("review", "databas", "migrat"))
+    )
+    assert ids(ranked([old, new], keyword=both)) == ["new", "old"]
+    # Two speakers' turns open with who speaks and small talk: no answer read there.
+    old = hit("old", 0.80, age_days=20, content="Ana: Wow, database migrations again.")
+    new = hit("new", 0.77, age_days=1, content="Felix: Great, database migrations again!")
+    talk = _asked(("old", ("databas", "migrat")), ("new", ("databas", "migrat")))
+    assert ids(ranked([old, new], keyword=talk)) == ["old", "new"]
+
+
 def test_a_terse_note_of_a_change_goes_first_however_much_less_relevant() -> None:
     """The question is asked in the older's words; a one-sentence note that says the value
     changed holds fewer of them, and its relevance falls far outside the band."""
