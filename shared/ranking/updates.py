@@ -71,7 +71,7 @@ from shared.ranking.terse_notes import (
     value_dropped,
 )
 from shared.ranking.turned_around import turned_around
-from shared.ranking.values import is_figure
+from shared.ranking.values import is_figure, is_file
 from shared.ranking.wording import (
     CHANGE_TERMS,
     NEGATIONS,
@@ -271,8 +271,13 @@ def _of_one_kind(
     (a number, a day, a time) for a figure of the same measure, a name (or an identifier) for
     a name. Opening hours that become a provider's name are two attributes of one subject
     ("The support phone line is open 9 to 5." / "Phone support is handled through Dialpad
-    now."), as are a supported version and a download's size ("iOS 15" / "48 MB")."""
-    return swapped_in_kind(older, gone, newer, came, is_figure)
+    now."), as are a supported version and a download's size ("iOS 15" / "48 MB"), and a tool
+    and a file ("Webpack" / "package-lock.json")."""
+    return swapped_in_kind(older, gone, newer, came, _figure_or_file)
+
+
+def _figure_or_file(term: str) -> tuple[bool, bool]:
+    return is_figure(term), is_file(term)
 
 
 def _value_stands(newer: Wording, older: Wording) -> bool:

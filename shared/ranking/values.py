@@ -37,6 +37,12 @@ _TOP_LEVEL_DOMAINS: Final = frozenset(
     "com org net io dev app ai co cloud sh me info biz us uk de eu internal local lan corp "
     "example test localhost".split()
 )
+# The extensions of the files a project's notes name: configuration, lock files, data and
+# documents ("js" and "ts" also end the names of frameworks, "Node.js").
+_FILE_EXTENSIONS: Final = frozenset(
+    "json yaml yml toml lock ini cfg conf env xml csv tsv md txt log sql zsh bash py rb go "
+    "rs java tf hcl proto pem crt key".split()
+)
 # A digit or an identifier character: a term that carries one is a value.
 _VALUE_MARK: Final = re.compile(r"[\d_./:#@+~]")
 
@@ -77,10 +83,23 @@ def is_calendar(term: str) -> bool:
 
 def value_kind(term: str) -> str:
     """A value's kind, finer than ``is_figure``: a day or a month, another figure (a number, a
-    time), or a name (an identifier included)."""
+    time), a file (a path, or a name with a file's extension: "package-lock.json" is no tool
+    that took Webpack's place), or a name (an identifier included)."""
     if term in _CALENDAR:
         return "calendar"
-    return "figure" if is_figure(term) else "name"
+    if is_figure(term):
+        return "figure"
+    return "file" if is_file(term) else "name"
+
+
+def is_file(term: str) -> bool:
+    """Whether a term names a file: a path ("~/.zshrc", "./bin/dev") or a name with the
+    extension of a file a project keeps ("package-lock.json", "values.yaml"). A framework
+    named like a script ("Node.js", "Next.js") is no file."""
+    if term.startswith(("~/", "/", "./")):
+        return True
+    stem, dot, extension = term.rpartition(".")
+    return bool(stem and dot) and extension in _FILE_EXTENSIONS
 
 
 def is_address(term: str) -> bool:

@@ -9,6 +9,7 @@ from shared.model import Hit, Memory, Scope
 from shared.ranking import already_known
 from shared.ranking.terse_notes import value_dropped
 from shared.ranking.updates import UpdateCheck, probable_update, probably_updated
+from shared.ranking.values import value_kind
 from shared.ranking.wording import Wording, addition_marks, statements
 
 FILLER = (
@@ -451,6 +452,11 @@ def test_an_update_is_found_with_its_evidence(older: str, newer: str, evidence: 
         ("Standup is at 9:30.", "Standup lasts 15 minutes."),
         # Out for a while, not for good.
         ("The team lead for mobile is Aiko.", "Aiko is out on vacation until the 14th."),
+        # A file is no tool that took another's place.
+        (
+            "Frontend builds with Webpack.",
+            "Switched the frontend to pnpm, please stop committing package-lock.json.",
+        ),
     ],
 )
 def test_a_same_pattern_distractor_is_not_an_update(older: str, newer: str) -> None:
@@ -673,3 +679,20 @@ def test_a_plain_word_the_newer_says_it_replaced_links(older: str, newer: str) -
 )
 def test_a_word_not_said_to_be_replaced_is_no_value_dropped(older: str, newer: str) -> None:
     assert value_dropped(Wording(newer), Wording(older)) is None
+
+
+@pytest.mark.parametrize(
+    ("term", "kind"),
+    [
+        ("package-lock.json", "file"),
+        ("~/.zshrc.d/aliases.zsh", "file"),
+        ("values.yaml", "file"),
+        ("node.js", "name"),
+        ("fly.io", "name"),
+        ("webpack", "name"),
+        ("3.12", "figure"),
+        ("friday", "calendar"),
+    ],
+)
+def test_a_file_is_a_kind_of_its_own(term: str, kind: str) -> None:
+    assert value_kind(term) == kind
