@@ -32,7 +32,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from bench._data import Conversation
 from services.api.stdio.sharing import stop_resident
 from shared.embedding.local import TOKENIZER_PATH
-from shared.storage.postgres.embedded import embedded_database, keeper_socket_path, server_alive
+from shared.storage.postgres.embedded import embedded_database, keeper_socket_path
+from shared.storage.postgres.embedded_watch import server_alive
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 PEER_VENV: Final = ROOT / "tests" / "thirdparty" / "mcp-memory-service"

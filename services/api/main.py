@@ -37,7 +37,7 @@ from shared.process.logs import configure_logging, start_announced, text_wanted
 from shared.process.ports import port_in_use_text, taken_on
 from shared.process.version import installed_version
 from shared.storage.data_dir import DATA_DIR_EXIT_CODE, DataDirError, check_data_dir
-from shared.storage.factory import watch_embedded_server
+from shared.storage.factory import start_early, watch_embedded_server
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -163,14 +163,10 @@ async def serve(
 ) -> int:
     """Run until a signal, then shut down gracefully; the process's exit code. ``banner``: say
     where to connect on stderr once both listeners are up (``announce``)."""
-    # Before the runtime opens (seconds): a port another server holds is refused at once.
-    busy = taken_on(config.server.hosts, config.server.port)
-    if busy is not None:
-        print(
-            port_in_use_text(busy, config.server.port, variable="PORT", flag="--port"),
-            file=sys.stderr,
-        )
+    if _port_taken(config):
         return 1
+    if open_runtime is None:
+        start_early(config)
     # Imported here, not at the top: the MCP SDK takes seconds to import, and a configuration
     # refusal should not wait for it; nor does a stdio server need the web stack at all.
     from aiohttp import web
@@ -217,6 +213,19 @@ async def serve(
     logger.info("shutdown_complete", extra={"ms": round((time.monotonic() - started) * 1000)})
     # Exiting 1 after the embedded server died lets what supervises --local restart it all.
     return 1 if server_died else 0
+
+
+def _port_taken(config: Config) -> bool:
+    """Whether another server holds the port, said on stderr: checked before the runtime opens
+    (seconds), so that such a start is refused at once."""
+    busy = taken_on(config.server.hosts, config.server.port)
+    if busy is None:
+        return False
+    print(
+        port_in_use_text(busy, config.server.port, variable="PORT", flag="--port"),
+        file=sys.stderr,
+    )
+    return True
 
 
 def _announce(
@@ -297,6 +306,9 @@ def _run_stdio(config: Config, *, open_runtime: RuntimeOpener | None) -> int:
         code = relayed(config)
         if code is not None:
             return code
+    if open_runtime is None:
+        # The database comes up while this process imports the MCP SDK (most of a second).
+        start_early(config)
     from services.api.runtime import open_runtime as real_runtime
     from services.api.stdio.transport import serve_stdio, stdio_context
 

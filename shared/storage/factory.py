@@ -24,7 +24,7 @@ async def open_stores(config: Config) -> AsyncIterator[Stores]:
         async with open_s3_stores(config) as stores:
             yield stores
     else:
-        from shared.storage.postgres import open_postgres_stores
+        from shared.storage.postgres.stores import open_postgres_stores
 
         async with open_postgres_stores(config) as stores:
             yield stores
@@ -37,16 +37,28 @@ def watch_embedded_server(config: Config, stop: asyncio.Event) -> Callable[[], b
     it always answers False, and the PostgreSQL modules are not loaded."""
     if config.backend != "embedded" or config.postgres.data_dir is None:
         return lambda: False
-    from shared.storage.postgres.embedded import died, stop_when_dead
+    from shared.storage.postgres.embedded_watch import died, stop_when_dead
 
     watcher = stop_when_dead(config.postgres.data_dir, stop)
     return lambda: died(watcher)
+
+
+def start_early(config: Config) -> None:
+    """Under ``--local``, start the embedded server now, when this process is to start it: it
+    comes up in a process of its own while this one imports and opens the rest of itself, and
+    ``open_stores`` joins it. Nothing for any other backend."""
+    data_dir = config.postgres.data_dir
+    if config.backend != "embedded" or data_dir is None or not config.postgres.embedded_start:
+        return
+    from shared.storage.postgres import embedded
+
+    embedded.start_early(data_dir, grace_s=config.postgres.embedded_grace_s or 0.0)
 
 
 def embedded_server_running(config: Config) -> bool:
     """Under ``--local``, whether the embedded server runs now; False for any other backend."""
     if config.backend != "embedded" or config.postgres.data_dir is None:
         return False
-    from shared.storage.postgres.embedded import server_alive
+    from shared.storage.postgres.embedded_watch import server_alive
 
     return server_alive(config.postgres.data_dir)

@@ -22,8 +22,8 @@ from shared.storage.postgres.embedded import (
     keeper_log_path,
     keeper_socket_path,
     pgdata_path,
-    server_alive,
 )
+from shared.storage.postgres.embedded_watch import server_alive
 from shared.storage.postgres.keeper import FIRST_USER_WAIT_S
 from tests.api._process import clean_env
 from tests.api._stdio_process import BOOT_TIMEOUT_S, stdio_server

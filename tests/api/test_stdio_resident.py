@@ -19,7 +19,8 @@ from services.api.stdio.sharing import (
     start_resident,
     stop_resident,
 )
-from shared.storage.postgres.embedded import embedded_database, server_alive
+from shared.storage.postgres.embedded import embedded_database
+from shared.storage.postgres.embedded_watch import server_alive
 from tests.api._stdio_process import stdio_server
 from tests.api.test_shared_database import keepers
 

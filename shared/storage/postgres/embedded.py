@@ -23,6 +23,7 @@ block, and run in the keeper, off any event loop.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import hashlib
 import json
@@ -272,6 +273,32 @@ def _start_keeper(data_dir: Path, grace_s: float) -> None:
         raise StorageUnavailableError(f"the keeper of embedded postgres at {data_dir} exited")
 
 
+# The keepers this process started ahead of its first join (``start_early``), by the data dir
+# as the configuration gives it (both calls are handed the same one).
+_EARLY_STARTS: dict[Path, concurrent.futures.Future[None]] = {}
+
+
+def start_early(data_dir: Path, *, grace_s: float) -> None:
+    """Start the data dir's keeper on a thread of its own when none serves yet, so that the
+    server starts while this process still imports and opens the rest of itself (a client
+    waits for both before its first answer); ``embedded_database`` then joins it. A keeper
+    nobody joins stops the server after its first user's wait."""
+    if data_dir in _EARLY_STARTS or keeper_socket_path(data_dir).exists():
+        return  # started already, or a keeper probably serves: joining finds out
+    started: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+    def start() -> None:
+        try:
+            _start_keeper(data_dir, grace_s)
+        except (StorageUnavailableError, OSError, ValueError) as error:
+            started.set_exception(error)  # the join starts one itself and says why
+        else:
+            started.set_result(None)
+
+    _EARLY_STARTS[data_dir] = started
+    threading.Thread(target=start, name="keeper-start", daemon=True).start()
+
+
 @contextlib.asynccontextmanager
 async def embedded_database(
     data_dir: Path, *, grace_s: float = 0.0, start: bool = True
@@ -306,6 +333,13 @@ async def _join(
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, str]:
     deadline = time.monotonic() + KEEPER_START_TIMEOUT_S
     while (joined := await _joined(data_dir, grace_s)) is None:
+        early = _EARLY_STARTS.pop(data_dir, None)
+        if early is not None:
+            # Wait for the start under way rather than race it with a second keeper; if it
+            # failed, the next round starts one and says why.
+            with contextlib.suppress(Exception):
+                await asyncio.wrap_future(early)
+            continue
         if not start:
             raise StorageUnavailableError(
                 f"embedded postgres at {data_dir}: no keeper serves it, and this process only "
@@ -328,54 +362,6 @@ async def _leave(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
     with contextlib.suppress(OSError):
         await asyncio.shield(reader.read())
     writer.close()
-
-
-def server_alive(data_dir: Path) -> bool:
-    """Whether the embedded server's postmaster (as its ``postmaster.pid`` names it) runs."""
-    try:
-        first_line = (pgdata_path(data_dir) / "postmaster.pid").read_text().split("\n", 1)[0]
-        os.kill(int(first_line), 0)
-    except (OSError, ValueError):
-        return False
-    return True
-
-
-async def watch_server(data_dir: Path, *, interval_s: float = 1.0) -> None:
-    """Return once the embedded server in ``data_dir`` has stopped running (checked every
-    ``interval_s``). A process serving ``--local`` then exits non-zero rather than answering
-    every call with "connection refused": what supervises it restarts it, and the restart
-    starts the server again."""
-    # Polled: the postmaster is another process, and nothing signals this one when it dies.
-    # It is first waited for, since a process may start watching before its boot started it.
-    seen = False
-    while True:
-        alive = await asyncio.to_thread(server_alive, data_dir)
-        if seen and not alive:
-            break
-        seen = seen or alive
-        await asyncio.sleep(interval_s)
-    logger.error("embedded_postgres_died", extra={"data_dir": str(data_dir)})
-
-
-def stop_when_dead(data_dir: Path, stop: asyncio.Event) -> asyncio.Task[None]:
-    """A task that sets ``stop`` once the embedded server has died (see ``watch_server``); a
-    process that finds it done exits 1. Both ``--local`` processes run one."""
-
-    async def watch() -> None:
-        await watch_server(data_dir)
-        stop.set()
-
-    return asyncio.get_running_loop().create_task(watch())
-
-
-def died(watcher: asyncio.Task[None] | None) -> bool:
-    """Whether ``watcher`` (from ``stop_when_dead``) saw the server die; stops it otherwise."""
-    if watcher is None:
-        return False
-    if not watcher.done():
-        watcher.cancel()
-        return False
-    return not watcher.cancelled()
 
 
 def describe(data_dir: Path) -> str:

@@ -48,8 +48,8 @@ from shared.storage.postgres.embedded import (
     keeper_lock_path,
     keeper_socket_path,
     release_server,
-    server_alive,
 )
+from shared.storage.postgres.embedded_watch import server_alive
 
 logger = logging.getLogger(__name__)
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,7 @@ import pytest
 from shared.config import load_config
 from shared.errors import StorageUnavailableError
 from shared.storage import open_stores
-from shared.storage.postgres.embedded import pgdata_path
+from shared.storage.postgres.embedded import keeper_log_path, pgdata_path, start_early
 from tests.storage.postgres._boot import boot_env
 
 HOLDER_SCRIPT = """
@@ -83,6 +85,35 @@ async def test_two_processes_share_one_data_dir_and_the_last_one_stops_it(
         _, stderr = holder.communicate(input="\n", timeout=60)
     assert holder.returncode == 0, stderr
     assert not _running(embedded_data_dir)
+
+
+async def test_a_keeper_started_early_is_the_one_joined_and_stops_with_its_last_user(
+    embedded_data_dir: Path,
+) -> None:
+    """A process starts the database before it has imported the rest of itself; opening the
+    stores then joins that keeper rather than racing it with a second start."""
+    start_early(embedded_data_dir, grace_s=0.0)
+    start_early(embedded_data_dir, grace_s=0.0)  # a second call starts nothing more
+    # The server comes up on its own, before anything joins it.
+    deadline = time.monotonic() + 60
+    while not _running(embedded_data_dir):
+        assert time.monotonic() < deadline, "the early start started no server"
+        await asyncio.sleep(0.05)
+    config = load_config({}, local=True, data_dir=embedded_data_dir)
+    async with open_stores(config) as stores:
+        await stores.objects.put("early", "joined")
+        assert _running(embedded_data_dir)
+    assert not _running(embedded_data_dir)
+    events = [json.loads(line)["event"] for line in keeper_log_path(embedded_data_dir).open()]
+    assert events.count("embedded_postgres_ready") == 1, events
+    # A start that failed is no start: the join starts the keeper itself, and says why not.
+    blocker = embedded_data_dir / "a-file"
+    blocker.write_text("not a directory")
+    start_early(blocker / "data", grace_s=0.0)
+    broken = load_config({}, local=True, data_dir=blocker / "data")
+    with pytest.raises(StorageUnavailableError, match=f"embedded postgres at {blocker}/data"):
+        async with open_stores(broken):
+            pass
 
 
 async def test_a_data_dir_that_cannot_be_created_is_unavailable_and_named(
