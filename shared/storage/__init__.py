@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Final
+
+from shared.process.lazy_exports import exports_on_first_use
 
 if TYPE_CHECKING:
     from shared.storage.codec import to_metadata, vector_key
@@ -32,12 +33,7 @@ _EXPORTS: Final = {
     "vector_key": "shared.storage.codec",
 }
 
-
-def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = exports_on_first_use(__name__, _EXPORTS)
 
 
 __all__ = [

@@ -8,8 +8,9 @@ Used for ``DATABASE_URL`` and, through the very same code, for the embedded data
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Final
+
+from shared.process.lazy_exports import exports_on_first_use
 
 if TYPE_CHECKING:
     from shared.storage.postgres.object_store import PostgresObjectStore
@@ -26,12 +27,7 @@ _EXPORTS: Final = {
     "open_postgres_stores": "shared.storage.postgres.stores",
 }
 
-
-def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = exports_on_first_use(__name__, _EXPORTS)
 
 
 __all__ = ["PostgresObjectStore", "PostgresVectorStore", "describe", "open_postgres_stores"]
