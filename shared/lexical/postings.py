@@ -80,7 +80,7 @@ class TermArrays:
             slot_of = slots.slot_of
             size = len(posting)
             held = (
-                np.fromiter((slot_of[key] for key in posting), np.int32, size),
+                np.fromiter(map(slot_of.__getitem__, posting), np.int32, size),
                 np.fromiter(posting.values(), np.int32, size),
             )
             self._held[term] = held
