@@ -12,11 +12,13 @@ the lexicon objects in the state store (``stored``, ``segments``), on either bac
   fold absorbed, as it does when it refreshed within the lag: merged.json records the watermark
   the fold started from and a digest of the shard names it absorbed, and only that header is
   decoded. Otherwise (a fold of shards never read here, or a backfill) it is read again whole.
-- **A tenant with no lexicon yet** (one written by 0.9.0, before the keyword leg existed), or
-  with one of another format version (``LEXICON_VERSION``: one indexed before its memories'
-  labels were) is backfilled on first use from the memories themselves: every index key, then
-  the vectors' bodies (content, category and tags), written once as merged.json by a
-  compare-and-swap put, so two processes doing it at once agree.
+- **A tenant without merged.json** is backfilled on first use, written once as merged.json by a
+  compare-and-swap put, so two processes doing it at once agree. Every index key is listed; a
+  memory one of the tenant's shards adds is taken from the shard, and only the others are read
+  from the vectors' bodies (content, category and tags): the memories of a tenant written by
+  0.9.0, before the keyword leg existed, or indexed in another format version
+  (``LEXICON_VERSION``: before its memories' labels were). A tenant written since has a shard
+  for each memory, so its first search reads none of their contents.
 - **Folding**: a refresh that finds more than ``fold_threshold`` shards older than the lag folds
   them in the background; the compactor folds on its schedule (``LEXICON_LOG``).
 """
@@ -39,6 +41,7 @@ from shared.lexical.segments import (
     LEXICON_LAYOUT,
     LEXICON_LOG,
     LexiconShard,
+    MergedLexicon,
     apply,
     decode_merged,
     decode_merged_header,
@@ -214,11 +217,11 @@ class Lexicon:
         stored = await self._objects.get(LEXICON_LAYOUT.merged_key(tenant))
         merged = decode_merged(stored.body) if stored is not None else None
         etag = stored.etag if stored is not None else None
-        if merged is None:
-            merged, etag, wrote = await backfill(self._objects, self._vectors, tenant, etag=etag)
-            self.stats.backfilled += wrote
-        names = await LEXICON_LAYOUT.names(self._objects, tenant, after=merged.watermark)
+        watermark = merged.watermark if merged is not None else ""
+        names = await LEXICON_LAYOUT.names(self._objects, tenant, after=watermark)
         shards = await read_lexicon_shards(self._objects, tenant, names)
+        if merged is None:
+            merged, etag, names, shards = await self._backfilled(tenant, etag, shards)
         docs, labels = apply(merged.docs, merged.labels, shards.values())
         state = await asyncio.to_thread(build_tenant_lexicon, docs, labels, merged.watermark, etag)
         for name, shard in shards.items():
@@ -236,6 +239,22 @@ class Lexicon:
         )
         self._maybe_fold(tenant, names)
         return state
+
+    async def _backfilled(
+        self, tenant: str, etag: str | None, shards: dict[str, LexiconShard]
+    ) -> tuple[MergedLexicon, str | None, list[str], dict[str, LexiconShard]]:
+        """merged.json for a tenant without one, built from ``shards`` (all of its shards: no
+        fold runs before it exists) and the memories none of them adds (``backfill``); then
+        the shards above its watermark: those written while it was built and, when another
+        process's merged.json was written first and folded since, only the ones it left."""
+        merged, etag, wrote = await backfill(
+            self._objects, self._vectors, tenant, etag=etag, shards=list(shards.values())
+        )
+        self.stats.backfilled += wrote
+        names = await LEXICON_LAYOUT.names(self._objects, tenant, after=merged.watermark)
+        unread = [name for name in names if name not in shards]
+        read = {**shards, **await read_lexicon_shards(self._objects, tenant, unread)}
+        return merged, etag, names, {name: read[name] for name in names if name in read}
 
     async def _refresh(self, tenant: str, state: TenantLexicon) -> None:
         state.checked_at = time.monotonic()

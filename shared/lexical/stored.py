@@ -1,12 +1,13 @@
 """The lexicon as it stands in the state store: shards written and read, the documents it holds
-(reconcile compares them with the vectors), and merged.json built from the memories themselves
-for a tenant written before the keyword leg existed. The per-process index over it is
-``shared.lexical.lexicon``; the fold is the shard log's (``LEXICON_LOG``)."""
+(reconcile compares them with the vectors), and a tenant's first merged.json, built from its
+shards and from the memories none of them adds (those written before the keyword leg existed).
+The per-process index over it is ``shared.lexical.lexicon``; the fold is the shard log's
+(``LEXICON_LOG``)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Final
 
 from shared.errors import ConflictError, StorageError
@@ -16,6 +17,7 @@ from shared.lexical.segments import (
     Labels,
     LexiconShard,
     MergedLexicon,
+    apply,
     decode_for_fold,
     decode_merged,
     decode_shard,
@@ -30,21 +32,34 @@ BACKFILL_BATCH: Final = 100
 
 
 async def backfill(
-    objects: ObjectStore, vectors: VectorStore, tenant: str, *, etag: str | None
+    objects: ObjectStore,
+    vectors: VectorStore,
+    tenant: str,
+    *,
+    etag: str | None,
+    shards: Collection[LexiconShard] = (),
 ) -> tuple[MergedLexicon, str | None, bool]:
-    """merged.json built from the memories themselves, written unless another process wrote
+    """merged.json built for every memory of the tenant, written unless another process wrote
     one first (then that one is used); its etag, and whether this call wrote it.
+
+    ``shards``: the tenant's shards, all of them (no fold ran before merged.json exists). A
+    memory one of them adds is taken as that shard indexed it, the same terms its content would
+    give now (a shard of another version is never read); only the memories none adds (written
+    before the keyword leg existed) are read and indexed here. A tenant written since has a
+    shard for each of its memories, and its first recall reads none of their contents.
 
     Raises:
         StorageError: a read or write failed, or merged.json changed into something unreadable.
     """
+    held, held_labels = apply({}, {}, shards)
     ids: list[str] = []
     async for entries in index_entries(objects, tenant):
         ids.extend(entry.memory_id for entry in entries)
-    docs: Documents = {}
-    labels: Labels = {}
-    for start in range(0, len(ids), BACKFILL_BATCH):
-        batch = LexiconShard.of(await vectors.get(tenant, ids[start : start + BACKFILL_BATCH]))
+    docs: Documents = {i: held[i] for i in ids if i in held}
+    labels: Labels = {i: held_labels[i] for i in docs if i in held_labels}
+    missing = [i for i in ids if i not in held]
+    for start in range(0, len(missing), BACKFILL_BATCH):
+        batch = LexiconShard.of(await vectors.get(tenant, missing[start : start + BACKFILL_BATCH]))
         docs.update(batch.add)
         labels.update(batch.labels)
     merged = MergedLexicon(docs=docs, labels=labels)
@@ -59,7 +74,10 @@ async def backfill(
                 f"the lexicon of tenant {tenant!r} changed while it was being rebuilt"
             ) from None
         return other, stored.etag, False
-    logger.info("lexicon_backfilled", extra={"tenant": tenant, "documents": len(docs)})
+    logger.info(
+        "lexicon_backfilled",
+        extra={"tenant": tenant, "documents": len(docs), "read": len(missing)},
+    )
     return merged, written, True
 
 

@@ -86,6 +86,32 @@ async def test_a_tenant_written_by_0_9_0_is_backfilled_once_from_its_memories(
     assert second.stats.backfilled == 0
 
 
+async def test_a_tenant_written_since_is_backfilled_from_its_shards_alone(
+    stores: Stores, embedding_dim: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every memory written since the keyword leg has a shard: merged.json is built from them,
+    and only a memory none of them adds (a 0.9.0 one) is read from the vectors."""
+    clock = Clock()
+    writer = lexicon(stores, clock, "writer")
+    legacy = await stored(stores, "t13", "nightly: RESTIC_BACKUP", embedding_dim, NOW_MS)
+    since = []
+    for i, text in enumerate(["RESTIC_BACKUP keeps 7 days", "the storage bucket is b2-archive"]):
+        memory = await stored(stores, "t13", text, embedding_dim, NOW_MS + 1 + i)
+        await writer.added(memory)
+        since.append(memory)
+    caplog.set_level("INFO", logger="shared.lexical.stored")
+    reader = lexicon(stores, clock, "reader")
+    assert set(await found(reader, "t13", "RESTIC_BACKUP")) == {legacy.id, since[0].id}
+    assert await found(reader, "t13", "bucket") == [since[1].id]
+    assert reader.stats.backfilled == 1
+    (backfilled,) = [r for r in caplog.records if r.getMessage() == "lexicon_backfilled"]
+    assert (backfilled.documents, backfilled.read) == (3, 1)  # type: ignore[attr-defined]
+    merged = await stores.objects.get(LEXICON_LAYOUT.merged_key("t13"))
+    assert merged is not None
+    docs = decode_merged(merged.body).docs  # type: ignore[union-attr]
+    assert set(docs) == {legacy.id, *(m.id for m in since)}
+
+
 async def test_a_lexicon_the_previous_format_wrote_is_rebuilt_into_passages(
     stores: Stores, embedding_dim: int
 ) -> None:
