@@ -148,6 +148,9 @@ class GuardedObjectStore(_Bounded, ObjectStore):
     async def get(self, key: str) -> StoredObject | None:
         return await self._call("object_get", self._inner.get(key))
 
+    async def get_many(self, keys: Sequence[str]) -> dict[str, StoredObject]:
+        return await self._call("object_get_many", self._inner.get_many(keys))
+
     async def etag(self, key: str) -> str | None:
         return await self._call("object_etag", self._inner.etag(key))
 

@@ -9,6 +9,7 @@ write condition raises :class:`~shared.errors.ConflictError`.
 from __future__ import annotations
 
 import abc
+import asyncio
 import builtins
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Final, Protocol
@@ -21,6 +22,8 @@ from shared.model import Hit, Memory
 # Keys per list request wherever a caller pages through keys: the most one S3 ListObjectsV2
 # answers. Read at call time, so a test can page by 10 without writing thousands of keys.
 LIST_PAGE_KEYS: Final = 1000
+# Objects a store that reads one key per request reads at once for ``ObjectStore.get_many``.
+GET_CONCURRENCY: Final = 16
 
 # A query's vector, or the vector still being computed (the embedder's task).
 Embedding = Sequence[float] | Awaitable[Sequence[float]]
@@ -151,6 +154,19 @@ class ObjectStore(abc.ABC):
     @abc.abstractmethod
     async def get(self, key: str) -> StoredObject | None:
         """The object's body and etag, or None when there is no such key."""
+
+    async def get_many(self, keys: Sequence[str]) -> dict[str, StoredObject]:
+        """The objects of ``keys`` that exist, by key. Here one ``get`` per key,
+        ``GET_CONCURRENCY`` at a time (S3 reads one object per request); a backend that can
+        read many keys in one request overrides it."""
+        gate = asyncio.Semaphore(GET_CONCURRENCY)
+
+        async def one(key: str) -> tuple[str, StoredObject | None]:
+            async with gate:
+                return key, await self.get(key)
+
+        read = await asyncio.gather(*(one(key) for key in dict.fromkeys(keys)))
+        return {key: stored for key, stored in read if stored is not None}
 
     @abc.abstractmethod
     async def etag(self, key: str) -> str | None:

@@ -15,7 +15,6 @@ its watermark. What a shard *means* — counts to add, documents to index — is
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, Generic, Protocol, TypeVar
@@ -30,8 +29,6 @@ logger = logging.getLogger(__name__)
 
 # Shards younger than this are never absorbed (see absorbable_names).
 COMPACTION_LAG_MS: Final = 60_000
-# Shard bodies read at once.
-READ_CONCURRENCY: Final = 16
 # Bounds one fold's reads and its merged.json write; a larger backlog takes several folds, each
 # absorbing an ascending prefix of it, which keeps the watermark rule intact.
 MAX_SHARDS_PER_FOLD: Final = 5000
@@ -118,16 +115,11 @@ class ShardLayout(msgspec.Struct, frozen=True):
     async def bodies(
         self, objects: ObjectStore, tenant: str, names: Sequence[str]
     ) -> dict[str, str]:
-        """The bodies of these shards, read in parallel; one gone meanwhile (folded and deleted
-        by someone else, whose merged.json now holds it) is left out."""
-        gate = asyncio.Semaphore(READ_CONCURRENCY)
-
-        async def one(name: str) -> tuple[str, StoredObject | None]:
-            async with gate:
-                return name, await objects.get(self.shard_key(tenant, name))
-
-        read = await asyncio.gather(*(one(name) for name in names))
-        return {name: stored.body for name, stored in read if stored is not None}
+        """The bodies of these shards (``ObjectStore.get_many``); one gone meanwhile (folded and
+        deleted by someone else, whose merged.json now holds it) is left out."""
+        keys = {name: self.shard_key(tenant, name) for name in names}
+        found = await objects.get_many(list(keys.values()))
+        return {name: found[key].body for name, key in keys.items() if key in found}
 
     async def write(
         self, objects: ObjectStore, tenant: str, body: str, *, process_id: str, now_ms: int

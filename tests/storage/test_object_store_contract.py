@@ -23,6 +23,19 @@ async def test_put_then_get_returns_body_and_the_etag_put_returned(
     assert (stored.body, stored.etag) == ('{"n":1}', etag)
 
 
+async def test_get_many_reads_what_get_reads_and_leaves_out_missing_keys(
+    object_store: ObjectStore,
+) -> None:
+    keys = [f"lexicon/t/shard/{n:04d}" for n in range(450)]
+    written = await asyncio.gather(*(object_store.put(key, key) for key in keys))
+    etags = dict(zip(keys, written, strict=True))
+    asked = [*keys, "lexicon/t/shard/gone", keys[0]]
+    found = await object_store.get_many(asked)
+    assert set(found) == set(keys)
+    assert all((found[key].body, found[key].etag) == (key, etags[key]) for key in keys)
+    assert await object_store.get_many([]) == {}
+
+
 async def test_etag_alone_is_the_etag_get_returns_and_none_for_a_missing_key(
     object_store: ObjectStore,
 ) -> None:
