@@ -33,7 +33,7 @@ from shared.embedding import Embedder
 from shared.errors import StorageTimeoutError
 from shared.model import Hit, Memory
 from shared.storage import MemoryRef, ObjectStore, StoredObject, VectorStore
-from shared.storage.interfaces import Embedding, WriteCondition
+from shared.storage.interfaces import GET_MANY_BATCH, Embedding, WriteCondition
 
 T = TypeVar("T")
 
@@ -149,7 +149,12 @@ class GuardedObjectStore(_Bounded, ObjectStore):
         return await self._call("object_get", self._inner.get(key))
 
     async def get_many(self, keys: Sequence[str]) -> dict[str, StoredObject]:
-        return await self._call("object_get_many", self._inner.get_many(keys))
+        # Bounded batch by batch, as each get was: a fold's backlog may be thousands of keys.
+        found: dict[str, StoredObject] = {}
+        for start in range(0, len(keys), GET_MANY_BATCH):
+            batch = keys[start : start + GET_MANY_BATCH]
+            found.update(await self._call("object_get_many", self._inner.get_many(batch)))
+        return found
 
     async def etag(self, key: str) -> str | None:
         return await self._call("object_etag", self._inner.etag(key))

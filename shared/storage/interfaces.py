@@ -22,7 +22,11 @@ from shared.model import Hit, Memory
 # Keys per list request wherever a caller pages through keys: the most one S3 ListObjectsV2
 # answers. Read at call time, so a test can page by 10 without writing thousands of keys.
 LIST_PAGE_KEYS: Final = 1000
-# Objects a store that reads one key per request reads at once for ``ObjectStore.get_many``.
+# ``ObjectStore.get_many``: keys a backend reads in one request where it can (PostgreSQL: a
+# lexicon shard of a long message is tens of KB, and decoding a query's rows holds the event
+# loop), which is also the unit a per-request deadline bounds; and, where a request reads one
+# key (S3), how many are read at once.
+GET_MANY_BATCH: Final = 200
 GET_CONCURRENCY: Final = 16
 
 # A query's vector, or the vector still being computed (the embedder's task).

@@ -10,16 +10,13 @@ from collections.abc import Sequence
 from typing import Final
 
 from shared.errors import ConflictError, InvalidInputError
-from shared.storage.interfaces import ObjectStore, StoredObject, WriteCondition
+from shared.storage.interfaces import GET_MANY_BATCH, ObjectStore, StoredObject, WriteCondition
 from shared.storage.postgres._datastore import STORE_NAME, PostgresDatastore
 
 _GET_SQL: Final = "SELECT body, version::text AS etag FROM objects WHERE key = $1"
 _GET_MANY_SQL: Final = (
     "SELECT key, body, version::text AS etag FROM objects WHERE key = ANY($1::text[])"
 )
-# Keys per query of get_many: a lexicon shard of a long message is tens of KB, and decoding a
-# query's rows holds the event loop.
-GET_MANY_KEYS: Final = 200
 _ETAG_SQL: Final = "SELECT version::text FROM objects WHERE key = $1"
 _PUT_SQL: Final = """
 INSERT INTO objects (key, body, version) VALUES ($1, $2, nextval('objects_version'))
@@ -65,11 +62,11 @@ class PostgresObjectStore(ObjectStore):
         return StoredObject(body=rows[0]["body"], etag=rows[0]["etag"])
 
     async def get_many(self, keys: Sequence[str]) -> dict[str, StoredObject]:
-        """One query per ``GET_MANY_KEYS`` keys, where ``get`` costs a round trip per key."""
+        """One query per ``GET_MANY_BATCH`` keys, where ``get`` costs a round trip per key."""
         wanted = list(dict.fromkeys(keys))
         found: dict[str, StoredObject] = {}
-        for start in range(0, len(wanted), GET_MANY_KEYS):
-            chunk = wanted[start : start + GET_MANY_KEYS]
+        for start in range(0, len(wanted), GET_MANY_BATCH):
+            chunk = wanted[start : start + GET_MANY_BATCH]
             for row in await self._datastore.fetch(_GET_MANY_SQL, chunk):
                 found[row["key"]] = StoredObject(body=row["body"], etag=row["etag"])
         return found
