@@ -28,6 +28,7 @@ class FaultyStore(ObjectStore):
         crash_delete_probability: float = 0.0,
         rng: random.Random | None = None,
         before_conditional_put: Callable[[], Awaitable[None]] | None = None,
+        reads_together: int = 0,
     ) -> None:
         self.inner = inner
         self.fail_puts_under = fail_puts_under
@@ -39,10 +40,24 @@ class FaultyStore(ObjectStore):
         self.shard_gate: asyncio.Event | None = None
         # Every key read, in order: what a test counts reads by.
         self.gets: list[str] = []
+        # Racing readers: each get_many waits until this many have begun, so all of them read
+        # the same state before any of them writes, however fast the backend answers.
+        self._reads_together = reads_together
+        self._reading = 0
+        self._all_reading = asyncio.Event()
 
     async def get(self, key: str) -> StoredObject | None:
         self.gets.append(key)
         return await self.inner.get(key)
+
+    async def get_many(self, keys: Sequence[str]) -> dict[str, StoredObject]:
+        if self._reads_together:
+            self._reading += 1
+            if self._reading >= self._reads_together:
+                self._all_reading.set()
+            await self._all_reading.wait()
+        self.gets.extend(keys)
+        return await self.inner.get_many(keys)
 
     async def etag(self, key: str) -> str | None:
         return await self.inner.etag(key)

@@ -78,8 +78,9 @@ async def test_fold_respects_min_and_max_shards(object_store: ObjectStore) -> No
 
 async def test_two_folders_racing_fold_each_shard_exactly_once(object_store: ObjectStore) -> None:
     await write_old_shards(object_store, "t", count=40, at_ms=START_MS - LAG_MS)
+    racing = FaultyStore(object_store, reads_together=6)
     results = await asyncio.gather(
-        *(COUNTER_LOG.fold(object_store, "t", now_ms=START_MS, lag_ms=LAG_MS) for _ in range(6))
+        *(COUNTER_LOG.fold(racing, "t", now_ms=START_MS, lag_ms=LAG_MS) for _ in range(6))
     )
     assert sum(r.shards_folded for r in results) == 40
     assert any(r.conflict for r in results)
