@@ -23,6 +23,7 @@ A query is scored against the index by ``shared.lexical.query.KeywordQuery``.
 from __future__ import annotations
 
 import sys
+from array import array
 from collections.abc import Mapping, Sequence
 from typing import Final
 
@@ -64,12 +65,13 @@ class LexicalIndex:
         # term -> {passage key: count}
         self._postings: dict[str, dict[str, int]] = {}
         self._lengths: dict[str, int] = {}
-        # Each memory's passage keys, and each passage's terms (the same string objects the
-        # postings are keyed by), so that a removal, which arrives as an id alone (a lexicon
-        # shard's "remove"), touches only that memory's posting lists: walking the whole
-        # vocabulary made every forget cost O(distinct terms of the tenant).
+        # Each memory's passage keys, and each passage's terms with their counts (as term ids,
+        # ``SummedCounts.passage``), so that a removal, which arrives as an id alone (a lexicon
+        # shard's "remove"), touches only that memory's posting lists (walking the whole
+        # vocabulary made every forget cost O(distinct terms of the tenant)), and the feedback
+        # reads a memory's counts without a lookup per term.
         self._passages: dict[str, tuple[str, ...]] = {}
-        self._terms: dict[str, tuple[str, ...]] = {}
+        self._terms: dict[str, array[int]] = {}
         # The memory of every passage but a first one (whose key is the memory id itself).
         self._owners: dict[str, str] = {}
         # The label terms of the memories that have any.
@@ -82,7 +84,8 @@ class LexicalIndex:
         # The same postings as arrays, for scoring a query (``shared.lexical.postings``).
         self._slots = PassageSlots()
         self._arrays = TermArrays()
-        # Each memory's counts over all its passages, once summed (a memory never changes).
+        # The terms' ids, and each memory's counts over all its passages, once summed (a memory
+        # never changes).
         self._summed = SummedCounts()
 
     def __len__(self) -> int:
@@ -95,10 +98,9 @@ class LexicalIndex:
 
     @property
     def entries(self) -> int:
-        """(passage, term) pairs held: what the index's memory grows with, ~60 bytes each
-        (tracemalloc: 3.9 MiB for 5,882 LoCoMo turns, 69,607 entries, each turn one passage).
-        About 6.6 MiB per 10,000 one-sentence memories; a long memory costs about one entry
-        per distinct term of each passage."""
+        """(passage, term) pairs held: what the index's memory grows with, 50-80 bytes each
+        (docs/internals.md); a long memory costs about one entry per distinct term of each
+        passage."""
         return self._entries
 
     @property
@@ -130,12 +132,11 @@ class LexicalIndex:
             slot = self._slots.add(key, length, memory_id)
             self._total_length += length
             self._entries += len(counts)
-            # Interned, so the postings' keys and every passage's term tuple share one string.
-            held = tuple(sys.intern(term) for term in counts)
-            for term, count in zip(held, counts.values(), strict=True):
-                self._postings.setdefault(term, {})[key] = count
+            for term, count in counts.items():
+                # Interned: every posting of a term is keyed by one string, in every tenant.
+                self._postings.setdefault(sys.intern(term), {})[key] = count
                 self._arrays.added(term, slot, count)
-            self._terms[key] = held
+            self._terms[key] = self._summed.passage(counts)
             if position:
                 self._owners[key] = memory_id
             keys.append(key)
@@ -147,11 +148,8 @@ class LexicalIndex:
         found = self._summed.kept(memory_id)
         if found is not None:
             return found
-        summed: dict[str, int] = {}
-        for key in self._passages.get(memory_id, ()):
-            for term in self._terms[key]:
-                summed[term] = summed.get(term, 0) + self._postings[term][key]
-        return self._summed.keep(memory_id, summed, held=memory_id in self._passages)
+        passages = [self._terms[key] for key in self._passages.get(memory_id, ())]
+        return self._summed.summed(memory_id, passages, held=memory_id in self._passages)
 
     def term(self, term_id: int) -> str:
         """The term ``counted`` gave ``term_id``."""
@@ -180,7 +178,8 @@ class LexicalIndex:
             self._owners.pop(key, None)
             self._slots.remove(key)
             self._total_length -= self._lengths.pop(key)
-            for term in self._terms.pop(key, ()):
+            held = self._terms.pop(key, None)
+            for term in self._summed.terms_of(held) if held is not None else ():
                 self._arrays.dropped(term)
                 posting = self._postings.get(term)
                 if posting is not None and posting.pop(key, None) is not None:

@@ -129,3 +129,18 @@ def test_a_memorys_counts_are_kept_until_it_is_removed() -> None:
     assert counts("m1") == {}
     index.add("m1", [{"queue": 1}])
     assert counts("m1") == {"queue": 1}
+
+
+def test_a_memorys_counts_are_summed_in_the_order_its_terms_were_first_met() -> None:
+    index = LexicalIndex()
+    index.add("one", [{"queue": 2, "deploy": 1}])
+    index.add("many", [{"retry": 1, "queue": 1}, {"deploy": 2, "queue": 3}, {"retry": 4}])
+    index.add("none", [])
+    for memory_id, expected in (
+        ("one", [("queue", 2), ("deploy", 1)]),
+        ("many", [("retry", 5), ("queue", 4), ("deploy", 2)]),
+        ("none", []),
+    ):
+        ids, totals = index.counted(memory_id)
+        assert [index.term(i) for i in ids.tolist()] == [term for term, _ in expected]
+        assert totals.tolist() == [count for _, count in expected]
