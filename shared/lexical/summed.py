@@ -1,13 +1,14 @@
-"""Memories' terms summed over their passages, as term ids and counts, kept for the memories
-summed last: what the keyword leg's feedback reads (``shared.lexical.feedback``). Pure data, no
-I/O.
+"""Memories' terms summed over their passages, as term ids and counts: what the keyword leg's
+feedback reads (``shared.lexical.feedback``). Pure data, no I/O.
 
-The feedback asks for its first answer's best eight memories on every recall, and the same
-memories come back on every question about a subject: a long chat's nineteen questions touch
-about 150 of them. A long message's few thousand terms took most of the feedback's time to sum,
-so each memory's sum is kept once made. Kept as two int32 arrays (a term id and a count each),
-a sum takes about an eighth of the room a dict of its terms would, and several memories' sums
-add up as arrays.
+The feedback asks for its first answer's best eight memories on every recall. Each passage
+keeps its terms as ids beside their counts in one int32 array (``SummedCounts.passage``), so a
+memory of one passage is read as it is, and one of several is summed with numpy rather than
+looked up term by term in the postings (docs/benchmarks.md). The same memories come back on
+every question about a subject (a long chat's nineteen questions touch about 150 of them), so
+a sum over several passages is kept once made. As two int32 arrays (a term id and a count
+each), a sum takes about an eighth of the room a dict of its terms would, and several
+memories' sums add up as arrays.
 """
 
 from __future__ import annotations
