@@ -2,12 +2,14 @@
 same turns and the same questions, in alternating rounds on the same machine.
 
     python bench/peer_http.py --data /work/shared/bench-data \\
-        [--peer tests/thirdparty/mcp-memory-service] [--rounds 5] [--beam-chat 1] [--limit 5]
-        [--baseline OTHER_CHECKOUT]
+        [--peer tests/thirdparty/mcp-memory-service] [--rounds 5] [--beam-chat 1[,2,...]]
+        [--limit 5] [--baseline OTHER_CHECKOUT]
 
 Two sets: LoCoMo conversations 0 and 1 (their turns in one tenant, stored as "speaker: text";
-their category 1-4 questions asked) and one long technical chat of BEAM 500K dev (its messages
-stored as "role: content", cut to our content limit; its questions asked). Each server is
+their category 1-4 questions asked) and long technical chats of BEAM 500K dev (each chat's
+messages stored as "role: content" in a tenant of its own, cut to our content limit; its
+questions asked). A chat has nineteen questions or so, few for a median: given several chats,
+their first asks are also pooled, each side's p50 over all of them. Each server is
 filled through its own tool over MCP (our ``remember``, the peer's ``memory_store`` with a
 ``conversation_id`` so its semantic de-duplication keeps every turn). Both return the same
 number of memories (``--limit``, our balanced default). Two figures per side:
@@ -231,8 +233,9 @@ async def peer_running(venv: Path, home: Path) -> AsyncIterator[PeerServer | Non
 
 async def measure(
     ours: dict[str, ApiServer], query_set: QuerySet, args: argparse.Namespace
-) -> dict[str, Any]:
-    tenant = "peer-http-" + query_set.name.split()[0]
+) -> tuple[dict[str, Any], dict[str, list[float]]]:
+    """The set's figures, and each side's first asks (seconds) for pooling across sets."""
+    tenant = "peer-http-" + "-".join(query_set.name.split()[:3])
     sides = [Side(name, server.url, tenant, "recall", args.limit) for name, server in ours.items()]
     for side in sides:
         await fill(side.url, tenant, "remember", [{"content": t} for t in query_set.texts])
@@ -245,16 +248,35 @@ async def measure(
             first = await first_asks(sides, query_set.questions)
             again = await repeats(sides, query_set.questions, args.rounds)
     result = _summary(first, again)
-    return {
+    figures = {
         "set": query_set.name,
         "memories": len(query_set.texts),
         "questions": len(query_set.questions),
         **result,
     }
+    return figures, first
+
+
+def pooled_first_asks(name: str, firsts: Sequence[dict[str, list[float]]]) -> dict[str, Any]:
+    """Each side's first-ask p50 over the questions of every set in ``firsts``, and ours over
+    the peer's (and over the baseline's) on those p50s."""
+    pooled = {side: [s for first in firsts for s in first[side]] for side in firsts[0]}
+    p50 = {side: statistics.median(seconds) for side, seconds in pooled.items()}
+    summary: dict[str, Any] = {
+        "set": name,
+        "questions": len(next(iter(pooled.values()))),
+        **{side: {"first_ask_p50_ms": round(value * 1000, 2)} for side, value in p50.items()},
+    }
+    pairs = [(side, "peer") for side in p50 if side != "peer" and "peer" in p50]
+    if "baseline" in p50:
+        pairs.append(("ours", "baseline"))
+    for mine, theirs in pairs:
+        summary[f"{mine}/{theirs}"] = {"first_ask": round(p50[mine] / p50[theirs], 3)}
+    return summary
 
 
 async def main(args: argparse.Namespace) -> None:
-    sets = [locomo_set(args.data), beam_set(args.data, args.beam_chat)]
+    chats = [beam_set(args.data, chat) for chat in args.beam_chat]
     with tempfile.TemporaryDirectory(prefix="peer-http-ours-") as work:
         ours = {"ours": await ApiServer.start(Path(work) / "ours")}
         try:
@@ -262,11 +284,30 @@ async def main(args: argparse.Namespace) -> None:
                 ours["baseline"] = await ApiServer.start(
                     Path(work) / "baseline", checkout=args.baseline
                 )
-            for query_set in sets:
-                print(json.dumps(await measure(ours, query_set, args)), flush=True)
+            figures, _ = await measure(ours, locomo_set(args.data), args)
+            print(json.dumps(figures), flush=True)
+            firsts = []
+            for query_set in chats:
+                figures, first = await measure(ours, query_set, args)
+                firsts.append(first)
+                print(json.dumps(figures), flush=True)
+            if len(chats) > 1:
+                name = "beam chats " + ",".join(map(str, args.beam_chat)) + " pooled"
+                print(json.dumps(pooled_first_asks(name, firsts)), flush=True)
         finally:
             for server in ours.values():
                 await server.stop()
+
+
+def _chat_numbers(value: str) -> list[int]:
+    try:
+        chats = [int(part) for part in value.split(",")]
+    except ValueError as error:
+        message = f"chat numbers separated by commas, not {value!r}"
+        raise argparse.ArgumentTypeError(message) from error
+    if len(set(chats)) != len(chats):
+        raise argparse.ArgumentTypeError(f"each chat once, not {value!r}")
+    return chats
 
 
 def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -274,7 +315,12 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--data", type=Path, default=Path("/work/shared/bench-data"))
     parser.add_argument("--peer", type=Path, default=PEER_VENV, help="the peer's venv")
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--beam-chat", type=int, default=1)
+    parser.add_argument(
+        "--beam-chat",
+        type=_chat_numbers,
+        default=[1],
+        help="BEAM 500K dev chats, comma-separated (each its own tenant)",
+    )
     parser.add_argument(
         "--baseline", type=Path, default=None, help="another checkout (with its .venv) beside ours"
     )
