@@ -81,7 +81,8 @@ def beam_set(data: Path, chat: int) -> QuerySet:
     found = next(c for c in load_beam(data) if c.chat == chat)
     return QuerySet(
         name=f"beam chat {chat} ({found.title})",
-        texts=[fitted(m.stored) for m in found.messages],
+        # A chat may say the same thing twice; ours keeps one copy, the peer refuses the second.
+        texts=list(dict.fromkeys(fitted(m.stored) for m in found.messages)),
         questions=[q.text for q in found.questions],
     )
 
