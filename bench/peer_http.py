@@ -42,7 +42,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -196,6 +196,15 @@ async def repeats(
     return round_p50
 
 
+def _compared(sides: Collection[str]) -> list[tuple[str, str]]:
+    """The ratios printed, as (numerator, denominator): each of ours over the peer, and ours
+    over the baseline."""
+    pairs = [(side, "peer") for side in sides if side != "peer" and "peer" in sides]
+    if "baseline" in sides:
+        pairs.append(("ours", "baseline"))
+    return pairs
+
+
 def _summary(first: dict[str, list[float]], again: dict[str, list[float]]) -> dict[str, Any]:
     """Each side's p50s, and each of ours over the peer's (and over the baseline's, given one)."""
     summary: dict[str, Any] = {
@@ -206,10 +215,7 @@ def _summary(first: dict[str, list[float]], again: dict[str, list[float]]) -> di
         }
         for name in first
     }
-    pairs = [(name, "peer") for name in first if name != "peer" and "peer" in first]
-    if "baseline" in first:
-        pairs.append(("ours", "baseline"))
-    for mine, theirs in pairs:
+    for mine, theirs in _compared(first):
         summary[f"{mine}/{theirs}"] = {
             "first_ask": round(
                 statistics.median(first[mine]) / statistics.median(first[theirs]), 3
@@ -268,10 +274,7 @@ def pooled_first_asks(name: str, firsts: Sequence[dict[str, list[float]]]) -> di
         "questions": len(next(iter(pooled.values()))),
         **{side: {"first_ask_p50_ms": round(value * 1000, 2)} for side, value in p50.items()},
     }
-    pairs = [(side, "peer") for side in p50 if side != "peer" and "peer" in p50]
-    if "baseline" in p50:
-        pairs.append(("ours", "baseline"))
-    for mine, theirs in pairs:
+    for mine, theirs in _compared(p50):
         summary[f"{mine}/{theirs}"] = {"first_ask": round(p50[mine] / p50[theirs], 3)}
     return summary
 
