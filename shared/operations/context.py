@@ -4,7 +4,7 @@ the replacement records, the clock and the recall floor, fixed for the life of a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import msgspec
 
@@ -14,7 +14,7 @@ from shared.embedding.recent import RecentVectors
 from shared.lexical import Lexicon
 from shared.memories import MemoryDeleter
 from shared.memories.visibility import Visibility
-from shared.model import Hit
+from shared.model import Hit, Memory
 from shared.model.ids import wall_clock_ms
 from shared.operations.relations import RelationVectors
 from shared.operations.tenant_names import TenantNames
@@ -74,6 +74,16 @@ class OperationsContext(msgspec.Struct, frozen=True, kw_only=True):
         finally:
             abandon(embedding)  # a no-op once it is done; nothing left running on a failure
         return [hit for hit in hits if hit.memory.visible_to(conversation)]
+
+    async def bodies(self, tenant: str, ids: Sequence[str]) -> dict[str, Memory]:
+        """The memories of ``ids`` that exist, by id: from ``snapshots`` where the backend keeps
+        them (as fresh as the vector query the caller just made), else read."""
+        held = self.snapshots.memories(tenant, ids) if self.snapshots is not None else []
+        found = {memory.id: memory for memory in held}
+        missing = [memory_id for memory_id in ids if memory_id not in found]
+        if missing:
+            found.update((memory.id, memory) for memory in await self.vectors.get(tenant, missing))
+        return found
 
     async def visibility(self, tenant: str, conversation: str | None) -> Visibility:
         """What a request in ``conversation`` may see of ``tenant`` now."""

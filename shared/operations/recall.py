@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Final
 
 import msgspec
@@ -182,7 +182,7 @@ async def kept(
         for c in passing
         if c.memory is None and not visibility.replacements.retired(c.memory_id)
     ]
-    found = await _bodies(ops, tenant, wanted) if wanted else {}
+    found = await ops.bodies(tenant, wanted) if wanted else {}
     candidates = []
     for candidate in fused:
         if candidate.memory is not None:
@@ -204,17 +204,6 @@ def reranked(candidates: list[Candidate], *, limit: int) -> list[Candidate]:
     best = heapq.nlargest(depth, candidates, key=rank_order)
     going_on = {c.memory_id for c in best}
     return [c for c in candidates if c.memory_id in going_on]
-
-
-async def _bodies(ops: OperationsContext, tenant: str, ids: Sequence[str]) -> dict[str, Memory]:
-    """The memories of keyword-only hits: from ``Stores.snapshots`` where the backend keeps
-    them (as fresh as this recall's query), else read."""
-    held = ops.snapshots.memories(tenant, ids) if ops.snapshots is not None else []
-    found = {memory.id: memory for memory in held}
-    missing = [memory_id for memory_id in ids if memory_id not in found]
-    if missing:
-        found.update((memory.id, memory) for memory in await ops.vectors.get(tenant, missing))
-    return found
 
 
 async def newer_versions(
@@ -242,7 +231,7 @@ async def newer_versions(
     held = {c.memory_id: c for c in candidates}
     best = sorted(candidates, key=lambda c: c.relevance, reverse=True)[: limit * FETCH_WINDOW]
     wanted = {n for c in best for n in links.get(c.memory_id, ()) if n not in held}
-    found = await _bodies(ops, tenant, sorted(wanted)) if wanted else {}
+    found = await ops.bodies(tenant, sorted(wanted)) if wanted else {}
     brought = []
     for older in best:
         for newer_id in links.get(older.memory_id, ()):

@@ -15,7 +15,7 @@ from shared.ranking.score import (
     rank_order,
 )
 from shared.ranking.tie_break import trust
-from shared.ranking.updates import probably_updated
+from shared.ranking.updates import first_updated, probably_updated
 from shared.ranking.versions import newer_first
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "RecallMode",
     "RecallOutcome",
     "already_known",
+    "first_updated",
     "gate",
     "names_first",
     "newer_first",

@@ -56,7 +56,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from shared.model import Hit, Scope
+from shared.model import Hit, Memory, Scope
 from shared.ranking.changed_in_place import changed_slot, denied, negation, replaced_span
 from shared.ranking.chat_turns import speaker, unaddressed, unlabelled
 from shared.ranking.evidence import Update
@@ -298,10 +298,18 @@ def probably_updated(content: str, visible: Sequence[Hit], *, scope: Scope) -> H
     """The visible memory ``content`` most probably updates: the nearest with text evidence
     that it restates it with another value, whose readers all see the new one (a note never
     stands in for a project memory), or None."""
+    nearest_first = sorted(visible, key=lambda hit: hit.similarity, reverse=True)
+    found = first_updated(content, [hit.memory for hit in nearest_first], scope=scope)
+    return next((hit for hit in nearest_first if hit.memory is found), None)
+
+
+def first_updated(content: str, memories: Sequence[Memory], *, scope: Scope) -> Memory | None:
+    """The first of ``memories``, in their order, that ``content`` probably updates, as
+    ``probably_updated`` reads each, or None."""
     check = UpdateCheck(content)
-    for hit in sorted(visible, key=lambda hit: hit.similarity, reverse=True):
-        if scope == "conversation" and hit.memory.scope == "project":
+    for memory in memories:
+        if scope == "conversation" and memory.scope == "project":
             continue
-        if check.of(hit.memory.content) is not None:
-            return hit
+        if check.of(memory.content) is not None:
+            return memory
     return None
