@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections import OrderedDict
@@ -123,9 +124,28 @@ class Lexicon:
             StorageError: the tenant's first load failed.
         """
         state = await self._state(tenant)
+        self._refresh_if_due(tenant, state)
+        return self._scored(tenant, query, state.index)
+
+    def _refresh_if_due(self, tenant: str, state: TenantLexicon) -> None:
         if time.monotonic() - state.checked_at >= self._refresh_s:
             self._in_background(tenant, lambda: self._refresh(tenant, state))
-        return self._scored(tenant, query, state.index)
+
+    async def sharing_words(self, tenant: str, text: str, *, top_k: int) -> list[str]:
+        """The ids of the ``top_k`` memories whose words best match ``text``'s, best first: a
+        new memory's, so not kept as a question that may be asked again. None while the
+        tenant's index is not held by this process: it is read then, in the background, and
+        the caller does not wait for a whole tenant to be read."""
+        state = self._tenants.get(tenant)
+        if state is None:
+            self._in_background(f"load:{tenant}", functools.partial(self._loaded, tenant))
+            return []
+        self._tenants.move_to_end(tenant)
+        self._refresh_if_due(tenant, state)
+        return list(KeywordQuery(state.index, terms(text), names=names(text)).best(top_k))
+
+    async def _loaded(self, tenant: str) -> None:
+        await self._state(tenant)
 
     def _scored(self, tenant: str, query: str, index: LexicalIndex) -> KeywordQuery:
         """``query`` scored on ``index``: as it was when last asked, if the index has not

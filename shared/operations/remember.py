@@ -26,13 +26,21 @@ from shared.memories.repairs import ensure_listed
 from shared.memories.visibility import Visibility, may_replace, replaceable
 from shared.model import Draft, Hit, Memory, new_memory
 from shared.operations.context import OperationsContext
-from shared.ranking import already_known, probably_updated
+from shared.process.tasks import abandon
+from shared.ranking import already_known, first_updated, probably_updated
 from shared.ranking.figures import figure_candidates, first_restated
+from shared.ranking.memory_readings import is_a_fact, plain_terms_of, values_of, words_of
+from shared.ranking.relations import shared_names
 
 # The nearest memories remember compares a new fact with: the one that already says it (dedup
 # looks at the nearest), or the one it probably updates (more links no more of the revision
 # pairs and costs remember time: docs/calibration.md).
 NEIGHBOUR_CANDIDATES: Final = 5
+# The memories that share most of a new fact's words (its names weigh most, being rare) are
+# compared with it too, after the nearest: among many facts of one pattern ("… works for
+# Nokia."), the nearest by meaning are other subjects' facts of that pattern, and the subject's
+# own earlier fact may be none of them (docs/calibration.md).
+WORD_NEIGHBOURS: Final = 5
 
 
 class RememberAnswer(msgspec.Struct, frozen=True, kw_only=True):
@@ -64,27 +72,64 @@ async def remember(
         InvalidInputError: ``replaces`` names no memory this request may replace.
     """
     embedding = ops.start_embedding(draft.content)
-    visibility, live = await _live_neighbours(ops, tenant, conversation, embedding)
-    replaced = None
-    if replaces is not None:
-        replaced = await replaceable(ops.vectors, tenant, visibility, replaces, scope=draft.scope)
-        live = [hit for hit in live if hit.memory.id != replaced.id]
-    known = already_known(draft.content, live)
-    if known is not None and (replaced is None or may_replace(known.memory, replaced)):
-        return await _already_known(
-            ops, known.memory, replaced, visibility=visibility, link_updates=link_updates
+    linking = replaces is None and link_updates
+    # Beside the embedding, as recall's keyword leg: it does not need the vector. Only for a
+    # fact of a sentence or so: a longer text is compared sentence by sentence with its nearest.
+    sharing = (
+        asyncio.create_task(ops.lexicon.sharing_words(tenant, draft.content, top_k=WORD_NEIGHBOURS))
+        if linking and is_a_fact(words_of(draft.content))
+        else None
+    )
+    try:
+        visibility, live = await _live_neighbours(ops, tenant, conversation, embedding)
+        replaced = None
+        if replaces is not None:
+            replaced = await replaceable(
+                ops.vectors, tenant, visibility, replaces, scope=draft.scope
+            )
+            live = [hit for hit in live if hit.memory.id != replaced.id]
+        known = already_known(draft.content, live)
+        if known is not None and (replaced is None or may_replace(known.memory, replaced)):
+            return await _already_known(
+                ops, known.memory, replaced, visibility=visibility, link_updates=link_updates
+            )
+        memory = new_memory(
+            tenant, conversation, draft, expires_in_days=expires_in_days, now_ms=visibility.now_ms
         )
-    memory = new_memory(
-        tenant, conversation, draft, expires_in_days=expires_in_days, now_ms=visibility.now_ms
-    )
-    linking = replaced is None and link_updates
-    return await _stored(
-        ops,
-        memory,
-        embedding.result(),
-        replaced=replaced,
-        neighbours=live if linking else [],
-    )
+        neighbours = _Neighbours(live, sharing, visibility) if linking else None
+        return await _stored(
+            ops, memory, embedding.result(), replaced=replaced, neighbours=neighbours
+        )
+    finally:
+        if sharing is not None:
+            abandon(sharing)  # a no-op once it is done; nothing left running on a failure
+
+
+class _Neighbours:
+    """What a new memory is compared with for a probable update: the nearest memories by
+    meaning (``live``), then those sharing most of its words (``sharing``: their ids, from the
+    keyword leg), each as ``visibility`` lets the request see it."""
+
+    def __init__(
+        self, live: list[Hit], sharing: asyncio.Task[list[str]] | None, visibility: Visibility
+    ) -> None:
+        self.live = live
+        self._sharing = sharing
+        self._visibility = visibility
+
+    async def sharing_words(self, ops: OperationsContext, tenant: str) -> list[Memory]:
+        """The memories that share most of the new one's words, best first, but the nearest."""
+        if self._sharing is None:
+            return []
+        ids = await self._sharing
+        nearest = {hit.memory.id for hit in self.live}
+        wanted = [
+            memory_id
+            for memory_id in ids
+            if memory_id not in nearest and not self._visibility.replacements.retired(memory_id)
+        ]
+        found = await ops.bodies(tenant, wanted) if wanted else {}
+        return [found[i] for i in wanted if i in found and self._visibility.sees(found[i])]
 
 
 async def _stored(
@@ -93,7 +138,7 @@ async def _stored(
     embedding: list[float],
     *,
     replaced: Memory | None,
-    neighbours: list[Hit],
+    neighbours: _Neighbours | None,
 ) -> RememberAnswer:
     """Keys, vector (shared.memories), then the lexicon (a memory whose lexicon shard is
     missing is still recalled by the vector leg), then the record retiring ``replaced`` or
@@ -102,10 +147,9 @@ async def _stored(
     writing = asyncio.create_task(write_memory(ops.objects, ops.vectors, memory, embedding))
     await asyncio.sleep(0)  # the write's first request is on its way before the rules run
     try:
-        found = await _probably_updated(ops, memory, neighbours) if neighbours else None
+        updated = await _probably_updated(ops, memory, neighbours) if neighbours else None
     finally:
         await writing
-    updated = found.memory if found is not None else None
     await ops.lexicon.added(memory)
     if replaced is not None:
         await ops.replacements.record(memory.tenant, replaced.id, memory.id)
@@ -115,16 +159,26 @@ async def _stored(
 
 
 async def _probably_updated(
-    ops: OperationsContext, memory: Memory, neighbours: list[Hit]
-) -> Hit | None:
-    """The neighbour ``memory`` probably updates: by the text rules, or, between long texts
-    where the words say no, a figure restated in other words (``shared.ranking.figures``): the
-    few sentences that hold it are embedded, only then. Without those embeddings the link is
-    left out, never the memory."""
-    found = probably_updated(memory.content, neighbours, scope=memory.scope)
+    ops: OperationsContext, memory: Memory, neighbours: _Neighbours
+) -> Memory | None:
+    """The neighbour ``memory`` probably updates: by the text rules, the nearest first, then
+    those sharing its words; or, between long texts where the words say no, a nearest one with
+    a figure restated in other words (``shared.ranking.figures``): the few sentences that hold
+    it are embedded, only then. Without those embeddings the link is left out, never the
+    memory."""
+    found = probably_updated(memory.content, neighbours.live, scope=memory.scope)
     if found is not None:
-        return found
-    candidates = figure_candidates(memory.content, neighbours, scope=memory.scope)
+        return found.memory
+    # Of those sharing its words, only what speaks of the same name: that is what they share.
+    sharing = [
+        other
+        for other in await neighbours.sharing_words(ops, memory.tenant)
+        if _names_the_same(memory.content, other.content)
+    ]
+    updated = first_updated(memory.content, sharing, scope=memory.scope)
+    if updated is not None:
+        return updated
+    candidates = figure_candidates(memory.content, neighbours.live, scope=memory.scope)
     if not candidates:
         return None
     sentences = sorted({s for _, pairs in candidates for pair in pairs for s in pair})
@@ -132,7 +186,17 @@ async def _probably_updated(
         vectors = await ops.embedder.embed_many(sentences)
     except EmbeddingError:
         return None
-    return first_restated(candidates, dict(zip(sentences, vectors, strict=True)))
+    restated = first_restated(candidates, dict(zip(sentences, vectors, strict=True)))
+    return restated.memory if restated is not None else None
+
+
+def _names_the_same(new: str, other: str) -> bool:
+    """Whether two texts speak of the same name, said inside a sentence (the first word of one
+    is capitalised whatever it is: "Every morning Owen Price has coffee."), and share a word
+    written in lower case: a name alone says nothing of whether they tell the same thing of it
+    ("… now lives in Rotterdam." after "… is a citizen of Portugal.")."""
+    names = shared_names(new, other) & values_of(new) & values_of(other)
+    return bool(names) and bool(plain_terms_of(new) & plain_terms_of(other))
 
 
 async def _live_neighbours(

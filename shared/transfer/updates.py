@@ -1,8 +1,9 @@
-"""Probable updates among imported memories, found as remember finds them (``import
+"""Probable updates among imported memories, found by remember's text rules (``import
 --link-updates``): for data from another tool, which carries no links of its own.
 
-Each new memory, oldest first, is compared with the nearest memories of its tenant that are
-older than it, that its readers see (a note of its own conversation, or a project memory), and
+Each new memory, oldest first, is compared with the nearest memories of its tenant (remember
+also reads the memories that share a short fact's words; an import does not) that are older
+than it, that its readers see (a note of its own conversation, or a project memory), and
 that nothing retired; the nearest it probably updates (``shared.ranking.updates``) is linked by
 the record remember writes. An export of this server's carries its links (``superseded_by``)
 and the links its owner undid are not in it, so its import does not look for more.

@@ -102,6 +102,27 @@ async def test_a_same_pattern_fact_about_another_subject_is_not_linked(
     assert "PROBABLY OUTDATED" not in text and "probably updates" not in text
 
 
+async def test_a_subjects_own_earlier_fact_is_linked_among_many_of_its_pattern(
+    servers: Servers, headers: dict[str, str]
+) -> None:
+    """The five nearest memories of "Hugo Bernard works for Nokia." are other people's facts of
+    its pattern; his own earlier employer, which shares his name and "works", is found by its
+    words and linked. Another relation of his is not, nor another person's fact of a pattern."""
+    url = servers.first
+    old = await stored(url, headers, "Hugo Bernard works for the European Space Agency.")
+    await stored(url, headers, "Hugo Bernard lives in Lisbon.")
+    for person in ("Felix Wagner", "Ravi Patel", "Lena Fischer", "Arjun Mehta", "Jonas Berg"):
+        await stored(url, headers, f"{person} works for Nokia.")
+    answer = await tool(url, "remember", {"content": "Hugo Bernard works for Nokia."}, headers)
+    assert f"It probably updates {old} (stored " in answer, answer
+    new = ids_in(answer)[0]
+    text = await tool(url, "recall", {"query": "Who does Hugo Bernard work for?"}, headers)
+    assert ids_in(text)[0] == new and old in ids_in(text), text
+    assert f"PROBABLY OUTDATED: {new} (stored " in text
+    sport = "Hugo Bernard's favourite sport is now tennis."
+    assert "probably updates" not in await tool(url, "remember", {"content": sport}, headers)
+
+
 async def test_supersedes_false_stores_without_a_link_and_undoes_one_already_made(
     servers: Servers, headers: dict[str, str]
 ) -> None:

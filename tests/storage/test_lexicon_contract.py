@@ -383,3 +383,23 @@ async def test_kept_questions_are_bounded_and_go_with_their_tenants_index(
     await lex.query("t11", "alpha")
     assert all(tenant == "t11" for tenant, _ in lex._asked)
     assert await lex.query("t10", "alpha") is not alpha
+
+
+async def test_a_new_memorys_words_are_matched_without_waiting_for_a_tenant_to_be_read(
+    stores: Stores, embedding_dim: int
+) -> None:
+    """``sharing_words`` (remember's) answers nothing for a tenant this process does not hold
+    and reads it in the background; then it answers the best matches, not kept as a question."""
+    clock = Clock()
+    texts = ["Hugo Bernard works for the European Space Agency.", "Ravi Patel works for Nokia."]
+    kept = [
+        await stored(stores, "t9", text, embedding_dim, NOW_MS + i) for i, text in enumerate(texts)
+    ]
+    lex = lexicon(stores, clock, "remembering")
+    new = "Hugo Bernard works for Nokia."
+    assert await lex.sharing_words("t9", new, top_k=5) == []
+    await lex.settled()
+    assert await lex.sharing_words("t9", new, top_k=5) == [kept[0].id, kept[1].id]
+    assert await lex.sharing_words("t9", new, top_k=1) == [kept[0].id]
+    assert await lex.sharing_words("t9", "the weather in Lima", top_k=5) == []
+    assert not lex._asked  # a new memory's text is no question that may be asked again
