@@ -116,7 +116,7 @@ async def test_remember_and_recall_answer_at_their_deadline_while_postgres_is_st
         ]
         # In a tenant this process holds nothing of: acme's recall may be answered from its
         # snapshot and keyword index, read while the first remember was stored.
-        question = {"query": "Which port does service 2 use?"}
+        question: dict[str, object] = {"query": "Which port does service 2 use?"}
         calls += [timed_call(url, "recall", question, tenant="beta")]
         tasks = [asyncio.create_task(call) for call in calls]
         await asyncio.sleep(1.0)  # each waits on the lock (or the pool) by now
