@@ -28,7 +28,7 @@ from shared.ranking.other_times import of_another_time
 from shared.ranking.relations import RelationReader, shared_names, shares_only_a_name
 from shared.ranking.revises import revises
 from shared.ranking.same_subject import change_sites
-from shared.ranking.values import is_value, value_kind
+from shared.ranking.values import is_figure, is_value, value_kind
 from shared.ranking.wording import (
     CHANGE_MARKS,
     CHANGE_TERMS,
@@ -224,16 +224,19 @@ def _answers_anew(
     newer: str, older: str, asked: tuple[frozenset[str], frozenset[str]] | None
 ) -> bool:
     """Whether ``newer`` answers the question anew in other words, however much less relevant:
-    two facts of a sentence each that hold the same words of the question (``asked``: the
-    newer's matched terms, then the older's), the newer giving, in place of a figure of the
-    older, one that measures the same as its words tell ("Standup is at 9:30." → "We meet for
-    standup at 10:15."; "… kept in Loki for 30 days." → "… purges anything older than 14
-    days."). A reworded fact does not say it changed, and its relevance falls outside the band.
-    A name for a name is not enough: "The backend runs on Python 3.10." and "The backend is
-    monitored by Grafana." answer two questions of the backend. Nor is a figure whose words tell
-    only what it counts or the word before it (``measured_outright``), nor a fact of a kind of
-    the older's subject (``_narrows_subject``)."""
-    if asked is None or not asked[0] or asked[0] != asked[1]:
+    two facts of a sentence each, the newer holding words of the question the older holds and
+    no other (``asked``: the newer's matched terms, then the older's), giving, in place of a
+    figure of the older, one that measures the same as its words tell ("Standup is at 9:30." →
+    "We meet for standup at 10:15."; "… kept in Loki for 30 days." → "… purges anything older
+    than 14 days."; "Nightly backups run at 2am UTC." → "The nightly backup job kicks off at
+    4am UTC." for "when do backups run"). A reworded fact does not say it changed, and its
+    relevance falls outside the band. A name for a name is not enough: "The backend runs on
+    Python 3.10." and "The backend is monitored by Grafana." answer two questions of the
+    backend. Nor is a figure whose words tell only what it counts or the word before it
+    (``measured_outright``), nor a fact of a kind of the older's subject
+    (``_narrows_subject``), nor one that leaves out a word of the question that names the
+    older's subject (``_leaves_asked_subject``)."""
+    if asked is None or not asked[0] or not asked[0] <= asked[1]:
         return False
     if not (one_fact_of(newer) and one_fact_of(older)):
         return False
@@ -241,11 +244,29 @@ def _answers_anew(
     if says_it_adds(newer, new_words, old_words):
         return False
     note, was = wording_of(newer), wording_of(older)
-    if _narrows_subject(note, was):
+    if _narrows_subject(note, was) or _leaves_asked_subject(note, was, asked[1] - asked[0]):
         return False
-    gone = [v for v in was.values - note.values if measured_outright(was, v)]
-    came = [v for v in note.values - was.values if measured_outright(note, v)]
+    gone = [v for v in was.values - note.values if _a_measured_figure(was, v)]
+    came = [v for v in note.values - was.values if _a_measured_figure(note, v)]
     return swapped_in_kind(was, gone, note, came, value_kind)
+
+
+def _a_measured_figure(wording: Wording, value: str) -> bool:
+    """Whether ``value`` is a figure that carries what it measures: a word of a name read after
+    another ("World Health Organization", "Ali Hassan") may read as a version, and is none."""
+    return is_figure(value) and measured_outright(wording, value)
+
+
+def _leaves_asked_subject(newer: Wording, older: Wording, only_older: frozenset[str]) -> bool:
+    """Whether a word of the question that only ``older`` holds (``only_older``) is what the
+    older is about (its first content word) or is said in the older's sentence with another word
+    in its place: the newer then tells the same of another subject ("The build agents run Node
+    22." after "Staging runs Node 18.", for "what node version is staging on"). A word of the
+    question the newer only rewords ("run" of "Nightly backups run at 2am UTC." → "The nightly
+    backup job kicks off at 4am UTC.") leaves the subject as it was."""
+    if not only_older:
+        return False
+    return older.terms[0] in only_older or _in_place_of(newer, older, only_older)
 
 
 def _narrows_subject(newer: Wording, older: Wording) -> bool:

@@ -559,12 +559,47 @@ def test_a_reworded_fact_giving_another_figure_of_the_same_measure_goes_first(
 @pytest.mark.parametrize(
     ("older", "newer", "matched_old", "matched_new"),
     [
+        # The question's verb reworded ("run" → "kicks off"), its subject kept.
+        (
+            "Nightly backups run at 2am UTC.",
+            "The nightly backup job kicks off at 4am UTC.",
+            ("backup", "run"),
+            ("backup",),
+        ),
+        (
+            "The public API rate limit is 1,000 requests per minute per key.",
+            "Per-key throttling on the public API kicks in at 600 requests a minute.",
+            ("api", "rate", "limit", "key"),
+            ("api", "key"),
+        ),
+    ],
+)
+def test_a_reworded_fact_holding_part_of_the_questions_words_goes_first(
+    older: str, newer: str, matched_old: tuple[str, ...], matched_new: tuple[str, ...]
+) -> None:
+    """The newer holds some of the words of the question the older holds and no other, says
+    none of the rest with another word in its place, and gives a figure of the same measure:
+    the older's words reworded, the same answer asked for."""
+    assert _ranked_pair(older, newer, matched_old, matched_new) == ["new", "old"]
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "matched_old", "matched_new"),
+    [
         # The newer holds fewer of the question's words: another subject's time.
         (
             "The mobile team's sprint demo is Thursday at 3pm.",
             "The web team's sprint demo is Friday at 2pm.",
             ("mobil", "demo"),
             ("demo",),
+        ),
+        # What the older is about is a word of the question the newer does not say.
+        ("Staging runs Node 18.", "The build agents run Node 22.", ("stage", "node"), ("node",)),
+        (
+            "The invoicing worker is deployed every Tuesday afternoon.",
+            "The notifications worker is deployed every Thursday morning.",
+            ("invoic", "worker", "deploy"),
+            ("worker", "deploy"),
         ),
         # A figure whose words tell only what it counts or follows: "one release" and "every
         # second Tuesday" share a word, not a measure.
