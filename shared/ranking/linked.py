@@ -18,9 +18,9 @@ from collections.abc import Collection, Mapping, Sequence
 def newest_first(
     start: str, links: Mapping[str, Sequence[str]], present: Collection[str]
 ) -> list[str]:
-    """The newer versions of ``start`` reachable along ``links`` (old id → newer ids) among
-    ``present``, newest first (ids are ULIDs: their order is the order they were written in);
-    a cycle ends the walk."""
+    """The versions of ``start`` reachable along ``links`` among ``present``, newest first (ids
+    are ULIDs: their order is the order they were written in): its newer versions along links
+    from old id to newer ids, its older ones along links turned around; a cycle ends the walk."""
     seen = {start}
     frontier = [start]
     found: list[str] = []
@@ -41,23 +41,45 @@ def linked_first(
     limit: int,
 ) -> list[int]:
     """``order`` (positions into ``ids``, best first) with each memory's newer versions placed
-    directly above it (newest first), taken from anywhere in ``ids``, cut to ``limit``. A newer
-    version that was ranked above its older one stays where it was."""
+    directly above it (newest first), taken from anywhere in ``ids``, and its older versions
+    among the first ``limit`` of ``order`` directly below it, cut to ``limit``. An older version
+    the ranking would not have shown is not brought in: it would take the place of a memory
+    more relevant than it to say what is no longer so."""
     position = {memory_id: i for i, memory_id in enumerate(ids)}
+    shown = {ids[i] for i in order[:limit]}
+    older_links = _older_links(links, shown)
     placed: list[int] = []
     done: set[int] = set()
+
+    def place(j: int) -> None:
+        if j not in done:
+            done.add(j)
+            placed.append(j)
+
     for i in order:
         for newer in newest_first(ids[i], links, position):
-            j = position[newer]
-            if j not in done:
-                done.add(j)
-                placed.append(j)
-        if i not in done:
-            done.add(i)
-            placed.append(i)
+            place(position[newer])
+        place(i)
+        for older in newest_first(ids[i], older_links, shown):
+            place(position[older])
         if len(placed) >= limit:
             break
     return placed[:limit]
+
+
+def _older_links(
+    links: Mapping[str, Sequence[str]], shown: Collection[str]
+) -> dict[str, list[str]]:
+    """``links`` (old id → newer ids) turned around, between ``shown`` memories only: newer id
+    → the older ids it probably updates."""
+    older: dict[str, list[str]] = {}
+    for old, newer_ids in links.items():
+        if old not in shown:
+            continue
+        for newer in newer_ids:
+            if newer in shown:
+                older.setdefault(newer, []).append(old)
+    return older
 
 
 def shown_links(

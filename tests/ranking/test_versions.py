@@ -12,8 +12,16 @@ def test_an_older_version_is_placed_directly_below_its_newer_one() -> None:
     ids = ["01A", "01B", "01C", "01D"]  # written in this order
     # 01A (old) ranked first, 01C (its update) ranked last of the four.
     assert linked_first([0, 1, 3, 2], ids, {"01A": ("01C",)}, limit=4) == [2, 0, 1, 3]
-    # A newer version ranked above its older one stays where it was.
-    assert linked_first([2, 1, 0, 3], ids, {"01A": ("01C",)}, limit=4) == [2, 1, 0, 3]
+    # A newer version ranked above its older one stays where it was, the older below it.
+    assert linked_first([2, 1, 0, 3], ids, {"01A": ("01C",)}, limit=4) == [2, 0, 1, 3]
+
+
+def test_an_older_version_the_ranking_would_not_show_is_not_brought_in() -> None:
+    ids = ["01A", "01B", "01C", "01D"]
+    assert linked_first([2, 1, 0, 3], ids, {"01A": ("01C",)}, limit=2) == [2, 1]
+    # Within the cut, a chain ranked apart stands newest first under its newest version.
+    links = {"01A": ("01B",), "01B": ("01C",)}
+    assert linked_first([2, 3, 0, 1], ids, links, limit=4) == [2, 1, 0, 3]
 
 
 def test_a_chain_stands_newest_first_whatever_order_it_was_ranked_in() -> None:
