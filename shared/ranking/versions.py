@@ -244,11 +244,14 @@ def _answers_anew(
     if says_it_adds(newer, new_words, old_words):
         return False
     note, was = wording_of(newer), wording_of(older)
-    if _narrows_subject(note, was) or _leaves_asked_subject(note, was, asked[1] - asked[0]):
-        return False
     gone = [v for v in was.values - note.values if _a_measured_figure(was, v)]
     came = [v for v in note.values - was.values if _a_measured_figure(note, v)]
-    return swapped_in_kind(was, gone, note, came, value_kind)
+    # The figures settle most pairs; only those left are read for their subjects.
+    return (
+        swapped_in_kind(was, gone, note, came, value_kind)
+        and not _narrows_subject(note, was)
+        and not _leaves_asked_subject(note, was, asked[1] - asked[0])
+    )
 
 
 def _a_measured_figure(wording: Wording, value: str) -> bool:
