@@ -133,9 +133,9 @@ class Lexicon:
 
     async def sharing_words(self, tenant: str, text: str, *, top_k: int) -> list[str]:
         """The ids of the ``top_k`` memories whose words best match ``text``'s, best first: a
-        new memory's, so not kept as a question that may be asked again. None while the
-        tenant's index is not held by this process: it is read then, in the background, and
-        the caller does not wait for a whole tenant to be read."""
+        new memory's, so not kept as a question that may be asked again. None of them while
+        the tenant's index is not held by this process: it is read then, in the background,
+        and the caller does not wait for a whole tenant to be read."""
         state = self._tenants.get(tenant)
         if state is None:
             self._in_background(f"load:{tenant}", functools.partial(self._loaded, tenant))
