@@ -33,7 +33,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from shared.errors import StorageError
 from shared.lexical.index import LexicalIndex
@@ -188,7 +188,9 @@ class Lexicon:
             await asyncio.gather(*self._background.values(), return_exceptions=True)
 
     async def close(self) -> None:
-        tasks = list(self._background.values())
+        # A load runs shielded from its waiters (``shared_run``): cancelling a background load
+        # leaves it running, and its failure once the stores close would go unretrieved.
+        tasks: list[asyncio.Future[Any]] = [*self._background.values(), *self._loading.values()]
         for task in tasks:
             abandon(task)
         for task in tasks:
