@@ -6,9 +6,16 @@ from __future__ import annotations
 from typing import Final
 
 from shared.model.tokens import STOP_WORDS
+from shared.ranking.asked_subject import leaves_asked_subject
 from shared.ranking.chat_turns import speaker
 from shared.ranking.dedup import DEDUP_MIN_WORD_OVERLAP
-from shared.ranking.memory_readings import is_a_fact, says_it_adds, values_of, words_of
+from shared.ranking.memory_readings import (
+    is_a_fact,
+    says_it_adds,
+    values_of,
+    wording_of,
+    words_of,
+)
 from shared.ranking.wording import states_something
 
 # Content words (stop words left out) a revision with a changed value shares with what it
@@ -38,20 +45,33 @@ def revises(newer: str, older: str, asked: tuple[frozenset[str], frozenset[str]]
     if _same_subject(new_words, old_words):
         return True
     shared_content = _same_content(new_words, old_words)
-    same_asked = (
+    asked_alike = (
         asked is not None
         and bool(asked[0])
-        and asked[0] == asked[1]
+        and asked[0] <= asked[1]
         and is_a_fact(new_words)
         and is_a_fact(old_words)
     )
     # The words settle most pairs; only the rest pay for reading the values.
-    if not (shared_content or same_asked):
+    if not (shared_content or asked_alike):
         return False
     new_values, old_values = values_of(newer), values_of(older)
     if new_values == old_values:
-        return same_asked and _led_apart(newer, older)
-    return shared_content or bool(new_values - old_values)
+        return asked_alike and _led_apart(newer, older) and not _leaves_subject(newer, older, asked)
+    same_asked = asked_alike and asked is not None and asked[0] == asked[1]
+    return shared_content or (same_asked and bool(new_values - old_values))
+
+
+def _leaves_subject(
+    newer: str, older: str, asked: tuple[frozenset[str], frozenset[str]] | None
+) -> bool:
+    """Whether ``newer`` leaves unsaid a word of the question that names what ``older`` is
+    about (``leaves_asked_subject``): "Kenji is the billing service owner." only rewords the
+    "owns" of "Marta owns the billing service."; "Production runs Node 18." tells of another
+    subject than "Staging runs Node 18." for "what does staging run"."""
+    if asked is None:
+        return False
+    return leaves_asked_subject(wording_of(newer), wording_of(older), asked[1] - asked[0])
 
 
 def _led_apart(newer: str, older: str) -> bool:

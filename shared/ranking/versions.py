@@ -14,6 +14,7 @@ from typing import Final
 
 from shared.model import Memory
 from shared.model.tokens import STOP_WORDS
+from shared.ranking.asked_subject import in_place_of, leaves_asked_subject
 from shared.ranking.figures import answers_with_another_figure
 from shared.ranking.measures import measured_outright, swapped_in_kind
 from shared.ranking.memory_readings import (
@@ -27,11 +28,9 @@ from shared.ranking.memory_readings import (
 from shared.ranking.other_times import of_another_time
 from shared.ranking.relations import RelationReader, shared_names, shares_only_a_name
 from shared.ranking.revises import revises
-from shared.ranking.same_subject import change_sites
 from shared.ranking.values import is_figure, is_value, value_kind
 from shared.ranking.wording import (
     CHANGE_MARKS,
-    CHANGE_TERMS,
     Wording,
     is_one_sentence,
     states_something,
@@ -183,7 +182,7 @@ def _notes_a_change(
     "500ms", Tom → Aisha), or holding a plain word of the question ("standup's at 10 now" for
     "what time is standup"; "orders api takes bearer tokens now" for "what auth header does the
     orders api want?") without saying a word of it the older holds with another word in its
-    place (``_in_place_of``). A note that shares only the name of whom the question asks about
+    place (``in_place_of``). A note that shares only the name of whom the question asks about
     may tell another attribute of theirs ("Ximena Cruz's favourite colour is now white." for
     "What does Ximena Cruz work as?"; "Tara Walsh's favourite food is now pho." for "What is
     Tara Walsh's favourite colour?"), and a value of another kind in place of the older's tells
@@ -217,7 +216,7 @@ def _notes_a_change(
     # A word of the question only the older holds may be what the question asks about, but
     # one said in the older's own sentence with another word in its place names another
     # attribute ("Tara Walsh's favourite food is now pho." for "… favourite colour?").
-    return asked[0] == asked[1] or not _in_place_of(note, was, asked[1] - asked[0])
+    return asked[0] == asked[1] or not in_place_of(note, was, asked[1] - asked[0])
 
 
 def _answers_anew(
@@ -235,7 +234,7 @@ def _answers_anew(
     backend. Nor is a figure whose words tell only what it counts or the word before it
     (``measured_outright``), nor a fact of a kind of the older's subject
     (``_narrows_subject``), nor one that leaves out a word of the question that names the
-    older's subject (``_leaves_asked_subject``)."""
+    older's subject (``leaves_asked_subject``)."""
     if asked is None or not asked[0] or not asked[0] <= asked[1]:
         return False
     if not (one_fact_of(newer) and one_fact_of(older)):
@@ -250,7 +249,7 @@ def _answers_anew(
     return (
         swapped_in_kind(was, gone, note, came, value_kind)
         and not _narrows_subject(note, was)
-        and not _leaves_asked_subject(note, was, asked[1] - asked[0])
+        and not leaves_asked_subject(note, was, asked[1] - asked[0])
     )
 
 
@@ -258,18 +257,6 @@ def _a_measured_figure(wording: Wording, value: str) -> bool:
     """Whether ``value`` is a figure that carries what it measures: a word of a name read after
     another ("World Health Organization", "Ali Hassan") may read as a version, and is none."""
     return is_figure(value) and measured_outright(wording, value)
-
-
-def _leaves_asked_subject(newer: Wording, older: Wording, only_older: frozenset[str]) -> bool:
-    """Whether a word of the question that only ``older`` holds (``only_older``) is what the
-    older is about (its first content word) or is said in the older's sentence with another word
-    in its place: the newer then tells the same of another subject ("The build agents run Node
-    22." after "Staging runs Node 18.", for "what node version is staging on"). A word of the
-    question the newer only rewords ("run" of "Nightly backups run at 2am UTC." → "The nightly
-    backup job kicks off at 4am UTC.") leaves the subject as it was."""
-    if not only_older:
-        return False
-    return older.terms[0] in only_older or _in_place_of(newer, older, only_older)
 
 
 def _narrows_subject(newer: Wording, older: Wording) -> bool:
@@ -287,18 +274,3 @@ def _narrows_subject(newer: Wording, older: Wording) -> bool:
         and before not in STOP_WORDS
         and not is_value(before)
     )
-
-
-def _in_place_of(newer: Wording, older: Wording, words: frozenset[str]) -> bool:
-    """Whether ``newer`` says one of ``words`` of ``older`` with another plain word in its
-    place: a run of words that differ, as long in each (change marks aside), the word at the
-    same place in it."""
-    for i1, i2, j1, j2 in change_sites(newer, older):
-        before = [t for t in older.terms[i1:i2] if t not in CHANGE_TERMS]
-        after = [t for t in newer.terms[j1:j2] if t not in CHANGE_TERMS]
-        if len(before) != len(after):
-            continue
-        for was, now in zip(before, after, strict=True):
-            if was in words and not is_value(now):
-                return True
-    return False

@@ -395,14 +395,25 @@ def test_a_reworded_fact_holding_the_same_words_of_the_question_goes_first() -> 
 
 def test_a_fact_led_by_another_name_holding_the_same_words_of_the_question_goes_first() -> None:
     """The first word of a sentence is capitalised whatever it is, so "Felix" there is no value
-    to the word rules; two facts holding the same words of the question, each led by a word
-    the other lacks, answer it with that word."""
+    to the word rules; two facts holding the same words of the question, or the newer part of
+    the older's and none that names what the older is about, each led by a word the other
+    lacks, answer it with that word."""
     old = hit("old", 0.80, age_days=20, content="Ana reviews all database migrations.")
     new = hit("new", 0.77, age_days=1, content="Felix is the reviewer for database migrations.")
     both = _asked(
         ("old", ("review", "databas", "migrat")), ("new", ("review", "databas", "migrat"))
     )
     assert ids(ranked([old, new], keyword=both)) == ["new", "old"]
+    # A rewording may leave one of the question's words unsaid ("owns" as "owner").
+    old = hit("old", 0.80, age_days=20, content="Marta owns the billing service.")
+    new = hit("new", 0.77, age_days=1, content="Kenji is the billing service owner.")
+    part = _asked(("old", ("own", "bill")), ("new", ("bill",)))
+    assert ids(ranked([old, new], keyword=part)) == ["new", "old"]
+    # Not when what it leaves unsaid is said with other words in its place: another subject.
+    old = hit("old", 0.80, age_days=20, content="Ana reviews all database migrations.")
+    new = hit("new", 0.77, age_days=1, content="Felix is the reviewer for frontend changes.")
+    other = _asked(("old", ("review", "databas", "migrat")), ("new", ("review",)))
+    assert ids(ranked([old, new], keyword=other)) == ["old", "new"]
     # Two speakers' turns open with who speaks and small talk: no answer read there.
     old = hit("old", 0.80, age_days=20, content="Ana: Wow, database migrations again.")
     new = hit("new", 0.77, age_days=1, content="Felix: Great, database migrations again!")
