@@ -23,6 +23,8 @@ from shared.ranking.wording import Wording
             "redshift",
             "snowflak",
         ),
+        # The subject said again as the first word of a longer name.
+        ("Our CI runs on CircleCI.", "GitHub Actions runs our CI pipelines.", "circleci", "github"),
     ],
 )
 def test_a_fact_turned_round_updates_what_it_names_last(
@@ -46,6 +48,9 @@ def test_a_fact_turned_round_updates_what_it_names_last(
         ),
         # More than a slot's words gained: another attribute of the subject.
         ("The frontend is built with webpack.", "Storybook and Chromatic test the frontend."),
+        # A word after the subject with no determiner before it: the subject is a verb there
+        # and the word its object, a value of the newer's own.
+        ("I use pnpm in the frontend repo.", "the docs site repo uses yarn"),
         # One identifier for another names another thing.
         ("Checkout fails with E1042.", "E1024 breaks checkout."),
     ],
