@@ -191,6 +191,27 @@ def test_the_verb_giving_the_older_figure_may_be_said_otherwise() -> None:
     assert not answers_with_another_figure(frontend, older, (asked - {"take", "backend"}, asked))
 
 
+def test_what_a_leading_clause_adds_is_the_cause_of_the_newer_figure() -> None:
+    """ "After … adding back-translation augmentation, the classifier gets 88%" says why the
+    figure changed; it adds nothing beside the older's figure."""
+    older = (
+        "user: My sentiment classifier (a fine-tuned DistilBERT) reaches 81% accuracy on the "
+        "validation set, but it struggles with sarcasm. Could data augmentation help?"
+    )
+    newer = (
+        "user: After cleaning the labels and adding back-translation augmentation, the "
+        "sentiment classifier gets 88% accuracy on the validation set. Any pitfalls with ONNX?"
+    )
+    asked_new = frozenset({"accuraci", "sentiment", "classifi", "valid", "set"})
+    asked_old = asked_new | {"reach"}
+    assert answers_with_another_figure(newer, older, (asked_new, asked_old))
+    # Said in the clause that gives the figure, the addition is one.
+    beside = newer.replace("After cleaning the labels and adding", "With").replace(
+        "the sentiment classifier gets", "the sentiment classifier also gets"
+    )
+    assert not answers_with_another_figure(beside, older, (asked_new, asked_old))
+
+
 def test_the_question_words_are_read_in_the_clause_of_the_newer_figure() -> None:
     """A word said after the clause of the figure ("… easier than limits") compares; it is not
     what was scored."""

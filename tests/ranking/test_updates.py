@@ -577,6 +577,23 @@ def test_too_is_an_addition_at_the_end_of_a_clause_and_a_degree_before_a_word(
     assert bool(addition_marks(text)) is adds
 
 
+@pytest.mark.parametrize(
+    ("text", "adds"),
+    [
+        # A clause that opens with what came first tells the cause of what is so now.
+        ("Since adding the index, the orders query takes 40ms.", False),
+        ("After adding an extra replica, checkout p99 is 300ms.", False),
+        # An addition said after that clause is still one.
+        ("After the migration we also run a nightly job.", True),
+        ("Once that's done, we'll add another replica too.", True),
+    ],
+)
+def test_an_addition_in_a_clause_telling_what_came_first_is_no_addition(
+    text: str, adds: bool
+) -> None:
+    assert bool(addition_marks(text)) is adds
+
+
 def test_a_short_text_adds_with_adding_and_extra_a_long_one_does_not() -> None:
     slot = "We're adding an extra design review slot Fridays at 11."
     assert Wording(slot).adds_to(Wording("Design reviews happen Wednesdays at 1pm."))
