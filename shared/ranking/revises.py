@@ -33,7 +33,9 @@ def revises(newer: str, older: str, asked: tuple[frozenset[str], frozenset[str]]
     question's words held by both (``asked``: the newer's and the older's) with a value of the
     newer's own ("Harbor's job queue runs on Amazon SQS." after "Background jobs in Harbor go
     through RabbitMQ."; "The CI image has an on-call runbook in the wiki." gives nothing in
-    place of "The CI image runs on Go 1.23."). A fact that says it adds ("There's also a second
+    place of "The CI image runs on Go 1.23."), or, with no value of its own, each led by a word
+    the other lacks and holding some of the question's words the older holds (``_led_apart``,
+    ``_leaves_subject``). A fact that says it adds ("There's also a second
     staging box …") revises nothing. Words and values are read only as far as a pair gets:
     most pairs are settled before, and a long memory's words cost a pass over its text. A
     question ("Should we move the prod db to us-west-2?") states nothing to revise with."""
@@ -67,8 +69,9 @@ def _leaves_subject(
 ) -> bool:
     """Whether ``newer`` leaves unsaid a word of the question that names what ``older`` is
     about (``leaves_asked_subject``): "Kenji is the billing service owner." only rewords the
-    "owns" of "Marta owns the billing service."; "Production runs Node 18." tells of another
-    subject than "Staging runs Node 18." for "what does staging run"."""
+    "owns" of "Marta owns the billing service."; "Felix is the reviewer for frontend changes."
+    says "frontend changes" where "Ana reviews all database migrations." says what the
+    question asks about."""
     if asked is None:
         return False
     return leaves_asked_subject(wording_of(newer), wording_of(older), asked[1] - asked[0])
