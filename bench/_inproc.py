@@ -26,6 +26,7 @@ from shared.counters import CounterTracker
 from shared.embedding import Embedder, open_embedder
 from shared.lexical import KeywordQuery, Lexicon
 from shared.model import Hit, Memory, MemoryType, index_key, iso_ms, new_ulid, wall_clock_ms
+from shared.model.keys import RevisionKind, link_key, parse_revision_key, replaced_prefix
 from shared.operations import OperationsContext, operations_context
 from shared.operations.fusion import fuse, with_feedback
 from shared.operations.recall import KEYWORD_CANDIDATES, RECALL_CANDIDATES
@@ -56,31 +57,36 @@ async def open_local(data_dir: Path) -> AsyncIterator[Local]:
     wires them, minus the flush loop: accesses this process records are never written."""
     config = local_config(data_dir)
     async with open_stores(config) as stores, open_embedder(config) as embedder:
-        tracker = CounterTracker(
+        yield wired_local(config, stores, embedder)
+
+
+def wired_local(config: Config, stores: Stores, embedder: Embedder) -> Local:
+    """The counters and the operations' context over opened ``stores`` (see ``open_local``)."""
+    tracker = CounterTracker(
+        stores.objects,
+        process_id="bench",
+        compact_threshold=config.counters.compact_threshold,
+    )
+    ops = operations_context(
+        vectors=stores.vectors,
+        objects=stores.objects,
+        embedder=embedder,
+        counters=tracker,
+        # No scored question kept: each recall here pays its keyword leg, as one not asked
+        # lately (the served figures keep them, as the server does).
+        lexicon=Lexicon(
             stores.objects,
+            stores.vectors,
             process_id="bench",
-            compact_threshold=config.counters.compact_threshold,
-        )
-        ops = operations_context(
-            vectors=stores.vectors,
-            objects=stores.objects,
-            embedder=embedder,
-            counters=tracker,
-            # No scored question kept: each recall here pays its keyword leg, as one not asked
-            # lately (the served figures keep them, as the server does).
-            lexicon=Lexicon(
-                stores.objects,
-                stores.vectors,
-                process_id="bench",
-                clock_ms=wall_clock_ms,
-                kept_queries=0,
-            ),
-            replacements=ReplacementLog(stores.objects, clock_ms=wall_clock_ms),
-            snapshots=stores.snapshots,
-            floor=config.recall.min_similarity,
-            high_similarity=config.recall.high_similarity,
-        )
-        yield Local(config, stores, embedder, tracker, ops)
+            clock_ms=wall_clock_ms,
+            kept_queries=0,
+        ),
+        replacements=ReplacementLog(stores.objects, clock_ms=wall_clock_ms),
+        snapshots=stores.snapshots,
+        floor=config.recall.min_similarity,
+        high_similarity=config.recall.high_similarity,
+    )
+    return Local(config, stores, embedder, tracker, ops)
 
 
 async def _put_all(
@@ -135,8 +141,9 @@ async def preload(
 
 async def copy_tenant(local: Local, source: str, targets: Sequence[str], ids: Sequence[str]) -> int:
     """Write the memories ``ids`` of ``source`` into each target tenant under the same ids and
-    creation times, re-embedding their text (once) with the same model: fresh tenants with no
-    access counts."""
+    creation times, re-embedding their text (once) with the same model, with the revision
+    records between them (the probable updates ``remember`` linked, what a caller replaced):
+    fresh tenants with no access counts, whose recall reads the links the source's would."""
     found: list[Memory] = []
     for start in range(0, len(ids), 500):
         found += await local.stores.vectors.get(source, ids[start : start + 500])
@@ -150,7 +157,22 @@ async def copy_tenant(local: Local, source: str, targets: Sequence[str], ids: Se
             memories = [msgspec.structs.replace(m, tenant=target) for m in batch]
             await _put_all(local, memories, vectors)
             copied += len(memories)
+    await _copy_revisions(local, source, targets, ids)
     return copied
+
+
+async def _copy_revisions(
+    local: Local, source: str, targets: Sequence[str], ids: Sequence[str]
+) -> None:
+    copied = set(ids)
+    records: list[tuple[str, str, RevisionKind]] = []
+    async for keys in local.stores.objects.pages(replaced_prefix(source)):
+        for record in map(parse_revision_key, keys):
+            if record is not None and record[0] in copied and record[1] in copied:
+                records.append(record)
+    for target in targets:
+        for old_id, new_id, kind in records:
+            await local.stores.objects.put(link_key(target, old_id, new_id, kind), "")
 
 
 async def plain_cosine(
@@ -230,4 +252,5 @@ __all__ = [
     "open_local",
     "plain_cosine",
     "preload",
+    "wired_local",
 ]
