@@ -9,7 +9,7 @@ from typing import Final
 from shared.embedding.local import LocalEmbedder
 from shared.model import Hit, Memory
 from shared.ranking.figures import figure_candidates, first_restated
-from shared.ranking.updates import probable_update
+from shared.ranking.updates import linked_update
 
 CREATED: Final = "2026-01-01T00:00:00.000Z"
 
@@ -38,7 +38,7 @@ async def restated(embedder: LocalEmbedder, pairs: Sequence[tuple[str, str]]) ->
 async def remember_links(pairs: Sequence[tuple[str, str]], *, words_only: bool) -> list[bool]:
     """For each (newer, older) pair of texts: whether remember links them, by the word rules
     or, unless ``words_only``, where they say no, by a restated figure."""
-    found = [probable_update(new, old) is not None for new, old in pairs]
+    found = [linked_update(new, old) is not None for new, old in pairs]
     if words_only:
         return found
     embedder = await LocalEmbedder.open()

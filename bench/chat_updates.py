@@ -30,7 +30,7 @@ from bench._data import BeamChat, load_beam
 from bench._figures import restated
 from shared.embedding.local import LocalEmbedder
 from shared.ranking.evidence import Update
-from shared.ranking.updates import probable_update
+from shared.ranking.updates import linked_update
 
 SEED = 7
 
@@ -42,7 +42,7 @@ class Linker:
         self.embedder = embedder
 
     async def link(self, new: str, old: str) -> Update | str | None:
-        found = probable_update(new, old)
+        found = linked_update(new, old)
         if found is not None or self.embedder is None:
             return found
         return "restated figure" if (await restated(self.embedder, [(new, old)]))[0] else None

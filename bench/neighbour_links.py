@@ -1,6 +1,6 @@
-"""How many pairs the probable-update rules link, by the words alone, among texts that are no
-revision of each other (mostly) and among facts where some are: what a change to the rules
-does to their false links.
+"""How many pairs the probable-update rules link as remember links them (texts read whole only),
+by the words alone, among texts that are no revision of each other (mostly) and among facts
+where some are: what a change to the rules does to their false links.
 
     python bench/neighbour_links.py [--data /work/shared/bench-data] [--show FILE]
 
@@ -46,7 +46,7 @@ def neighbour_links(texts: Sequence[str], reach: int) -> tuple[int, list[tuple[s
         check = UpdateCheck(newer)
         for older in texts[max(0, n - reach) : n]:
             pairs += 1
-            if check.of(older) is not None:
+            if not check.long and check.of(older, long_texts=False) is not None:
                 linked.append((older, newer))
     return pairs, linked
 
@@ -58,7 +58,7 @@ def dense_links(facts_file: Path) -> dict[str, Any]:
         check = UpdateCheck(newer.text)
         for older in facts[:n]:
             pairs += 1
-            if check.of(older.text) is None:
+            if check.long or check.of(older.text, long_texts=False) is None:
                 continue
             if (older.subject, older.relation.name) == (newer.subject, newer.relation.name):
                 right += 1

@@ -162,10 +162,10 @@ async def _probably_updated(
     ops: OperationsContext, memory: Memory, neighbours: _Neighbours
 ) -> Memory | None:
     """The neighbour ``memory`` probably updates: by the text rules, the nearest first, then
-    those sharing its words; or, between long texts where the words say no, a nearest one with
-    a figure restated in other words (``shared.ranking.figures``): the few sentences that hold
-    it are embedded, only then. Without those embeddings the link is left out, never the
-    memory."""
+    those sharing its words; or, between texts of a chat sentence or two where the words say
+    no, a nearest one with a figure restated in other words (``shared.ranking.figures``): the
+    few sentences that hold it are embedded, only then. Without those embeddings the link is
+    left out, never the memory. A long text is never linked (``first_updated``)."""
     found = probably_updated(memory.content, neighbours.live, scope=memory.scope)
     if found is not None:
         return found.memory

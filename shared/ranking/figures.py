@@ -11,8 +11,9 @@ look: a sentence of the newer text and one of the older holding a figure of the 
 size, a duration, a percentage, a score out of some total, a date) with another value, each
 value one the other text does not hold, within a factor of ``MAX_RATIO`` of each other (a
 figure revised stays near what it was; "30 seconds" against "12 hours" measures two things),
-between texts of a chat sentence or more (``MIN_TERMS``) that share a quarter of their content
-words (as long texts must for the word rules), unless the two clauses name apart what they
+between texts of a chat sentence or two (at least ``MIN_TERMS`` content words, neither of them
+long: a long text is never linked) that share a quarter of their content words (as long texts
+must for the word rules), unless the two clauses name apart what they
 measure ("the frontend Docker build" / "the backend Docker build":
 ``shared.ranking.figure_reading``). Whether the two sentences say the same thing is
 for a model to tell: ``restated`` takes the cosine of their embeddings, which the caller
@@ -42,7 +43,7 @@ RESTATED_COSINE: Final = 0.8
 # revises a figure often reports a fix five to ten times better ("3 hours" → "40 minutes",
 # "1.2GB" → "240MB"); "30 seconds" and "15 minutes" of one subject are two attributes.
 MAX_RATIO: Final = 10.0
-# The fewest content words of a text read for figures: a chat sentence or more. A short fact
+# The fewest content words of a text read for figures: a chat sentence. A short fact
 # (a handful of words) is left to the word rules, which read it whole, and costs no embedding.
 MIN_TERMS: Final = 16
 # How many of the question's terms a sentence holds to be read as answering it (see
@@ -70,21 +71,21 @@ class FigureCheck:
         # The figures first: most texts give none, and then their words are never read.
         self._sentences = figure_sentences(new)
         self._newer = Wording(new) if self._sentences else None
-        if self._newer is not None and len(self._newer.distinct) < MIN_TERMS:
+        if self._newer is not None and not _read_whole(self._newer):
             self._sentences = []
 
     def pairs(self, old: str) -> list[tuple[str, str]]:
         """(newer, older) readings of two sentences that may restate one figure with another
         value, at most ``MAX_PAIRS``; none between texts shorter than ``MIN_TERMS`` content
-        words or sharing less than a quarter of them. A clause that says it adds ("also", "as
-        well") restates nothing, nor one said of another time than now."""
+        words, long texts, or texts sharing less than a quarter of them. A clause that says it
+        adds ("also", "as well") restates nothing, nor one said of another time than now."""
         if not self._sentences or self._newer is None:
             return []
         olds = figure_sentences(old)
         if not olds:
             return []
         older = Wording(old)
-        if len(older.distinct) < MIN_TERMS or not long_texts_share(self._newer, older):
+        if not _read_whole(older) or not long_texts_share(self._newer, older):
             return []
         said_old = frozenset().union(*(held for _, held in olds))
         said_new = frozenset().union(*(held for _, held in self._sentences))
@@ -101,6 +102,12 @@ class FigureCheck:
                     if len(found) == MAX_PAIRS:
                         return found
         return found
+
+
+def _read_whole(wording: Wording) -> bool:
+    """A chat sentence or two: at least ``MIN_TERMS`` content words, and not long (a long text
+    is never linked: ``shared.ranking.updates.first_updated``)."""
+    return len(wording.distinct) >= MIN_TERMS and not wording.long
 
 
 def _another_value(

@@ -44,6 +44,8 @@ share a sentence pattern, but what changed is who the sentence is about. The rul
 5. **Long texts, sentence by sentence.** Between texts past ``LONG_TERMS`` content words, one
    prose sentence of the newer must update one of the older's by the rules above; code (a line
    with brackets or operators, a fenced block) and headings are never read.
+   This reading tells dedup that a long text which revises another is no duplicate of it;
+   remember links texts read whole only (``first_updated``).
 
 How a text is read (its terms, values and marks) is ``shared.ranking.wording``; what changed
 in place (rule 2's slot, run of words and negation), ``shared.ranking.changed_in_place``.
@@ -122,14 +124,20 @@ class UpdateCheck:
         self._states = states_something(new)
         self._one_fact = one_fact(new, self._newer)
 
-    def of(self, old: str) -> Update | None:
-        """The evidence that this text updates ``old`` (see the module docstring), or None."""
+    @property
+    def long(self) -> bool:
+        """Whether this text is long: read sentence by sentence (rule 5)."""
+        return self._newer.long
+
+    def of(self, old: str, *, long_texts: bool = True) -> Update | None:
+        """The evidence that this text updates ``old`` (see the module docstring), or None;
+        without ``long_texts``, None for a pair either text of which is long."""
         said_by = speaker(old)
         if said_by is not None and self._speaker is not None and said_by != self._speaker:
             if self._as_written is None:
                 self._as_written = UpdateCheck(self._written, labelled=True)
-            return self._as_written.of(old)
-        found = self._evidence(old)
+            return self._as_written.of(old, long_texts=long_texts)
+        found = self._evidence(old, long_texts=long_texts)
         return None if found is not None and self._only_asked(found) else found
 
     def _only_asked(self, found: Update) -> bool:
@@ -142,7 +150,7 @@ class UpdateCheck:
             self._stated = Wording(statements(self._text)).distinct
         return self._stated.isdisjoint(found.new)
 
-    def _evidence(self, old: str) -> Update | None:
+    def _evidence(self, old: str, *, long_texts: bool) -> Update | None:
         old = unaddressed(old)
         if self._speaker is not None:
             old = unlabelled(old)
@@ -167,7 +175,7 @@ class UpdateCheck:
                     # A labelled turn opens with who speaks, not with what it is about.
                     found = turned_around(newer, older)
             return found
-        if not long_texts_share(newer, older):
+        if not long_texts or not long_texts_share(newer, older):
             return None
         if self._sentences is None:
             self._sentences = [Wording(s) for s in prose_sentences(self._text)]
@@ -177,6 +185,14 @@ class UpdateCheck:
 def probable_update(new: str, old: str) -> Update | None:
     """The evidence that ``new`` updates ``old`` (see the module docstring), or None."""
     return UpdateCheck(new).of(old)
+
+
+def linked_update(new: str, old: str) -> Update | None:
+    """The evidence on which remember links ``new`` to ``old`` by the word rules: that of
+    ``probable_update`` between texts read whole, None where either is long
+    (``first_updated``)."""
+    check = UpdateCheck(new)
+    return None if check.long else check.of(old, long_texts=False)
 
 
 def long_texts_share(newer: Wording, older: Wording) -> bool:
@@ -305,11 +321,17 @@ def probably_updated(content: str, visible: Sequence[Hit], *, scope: Scope) -> H
 
 def first_updated(content: str, memories: Sequence[Memory], *, scope: Scope) -> Memory | None:
     """The first of ``memories``, in their order, that ``content`` probably updates, as
-    ``probably_updated`` reads each, or None."""
+    ``probably_updated`` reads each, or None. Only texts read whole are linked: between long
+    texts (rule 5) a sentence that reads as a revision of another is far more often a worked
+    example of another case or the same advice reworded, and recall follows a link whatever
+    the question, bringing the newer text in and labelling the older outdated. Recall's own
+    newer-first rules, which read the question, order long texts (docs/calibration.md)."""
     check = UpdateCheck(content)
+    if check.long:
+        return None
     for memory in memories:
         if scope == "conversation" and memory.scope == "project":
             continue
-        if check.of(memory.content) is not None:
+        if check.of(memory.content, long_texts=False) is not None:
             return memory
     return None

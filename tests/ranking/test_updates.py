@@ -8,7 +8,13 @@ import pytest
 from shared.model import Hit, Memory, Scope
 from shared.ranking import already_known
 from shared.ranking.terse_notes import value_dropped
-from shared.ranking.updates import UpdateCheck, probable_update, probably_updated
+from shared.ranking.updates import (
+    UpdateCheck,
+    first_updated,
+    linked_update,
+    probable_update,
+    probably_updated,
+)
 from shared.ranking.values import value_kind
 from shared.ranking.wording import Wording, addition_marks, statements
 
@@ -510,6 +516,29 @@ def test_a_conversation_note_never_updates_a_project_memory() -> None:
     found = probably_updated(new, [project, note], scope="conversation")
     assert found is not None and found.memory.id == "note"
     assert probably_updated(new, [], scope="project") is None
+
+
+def test_a_long_text_is_read_for_an_update_but_never_linked() -> None:
+    """Dedup reads a long text sentence by sentence (a revision is no duplicate); remember
+    links texts read whole only, on either side."""
+    older, newer = (
+        FILLER + "The API listens on port 8080.",
+        FILLER + "The API listens on port 9090 now.",
+    )
+    assert probable_update(newer, older) is not None
+    assert linked_update(newer, older) is None
+    assert linked_update("The API listens on port 9090 now.", "The API listens on port 8080.")
+    assert first_updated(newer, [hit(older, 0.9, "long").memory], scope="project") is None
+    short = hit("The API listens on port 8080.", 0.9, "short")
+    assert probably_updated(newer, [short], scope="project") is None
+    assert (
+        probably_updated(
+            "The API listens on port 9090 now.", [hit(older, 0.9, "l")], scope="project"
+        )
+        is None
+    )
+    found = probably_updated("The API listens on port 9090 now.", [short], scope="project")
+    assert found is not None and found.memory.id == "short"
 
 
 def test_an_update_that_reads_like_a_resend_is_not_already_known() -> None:
