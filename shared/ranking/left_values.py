@@ -62,7 +62,8 @@ _LEFT: Final = re.compile(rf"([\w.\-]+)(?: has| had)? (?:{'|'.join(_LEFT_CUES)})
 # contract expired".
 _CONTRACT_ENDED: Final = "contract (?:ended|expired|lapsed|ran out)"
 # A correction names what it corrects after a comma: "… is 2 seconds, not 5", "… go to
-# #ops-pager, not #alerts-prod".
+# #ops-pager, not #alerts-prod". One that names alternatives ("works with sqlite_vec, not
+# hybrid or cloudflare") rules them out of what it says, and corrects none of them.
 _CORRECTED: Final = ", not "
 # The first word of each of those phrases: a text that holds none of them is read no further
 # (a set lookup, where the patterns are tried at every place of the text).
@@ -73,7 +74,7 @@ _DROPPED: Final = (
     re.compile(rf"\b(?:{'|'.join(_DROPPING)}) (?:the |our )?([\w.\-/#@]+)"),
     re.compile(rf"([\w.\-/#@]+){_BEING} (?:{'|'.join(_DROPPED_AS)})(?![\w-])"),
     re.compile(rf"([\w.\-/#@]+)(?:'s)? {_CONTRACT_ENDED}\b"),
-    re.compile(rf"{_CORRECTED}(?:the |our )?([\w.\-/#@]+)"),
+    re.compile(rf"{_CORRECTED}(?:the |our )?([\w.\-/#@]+)(?![\w.\-/#@]| or | nor |, )"),
 )
 
 

@@ -7,6 +7,7 @@ import pytest
 
 from shared.model import Hit, Memory, Scope
 from shared.ranking import already_known
+from shared.ranking.left_values import dropped_value
 from shared.ranking.terse_notes import value_dropped
 from shared.ranking.updates import (
     UpdateCheck,
@@ -683,6 +684,17 @@ def test_a_value_dropped_links_alone_between_short_texts() -> None:
     born = Wording("Omar Haddad was born in Oslo.")
     assert value_dropped(Wording("We dropped Haddad from the speaker list."), born) is None
     assert value_dropped(Wording("We dropped Oslo from the tour."), born) is not None
+
+
+def test_alternatives_ruled_out_after_a_comma_are_no_value_left() -> None:
+    """ ", not X" corrects X; ", not X or Y" says what something does not work with."""
+    older = Wording(
+        "Selected the Hybrid storage backend as the recommended production configuration."
+    )
+    scope = Wording("Exports only work with the sqlite_vec backend, not hybrid or cloudflare.")
+    assert dropped_value(scope, older) is None
+    corrected = Wording("The recommended backend is sqlite_vec, not hybrid.")
+    assert dropped_value(corrected, older) == "hybrid"
 
 
 def test_a_value_dropped_inside_a_long_text_is_not_read_alone() -> None:
