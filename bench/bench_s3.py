@@ -26,15 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from moto.server import ThreadedMotoServer
 
+from bench._inproc import wired_local
 from shared.config import load_config
-from shared.counters import CounterTracker
 from shared.embedding import open_embedder
-from shared.lexical import Lexicon
-from shared.model import Draft, Memory, iso_ms, new_ulid, wall_clock_ms
-from shared.operations import operations_context
+from shared.model import Draft, Memory, iso_ms, new_ulid
 from shared.operations import recall as recalling
 from shared.operations import remember as remembering
-from shared.revisions import ReplacementLog
 from shared.storage import open_stores, to_metadata, vector_key
 from tests.fakes.aws import create_s3_backend
 from tests.fakes.s3vectors_server import S3VectorsFake
@@ -219,20 +216,8 @@ async def _service_rows(*, n: int, s3_url: str, s3vectors_url: str) -> list[str]
     ]
     questions = [f"How is service {i} deployed?" for i in range(n)]
     async with open_stores(config) as stores, open_embedder(config) as embedder:
-        tracker = CounterTracker(stores.objects, process_id="bench", compact_threshold=20)
-        ops = operations_context(
-            vectors=stores.vectors,
-            objects=stores.objects,
-            embedder=embedder,
-            counters=tracker,
-            lexicon=Lexicon(
-                stores.objects, stores.vectors, process_id="bench", clock_ms=wall_clock_ms
-            ),
-            replacements=ReplacementLog(stores.objects, clock_ms=wall_clock_ms),
-            snapshots=stores.snapshots,
-            floor=config.recall.min_similarity,
-            high_similarity=config.recall.high_similarity,
-        )
+        # Each question is asked once: that no scored question is kept changes nothing here.
+        ops = wired_local(config, stores, embedder).ops
 
         async def remember(i: int) -> None:
             await remembering.remember(
