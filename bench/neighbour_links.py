@@ -46,7 +46,7 @@ def neighbour_links(texts: Sequence[str], reach: int) -> tuple[int, list[tuple[s
         check = UpdateCheck(newer)
         for older in texts[max(0, n - reach) : n]:
             pairs += 1
-            if not check.long and check.of(older, long_texts=False) is not None:
+            if check.of(older, long_texts=False) is not None:
                 linked.append((older, newer))
     return pairs, linked
 
@@ -58,7 +58,7 @@ def dense_links(facts_file: Path) -> dict[str, Any]:
         check = UpdateCheck(newer.text)
         for older in facts[:n]:
             pairs += 1
-            if check.long or check.of(older.text, long_texts=False) is None:
+            if check.of(older.text, long_texts=False) is None:
                 continue
             if (older.subject, older.relation.name) == (newer.subject, newer.relation.name):
                 right += 1

@@ -191,8 +191,7 @@ def linked_update(new: str, old: str) -> Update | None:
     """The evidence on which remember links ``new`` to ``old`` by the word rules: that of
     ``probable_update`` between texts read whole, None where either is long
     (``first_updated``)."""
-    check = UpdateCheck(new)
-    return None if check.long else check.of(old, long_texts=False)
+    return UpdateCheck(new).of(old, long_texts=False)
 
 
 def long_texts_share(newer: Wording, older: Wording) -> bool:
@@ -328,7 +327,7 @@ def first_updated(content: str, memories: Sequence[Memory], *, scope: Scope) -> 
     newer-first rules, which read the question, order long texts (docs/calibration.md)."""
     check = UpdateCheck(content)
     if check.long:
-        return None
+        return None  # what ``of`` would answer for each: no neighbour is read
     for memory in memories:
         if scope == "conversation" and memory.scope == "project":
             continue
