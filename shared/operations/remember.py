@@ -27,10 +27,11 @@ from shared.memories.visibility import Visibility, may_replace, replaceable
 from shared.model import Draft, Hit, Memory, new_memory
 from shared.operations.context import OperationsContext
 from shared.process.tasks import abandon
-from shared.ranking import already_known, first_updated, probably_updated
+from shared.ranking import already_known
 from shared.ranking.figures import figure_candidates, first_restated
 from shared.ranking.memory_readings import is_a_fact, plain_terms_of, values_of, words_of
 from shared.ranking.relations import shared_names
+from shared.ranking.updates import UpdateCheck
 
 # The nearest memories remember compares a new fact with: the one that already says it (dedup
 # looks at the nearest), or the one it probably updates (more links no more of the revision
@@ -165,8 +166,9 @@ async def _probably_updated(
     those sharing its words; or, between texts of a chat sentence or two where the words say
     no, a nearest one with a figure restated in other words (``shared.ranking.figures``): the
     few sentences that hold it are embedded, only then. Without those embeddings the link is
-    left out, never the memory. A long text is never linked (``first_updated``)."""
-    found = probably_updated(memory.content, neighbours.live, scope=memory.scope)
+    left out, never the memory. A long text is never linked (``UpdateCheck.first_updated``)."""
+    check = UpdateCheck(memory.content)  # read once, against each kind of neighbour
+    found = check.nearest_updated(neighbours.live, scope=memory.scope)
     if found is not None:
         return found.memory
     # Of those sharing its words, only what speaks of the same name: that is what they share.
@@ -175,7 +177,7 @@ async def _probably_updated(
         for other in await neighbours.sharing_words(ops, memory.tenant)
         if _names_the_same(memory.content, other.content)
     ]
-    updated = first_updated(memory.content, sharing, scope=memory.scope)
+    updated = check.first_updated(sharing, scope=memory.scope)
     if updated is not None:
         return updated
     candidates = figure_candidates(memory.content, neighbours.live, scope=memory.scope)

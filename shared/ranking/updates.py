@@ -55,6 +55,7 @@ The figures behind the thresholds are in docs/calibration.md (bench/supersede_pa
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Final
 
@@ -87,6 +88,10 @@ from shared.ranking.wording import (
 # The shared share of the shorter text's content words (rule 1).
 MIN_SHARED: Final = 0.5
 MIN_SHARED_LONG: Final = 0.25
+# How many older texts' readings are kept: remember reads each new memory against its nearest
+# ones, and the nearest of one memory are often the nearest of the next (a conversation told
+# in order, a project's facts on one subject).
+READ_OLDER: Final = 512
 
 
 class UpdateCheck:
@@ -129,6 +134,31 @@ class UpdateCheck:
         """Whether this text is long: read sentence by sentence (rule 5)."""
         return self._newer.long
 
+    def nearest_updated(self, visible: Sequence[Hit], *, scope: Scope) -> Hit | None:
+        """The visible memory this text most probably updates: the nearest with text evidence
+        that it restates it with another value, whose readers all see the new one (a note never
+        stands in for a project memory), or None."""
+        nearest_first = sorted(visible, key=lambda hit: hit.similarity, reverse=True)
+        found = self.first_updated([hit.memory for hit in nearest_first], scope=scope)
+        return next((hit for hit in nearest_first if hit.memory is found), None)
+
+    def first_updated(self, memories: Sequence[Memory], *, scope: Scope) -> Memory | None:
+        """The first of ``memories``, in their order, that this text probably updates, as
+        ``nearest_updated`` reads each, or None. Only texts read whole are linked: between long
+        texts (rule 5) a sentence that reads as a revision of another is far more often a
+        worked example of another case or the same advice reworded, and recall follows a link
+        whatever the question, bringing the newer text in and labelling the older outdated.
+        Recall's own newer-first rules, which read the question, order long texts
+        (docs/calibration.md)."""
+        if self.long:
+            return None  # what ``of`` would answer for each: no neighbour is read
+        for memory in memories:
+            if scope == "conversation" and memory.scope == "project":
+                continue
+            if self.of(memory.content, long_texts=False) is not None:
+                return memory
+        return None
+
     def of(self, old: str, *, long_texts: bool = True) -> Update | None:
         """The evidence that this text updates ``old`` (see the module docstring), or None;
         without ``long_texts``, None for a pair either text of which is long."""
@@ -150,15 +180,18 @@ class UpdateCheck:
             self._stated = Wording(statements(self._text)).distinct
         return self._stated.isdisjoint(found.new)
 
-    def _evidence(self, old: str, *, long_texts: bool) -> Update | None:
-        old = unaddressed(old)
-        if self._speaker is not None:
-            old = unlabelled(old)
-        if not (self._states and states_something(old)):
+    def _evidence(self, written: str, *, long_texts: bool) -> Update | None:
+        read = _older(written, unlabel=self._speaker is not None)
+        old = read.text
+        if not (self._states and read.states):
             return None  # questions alone: nothing stated to update or be updated
-        if self._terms.isdisjoint(content_terms(old)):
+        if self._terms.isdisjoint(read.terms):
             return None  # not one content term in common: read no further (most neighbours)
-        newer, older = self._newer, Wording(old)
+        newer, older = self._newer, read.whole()
+        if older is None:
+            if not long_texts:
+                return None
+            older = Wording(old)
         if not newer.distinct or not older.distinct or newer.adds_to(older):
             return None
         if not (newer.long or older.long):
@@ -180,6 +213,37 @@ class UpdateCheck:
         if self._sentences is None:
             self._sentences = [Wording(s) for s in prose_sentences(self._text)]
         return _sentence_update(self._sentences, old, older)
+
+
+class _Older:
+    """An older text as every check first reads it: without the names it speaks to (and its
+    speaker's label, for a check that leaves it off), whether it states something, its content
+    terms and, once a pair gets that far, its whole reading. A long text's reading is not kept
+    (it holds every term of the text), only that it is long."""
+
+    __slots__ = ("_long", "_wording", "states", "terms", "text")
+
+    def __init__(self, written: str, *, unlabel: bool) -> None:
+        text = unaddressed(written)
+        self.text = unlabelled(text) if unlabel else text
+        self.states = states_something(self.text)
+        self.terms = content_terms(self.text)
+        self._long: bool | None = None  # not read whole yet
+        self._wording: Wording | None = None
+
+    def whole(self) -> Wording | None:
+        """The text as the rules read it, or None for a long text (read sentence by sentence,
+        rule 5)."""
+        if self._long is None:
+            wording = Wording(self.text)
+            self._long = wording.long
+            self._wording = None if wording.long else wording
+        return self._wording
+
+
+@functools.lru_cache(maxsize=READ_OLDER)
+def _older(written: str, *, unlabel: bool) -> _Older:
+    return _Older(written, unlabel=unlabel)
 
 
 def probable_update(new: str, old: str) -> Update | None:
@@ -310,27 +374,11 @@ def _value_stands(newer: Wording, older: Wording) -> bool:
 
 
 def probably_updated(content: str, visible: Sequence[Hit], *, scope: Scope) -> Hit | None:
-    """The visible memory ``content`` most probably updates: the nearest with text evidence
-    that it restates it with another value, whose readers all see the new one (a note never
-    stands in for a project memory), or None."""
-    nearest_first = sorted(visible, key=lambda hit: hit.similarity, reverse=True)
-    found = first_updated(content, [hit.memory for hit in nearest_first], scope=scope)
-    return next((hit for hit in nearest_first if hit.memory is found), None)
+    """The visible memory ``content`` most probably updates (``UpdateCheck.nearest_updated``)."""
+    return UpdateCheck(content).nearest_updated(visible, scope=scope)
 
 
 def first_updated(content: str, memories: Sequence[Memory], *, scope: Scope) -> Memory | None:
-    """The first of ``memories``, in their order, that ``content`` probably updates, as
-    ``probably_updated`` reads each, or None. Only texts read whole are linked: between long
-    texts (rule 5) a sentence that reads as a revision of another is far more often a worked
-    example of another case or the same advice reworded, and recall follows a link whatever
-    the question, bringing the newer text in and labelling the older outdated. Recall's own
-    newer-first rules, which read the question, order long texts (docs/calibration.md)."""
-    check = UpdateCheck(content)
-    if check.long:
-        return None  # what ``of`` would answer for each: no neighbour is read
-    for memory in memories:
-        if scope == "conversation" and memory.scope == "project":
-            continue
-        if check.of(memory.content, long_texts=False) is not None:
-            return memory
-    return None
+    """The first of ``memories``, in their order, that ``content`` probably updates
+    (``UpdateCheck.first_updated``)."""
+    return UpdateCheck(content).first_updated(memories, scope=scope)

@@ -61,6 +61,23 @@ def test_two_speakers_turns_keep_their_labels() -> None:
     )
 
 
+def test_an_older_turn_is_read_for_each_speaker_whichever_reads_it_first() -> None:
+    # Older texts' readings are kept: the same speaker's check reads the turn without its
+    # label, another speaker's with it, and neither reading stands in for the other.
+    older = "Audrey: The dog park opens at 8am."
+    same_speaker = "Audrey: The dog park opens at 9am now."
+    other_speaker = "Andrew: The dog park opens at 9am now."
+    for _ in range(2):
+        assert probable_update(same_speaker, older) is not None
+        assert probable_update(other_speaker, older) is None
+    # The other speaker first, on a turn no check has read yet.
+    older = "Audrey: The dog park closes at 8pm."
+    closing = ("Audrey: The dog park closes at 9pm now.", "Andrew: The dog park closes at 9pm now.")
+    for _ in range(2):
+        assert probable_update(closing[1], older) is None
+        assert probable_update(closing[0], older) is not None
+
+
 def test_a_question_proposing_a_change_announces_none() -> None:
     running = Wording("We run Kafka with ZooKeeper.")
     assert not Wording("Is it time to migrate to KRaft?").announces(running)
