@@ -29,11 +29,12 @@ def revises(newer: str, older: str, asked: tuple[frozenset[str], frozenset[str]]
     ``Wording.values``; "Priya took over the security review" after "… go to Grace"), a looser
     overlap of content words (a correction rewords more than a resend: "we raised the retry
     count to 7" against "retries 3 times"; stop words are left out, or any two English
-    sentences would qualify), or, between two facts of a sentence or so, the same of the
-    question's words held by both (``asked``: the newer's and the older's) with a value of the
-    newer's own ("Harbor's job queue runs on Amazon SQS." after "Background jobs in Harbor go
-    through RabbitMQ."; "The CI image has an on-call runbook in the wiki." gives nothing in
-    place of "The CI image runs on Go 1.23."), or, with no value of its own, each led by a word
+    sentences would qualify), or, between two facts of a sentence or so, the newer holding
+    every one of the question's words the older holds (``asked``: the newer's and the older's;
+    the same words, or more) with a value of its own ("Harbor's job queue runs on Amazon SQS."
+    after "Background jobs in Harbor go through RabbitMQ."; "The CI image has an on-call
+    runbook in the wiki." gives nothing in place of "The CI image runs on Go 1.23."): holding
+    more of them, it answers the question as fully; or, with no value of its own, each led by a word
     the other lacks and holding some of the question's words the older holds (``_led_apart``,
     ``_leaves_subject``). A fact that says it adds ("There's also a second
     staging box …") revises nothing. Words and values are read only as far as a pair gets:
@@ -47,21 +48,22 @@ def revises(newer: str, older: str, asked: tuple[frozenset[str], frozenset[str]]
     if _same_subject(new_words, old_words):
         return True
     shared_content = _same_content(new_words, old_words)
-    asked_alike = (
-        asked is not None
-        and bool(asked[0])
-        and asked[0] <= asked[1]
-        and is_a_fact(new_words)
-        and is_a_fact(old_words)
+    # The question's words each holds, read between two facts only.
+    held_new, held_old = (
+        asked
+        if asked is not None and is_a_fact(new_words) and is_a_fact(old_words)
+        else (frozenset(), frozenset())
     )
+    # The newer holds none the older lacks; or every one the older holds.
+    asked_alike = bool(held_new) and held_new <= held_old
+    covers = bool(held_old) and held_old <= held_new
     # The words settle most pairs; only the rest pay for reading the values.
-    if not (shared_content or asked_alike):
+    if not (shared_content or asked_alike or covers):
         return False
     new_values, old_values = values_of(newer), values_of(older)
     if new_values == old_values:
         return asked_alike and _led_apart(newer, older) and not _leaves_subject(newer, older, asked)
-    same_asked = asked_alike and asked is not None and asked[0] == asked[1]
-    return shared_content or (same_asked and bool(new_values - old_values))
+    return shared_content or (covers and bool(new_values - old_values))
 
 
 def _leaves_subject(

@@ -388,6 +388,9 @@ def test_a_reworded_fact_holding_the_same_words_of_the_question_goes_first() -> 
     # The newer holds fewer of the question's words: it may be about something else.
     fewer = _asked(("old", ("harbor", "job")), ("new", ("harbor",)))
     assert ids(ranked([old, new], keyword=fewer)) == ["old", "new"]
+    # More of them, every one the older holds among them: it answers the question as fully.
+    more = _asked(("old", ("harbor",)), ("new", ("harbor", "job")))
+    assert ids(ranked([old, new], keyword=more)) == ["new", "old"]
     # Nor does a newer fact that gives no value of its own say anything in place of the older.
     other = hit("new", 0.77, age_days=1, content="Harbor's job queue has a runbook in the wiki.")
     assert ids(ranked([old, other], keyword=both)) == ["old", "new"]
