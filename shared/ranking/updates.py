@@ -236,8 +236,10 @@ class _Older:
         rule 5)."""
         if self._long is None:
             wording = Wording(self.text)
-            self._long = wording.long
+            # The reading before the mark that it was read: a reader never finds one without
+            # the other.
             self._wording = None if wording.long else wording
+            self._long = wording.long
         return self._wording
 
 
