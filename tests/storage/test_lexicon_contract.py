@@ -4,7 +4,7 @@ writes at once, other processes' after a refresh, a 0.9.0 tenant backfilled, for
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 import msgspec
 import pytest
@@ -31,12 +31,29 @@ class Clock:
         return self.now_ms
 
 
+_MADE: list[Lexicon] = []
+
+
 def lexicon(
     stores: Stores, clock: Callable[[], int], name: str, *, refresh_s: float = DEFAULT_REFRESH_S
 ) -> Lexicon:
-    return Lexicon(
+    made = Lexicon(
         stores.objects, stores.vectors, process_id=name, clock_ms=clock, refresh_s=refresh_s
     )
+    _MADE.append(made)
+    return made
+
+
+@pytest.fixture(autouse=True)
+async def _lexicons_settled(stores: Stores) -> AsyncIterator[None]:
+    """Every lexicon a test made finishes its background work and closes before the test's
+    stores do: a search that finds a refresh due starts it in the background, and the
+    session's one event loop would run it on into the next test, against closed stores."""
+    yield
+    while _MADE:
+        made = _MADE.pop()
+        await made.settled()
+        await made.close()
 
 
 async def stored(stores: Stores, tenant: str, content: str, dim: int, at_ms: int) -> Memory:
